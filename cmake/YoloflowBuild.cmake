@@ -1,0 +1,27 @@
+# Build settings shared by every target of this tree.
+
+if(YOLOFLOW_USE_CCACHE)
+  find_program(YOLOFLOW_CCACHE ccache)
+  if(YOLOFLOW_CCACHE)
+    # Precompiled headers need these sloppiness settings to be cacheable.
+    set(CMAKE_CXX_COMPILER_LAUNCHER
+        ${CMAKE_COMMAND} -E env CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+        CCACHE_BASEDIR=${PROJECT_SOURCE_DIR} ${YOLOFLOW_CCACHE})
+  endif()
+endif()
+
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/bin")
+set(CMAKE_LIBRARY_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/lib")
+set(CMAKE_ARCHIVE_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/lib")
+# Executables find our libraries next to them, in the build tree and once installed.
+set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
+set(CMAKE_INSTALL_RPATH "$ORIGIN/../lib")
+
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+endif()
+
+# Torch-heavy targets share one precompiled header (core/src/pch/torch_pch.h).
+function(yoloflow_torch_pch target)
+  target_precompile_headers(${target} PRIVATE "${PROJECT_SOURCE_DIR}/core/src/pch/torch_pch.h")
+endfunction()

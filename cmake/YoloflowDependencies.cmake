@@ -1,0 +1,30 @@
+# Finds every dependency. Works with Debian 12's packages (LibTorch 1.13 CPU) and with the
+# GPU machine (LibTorch 2.11 + CUDA from the Python wheel, OpenCV and oneTBB from the
+# bundle in shared/device): see scripts/device-build.sh.
+find_package(Torch REQUIRED)
+find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
+find_package(TBB REQUIRED)
+find_package(Boost 1.70 REQUIRED CONFIG)
+find_package(nlohmann_json 3.9 REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)
+
+# yaml-cpp's target is "yaml-cpp" in 0.7 and "yaml-cpp::yaml-cpp" in 0.8.
+if(TARGET yaml-cpp::yaml-cpp)
+  set(YOLOFLOW_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(YOLOFLOW_YAML_TARGET yaml-cpp)
+endif()
+
+# Torch exposes no CUDA flag target; this tells our sources whether CUDA code may build.
+if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda OR CAFFE2_USE_CUDA)
+  set(YOLOFLOW_WITH_CUDA ON)
+else()
+  set(YOLOFLOW_WITH_CUDA OFF)
+endif()
+message(STATUS "yoloflow: LibTorch ${Torch_VERSION}, CUDA code: ${YOLOFLOW_WITH_CUDA}")
+
+# The torch include folder (for torch/version.h in the plugin descriptor).
+set(YOLOFLOW_TORCH_INCLUDE_DIRS ${TORCH_INCLUDE_DIRS})

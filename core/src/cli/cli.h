@@ -1,0 +1,31 @@
+#pragma once
+// The `yoloflow` command line: one file per subcommand, each adding itself to the app.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "plugin/plugin_manager.h"
+
+namespace yoloflow::cli {
+
+struct CliContext {
+  std::vector<std::string> plugin_paths;  // --plugin-path, repeatable
+  std::string log_level = "info";
+  // Loads plugins once, on first use, from the default folders plus --plugin-path.
+  core::PluginManager& plugins();
+
+ private:
+  std::unique_ptr<core::PluginManager> manager_;
+};
+
+// A subcommand's action; returns the process exit code (yoloflow::ExitCode).
+using Action = std::function<int()>;
+
+// Each adds one subcommand; its callback stores the action to run in `selected`.
+void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_describe_command(CLI::App& app, CliContext& ctx, Action& selected);
+
+}  // namespace yoloflow::cli

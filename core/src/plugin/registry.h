@@ -1,0 +1,52 @@
+#pragma once
+// Typed registries: one namespace of names per plugin kind. A name registered twice in a
+// kind is an error naming both files.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "yoloflow/component.h"
+#include "yoloflow/plugin.h"
+
+namespace yoloflow::core {
+
+// A registered component and where it came from.
+struct RegisteredComponent {
+  ComponentInfo info;
+  std::string file;            // plugin library path, or "<built-in>"
+  std::string plugin;          // descriptor name
+  std::string plugin_version;
+};
+
+class Registry {
+ public:
+  // Throws yoloflow::Error on a duplicate (kind, name), naming both files.
+  void add(ComponentInfo info, const std::string& file, const std::string& plugin,
+           const std::string& plugin_version);
+  // Fails like add() would, without adding.
+  void check_new(const ComponentInfo& info, const std::string& file) const;
+
+  const RegisteredComponent* find(Kind kind, const std::string& name) const;
+  // The registered component of that name in any kind (for "is a model, not an augmentation").
+  const RegisteredComponent* find_any_kind(const std::string& name) const;
+  std::vector<std::string> names(Kind kind) const;
+  std::vector<const RegisteredComponent*> all() const;
+
+  // Creates a component; an exception from the plugin's constructor becomes a
+  // yoloflow::Error naming the plugin, its file and `where` (pipeline node or JSON path).
+  std::unique_ptr<Component> create(Kind kind, const std::string& name,
+                                    const std::string& where) const;
+  template <class Interface>
+  std::unique_ptr<Interface> create_as(Kind kind, const std::string& name,
+                                       const std::string& where) const {
+    // Factories registered through Registrar::add_<kind> return an Interface upcast to
+    // Component; static_cast reverses exactly that.
+    return std::unique_ptr<Interface>(static_cast<Interface*>(create(kind, name, where).release()));
+  }
+
+ private:
+  std::map<std::pair<int, std::string>, RegisteredComponent> components_;
+};
+
+}  // namespace yoloflow::core

@@ -1,0 +1,35 @@
+#pragma once
+// Augmentation plugins: transform one Sample, pixels and boxes together.
+#include <cstddef>
+
+#include "yoloflow/component.h"
+#include "yoloflow/rng.h"
+#include "yoloflow/sample.h"
+
+namespace yoloflow {
+
+// Access to other samples of the same source (mosaic and mixup need them). Thread-safe.
+class YOLOFLOW_SDK_API SampleLoader {
+ public:
+  virtual ~SampleLoader();
+  virtual std::size_t size() const = 0;
+  virtual Sample load(std::size_t index) = 0;
+};
+
+struct AugmentContext {
+  Rng& rng;             // this sample's generator
+  SampleLoader& loader;
+  int imgsz;            // output size of this epoch
+  int epoch;
+};
+
+// apply() is called concurrently from several threads on different samples: keep per-call
+// state on the stack. Boxes that leave the image or shrink too far are dropped by the
+// augmentation that made them so.
+class YOLOFLOW_SDK_API Augmentation : public Component {
+ public:
+  ~Augmentation() override;
+  virtual void apply(Sample& sample, AugmentContext& context) = 0;
+};
+
+}  // namespace yoloflow

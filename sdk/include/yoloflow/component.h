@@ -1,0 +1,70 @@
+#pragma once
+// What every plugin component has in common: its kind, its ports, its schema, and the
+// context the host hands it when it is configured.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "yoloflow/export.h"
+#include "yoloflow/params.h"
+
+namespace yoloflow {
+
+// Plugin kinds. Each has its own registry and interface header:
+//   Source        yoloflow/source.h        graph node: emits Samples (decoded images + labels)
+//   Augmentation  yoloflow/augmentation.h  graph node: Sample -> Sample
+//   Batcher       yoloflow/batcher.h       graph node: Samples -> Batch
+//   Sink          yoloflow/sink.h          graph node: consumes Batches (training, throughput)
+//   Model         yoloflow/model.h         component used by a sink (LibTorch)
+//   Optimizer     yoloflow/optimizer.h     component used by a sink (LibTorch)
+//   Precision     yoloflow/precision.h     component used by a sink (LibTorch)
+//   Monitor       yoloflow/monitor.h       receives run, step and epoch events
+enum class Kind : int {
+  Source = 0,
+  Augmentation = 1,
+  Batcher = 2,
+  Sink = 3,
+  Model = 4,
+  Optimizer = 5,
+  Precision = 6,
+  Monitor = 7,
+};
+constexpr int kKindCount = 8;
+YOLOFLOW_SDK_API const char* kind_name(Kind kind);          // "source", "augmentation", ...
+YOLOFLOW_SDK_API bool kind_from_name(const std::string& name, Kind& out);
+YOLOFLOW_SDK_API std::vector<std::string> kind_names();
+
+// Types that travel on graph edges.
+constexpr const char* kSampleType = "Sample";
+constexpr const char* kBatchType = "Batch";
+
+struct PortSpec {
+  std::string name;
+  std::string type;  // kSampleType or kBatchType
+};
+
+// What the host tells a component when it configures it (and again at each epoch whose
+// scheduled values differ). Plain data: no host objects cross the boundary here.
+struct StageContext {
+  std::string node;       // pipeline node name ("augment"), or the component's JSON path
+  int imgsz = 640;        // training image size of this epoch
+  int epoch = 0;          // 0-based
+  int epochs = 1;
+  std::uint64_t seed = 0;
+  bool deterministic = false;
+  int workers = 1;        // threads the graph runs plugin code on
+  std::string run_dir;    // where outputs go ("" when the command writes none)
+  std::string device;     // "cpu", "cuda", "cuda:0"
+};
+
+// Base of every component. configure() is called once before the run and again whenever
+// a scheduled parameter or the image size changes at an epoch boundary; it must be cheap
+// to call again (rebuild lookup tables, not datasets).
+class YOLOFLOW_SDK_API Component {
+ public:
+  virtual ~Component();
+  virtual void configure(const Params& params, const StageContext& context);
+};
+
+}  // namespace yoloflow

@@ -1,0 +1,24 @@
+#pragma once
+// Sink plugins: the consumer at the end of a graph (a training step, a throughput meter).
+#include <string>
+
+#include "yoloflow/batcher.h"
+#include "yoloflow/component.h"
+#include "yoloflow/sample.h"
+
+namespace yoloflow {
+
+class YOLOFLOW_SDK_API Sink : public Component {
+ public:
+  ~Sink() override;
+  virtual void begin_epoch(int epoch);
+  // Called from one thread at a time, in batch order when the graph runs ordered.
+  virtual void consume(Batch& batch) = 0;
+  virtual void end_epoch(int epoch);
+  // Text printed when the run ends (statistics), may be empty.
+  virtual std::string summary() const;
+  // A batch pixel allocator the batcher should use (pinned memory), or empty.
+  virtual PixelAllocator pixel_allocator();
+};
+
+}  // namespace yoloflow

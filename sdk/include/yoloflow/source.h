@@ -1,0 +1,42 @@
+#pragma once
+// Data source plugins: enumerate a dataset and load one sample at a time.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "yoloflow/component.h"
+#include "yoloflow/sample.h"
+
+namespace yoloflow {
+
+// A problem found in the data and what was done about it. Sources never stop a run for
+// bad data: they skip or fix, and say so here.
+struct DataIssue {
+  std::string path;     // the file concerned
+  std::string problem;  // "image missing", "corrupt image", "bad label line 3: ..."
+  std::string action;   // "skipped image", "dropped box", "clipped box", ...
+};
+
+struct DatasetInfo {
+  std::string root;                 // dataset folder
+  std::vector<std::string> names;   // class names, index = class id
+  std::size_t images = 0;           // usable samples
+  std::size_t boxes = 0;            // labelled boxes over usable samples
+};
+
+// Reads samples. configure() scans the dataset (file lists, labels) and may be slow;
+// load() decodes one image and is called concurrently from several threads.
+class YOLOFLOW_SDK_API DataSource : public Component {
+ public:
+  ~DataSource() override;
+  virtual std::size_t size() const = 0;
+  // Thread-safe. Returns the image resized so its long side is the context's imgsz
+  // (Sample::geometry records how), boxes in pixels of that image. Throws on a file that
+  // cannot be read at load time; the host skips it, counts it and names it.
+  virtual Sample load(std::size_t index) = 0;
+  virtual DatasetInfo info() const = 0;
+  // Every problem found so far (scan and loads), for the summary.
+  virtual std::vector<DataIssue> issues() const = 0;
+};
+
+}  // namespace yoloflow

@@ -1,0 +1,20 @@
+#pragma once
+// Runs the built `yoloflow` CLI as a user would, capturing exit code and output.
+#include <string>
+
+namespace yoloflow::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// `args` is appended to the CLI path as is (shell syntax); `env` is prefixed (e.g. "A=b ").
+CliResult run_cli(const std::string& args, const std::string& env = "");
+// Creates a fresh temporary folder for one test and returns its path.
+std::string temp_dir(const std::string& tag);
+// Writes `text` to `path`, creating folders.
+void write_file(const std::string& path, const std::string& text);
+std::string read_file(const std::string& path);
+
+}  // namespace yoloflow::test
