@@ -1,0 +1,28 @@
+#pragma once
+// Non-maximum suppression for decoded detections (validation, predict).
+// Owner: model work (issue 3). Implemented in nms.cpp.
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "yoloflow/model.h"
+
+namespace yoloflow::core {
+
+struct NmsOptions {
+  double conf = 0.25;       // minimum class score kept
+  double iou = 0.7;         // IoU above which a lower-scored box of the same class is dropped
+  int max_det = 300;        // boxes kept per image
+  bool multi_label = false; // one box may be kept once per class scoring above conf (validation)
+  bool agnostic = false;    // suppress across classes
+  int max_candidates = 30000;  // boxes entering NMS per image, highest scores first
+};
+
+// For each image of `det`: a (N, 6) float tensor [x1, y1, x2, y2, score, class] on the
+// CPU, sorted by score, N <= max_det. Handles zero boxes and many thousands of boxes.
+std::vector<torch::Tensor> non_max_suppression(const Detections& det, const NmsOptions& options);
+
+// IoU matrix of two box sets (N,4) x (M,4) xyxy -> (N,M).
+torch::Tensor box_iou(const torch::Tensor& a, const torch::Tensor& b);
+
+}  // namespace yoloflow::core

@@ -1,0 +1,56 @@
+#pragma once
+// YOLO11 detection loss (Ultralytics' v8DetectionLoss semantics, our own implementation):
+// TaskAlignedAssigner, CIoU box loss, DFL loss, BCE class loss. Written for few, large
+// kernels and no host synchronisation: targets arrive padded to a fixed number of rows.
+// Owner: training work (issue 4). Implemented in detection_loss.cpp / task_aligned_assigner.cpp.
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "yoloflow/model.h"
+
+namespace yoloflow::core {
+
+struct LossGains {
+  double box = 7.5;
+  double cls = 0.5;
+  double dfl = 1.5;
+};
+
+struct AssignerOptions {
+  int topk = 10;
+  double alpha = 0.5;
+  double beta = 6.0;
+  double eps = 1e-9;
+};
+
+struct LossResult {
+  torch::Tensor total;  // scalar: (box*g_box + cls*g_cls + dfl*g_dfl) * batch_size, for backward
+  torch::Tensor items;  // (3,) detached: box, cls, dfl (gained, not multiplied by batch size)
+};
+
+class DetectionLoss {
+ public:
+  DetectionLoss(const DetectionHead& head, LossGains gains = {}, AssignerOptions assigner = {});
+  // `levels`: the model's training output, per level (B, 4*reg_max + nc, H, W).
+  // `targets`: (B, M, 5) float [cls, cx, cy, w, h], coordinates normalised to 0..1 by the
+  // image width and height; rows with cls < 0 are padding. Image size is inferred from the
+  // level shapes and strides.
+  LossResult operator()(const std::vector<torch::Tensor>& levels, const torch::Tensor& targets);
+  void set_gains(const LossGains& gains) { gains_ = gains; }
+
+ private:
+  DetectionHead head_;
+  LossGains gains_;
+  AssignerOptions assigner_;
+};
+
+// Converts Batch targets rows [batch_idx, cls, cx, cy, w, h] (N, 6) into the padded
+// (B, M, 5) layout above; M = max(max_boxes, boxes in the fullest image) unless
+// `fixed_rows` > 0, in which case M = fixed_rows and extra boxes are dropped (counted in
+// `dropped` if given).
+torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
+                          std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr);
+
+}  // namespace yoloflow::core
