@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds yoloflow on the GPU machine (LibTorch 2.11 + CUDA from the Python wheel, OpenCV
+# and oneTBB from the bundle) and runs the test suite there.
+#
+# Once per checkout, here:   scripts/device-prepare.sh   (fills .device/, which is ignored)
+# Then through the device tool, from the repo root, carrying .device:
+#   bash scripts/device-build.sh            build + all tests
+#   bash scripts/device-build.sh -tc="*x*"  build + a subset
+# Logs go to $OUT (when set) so they come back.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/yoloflow-out}"
+mkdir -p "$OUT"
+. .device/env.sh
+export YOLOFLOW_SHARED_DIR="$PWD/.device/shared"
+BUILD=/tmp/yoloflow-build
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+start=$(date +%s)
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
+  >"$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
+grep -E "yoloflow:|LibTorch|CUDA" "$OUT/configure.log" | head -5
+ninja -C "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E -B2 -A12 "error|FAILED" "$OUT/build.log" | head -120; exit 1; }
+echo "device build: $(( $(date +%s) - start )) s"
+"$BUILD/bin/yoloflow_tests" "$@" 2>&1 | tee "$OUT/tests.log" | tail -25
+exit "${PIPESTATUS[0]}"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what yoloflow needs on Debian 12 (only the packages that are missing).
+# Used by run.sh, test.sh and CI; safe to run again.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config
+  libtorch-dev                 # LibTorch 1.13 (CPU)
+  libopencv-dev                # OpenCV 4.6 (core, imgproc, imgcodecs are used)
+  libtbb-dev                   # oneTBB 2021.8 (flow graph)
+  libboost-dev                 # Boost.DLL (header-only with std::filesystem)
+  nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libcli11-dev doctest-dev
+  python3-torch                # tests check that Python's torch.load reads our exports
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
