@@ -29,6 +29,10 @@ function(yoloflow_add_plugin name)
     PREFIX "" OUTPUT_NAME "yoloflow_${name}"
     CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  if(YOLOFLOW_IN_TREE AND NOT ARG_OUTPUT_DIRECTORY)
+    # Built-in plugins install next to the CLI: <prefix>/lib/yoloflow/plugins.
+    install(TARGETS ${name} LIBRARY DESTINATION lib/yoloflow/plugins)
+  endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   elseif(DEFINED YOLOFLOW_PLUGIN_OUTPUT_DIR)
