@@ -1,0 +1,507 @@
+#include "train/train_sink.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include <tbb/parallel_for.h>
+#include <torch/torch.h>
+
+#include "detect/nms.h"
+#include "plugin/host_registry.h"
+#include "train/checkpoint.h"
+#include "train/detection_loss.h"
+#include "train/detection_metrics.h"
+#include "train/lr_schedule.h"
+#include "train/model_ema.h"
+#include "train/results_csv.h"
+#include "train/results_plot.h"
+#include "yoloflow/augmentation.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/model.h"
+#include "yoloflow/optimizer.h"
+#include "yoloflow/precision.h"
+#include "yoloflow/sink.h"
+#include "yoloflow/source.h"
+
+namespace yoloflow::core {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Creates and configures a nested component from its {"plugin": ..., "params": ...} spec.
+template <class T>
+std::unique_ptr<T> make_component(Kind kind, const json& spec, const std::string& path,
+                                  const StageContext& ctx) {
+  const Registry& reg = host_registry();
+  const std::string plugin = spec.at("plugin").get<std::string>();
+  const auto* rc = reg.find(kind, plugin);
+  if (!rc) throw InvalidInput(path + ".plugin: no " + std::string(kind_name(kind)) + " plugin named '" + plugin + "'");
+  const json params = spec.contains("params") ? spec["params"] : json::object();
+  Diagnostics diags;
+  rc->info.schema.validate(params, path + ".params", diags, nullptr, std::string(kind_name(kind)) + " '" + plugin + "'");
+  if (!diags.empty()) throw InvalidInput(diags.front().path + ": " + diags.front().message);
+  auto c = reg.create_as<T>(kind, plugin, path);
+  StageContext sub = ctx;
+  sub.node = path;
+  try {
+    c->configure(Params(rc->info.schema.resolve(params, ctx.epoch, ctx.epochs), path + ".params"), sub);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(path + ": " + kind_name(kind) + " '" + plugin + "' (" + rc->file + ") failed to configure: " + e.what());
+  }
+  return c;
+}
+
+torch::Device pick_device(const std::string& wanted) {
+  if (wanted.empty() || wanted == "auto") {
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  }
+  torch::Device d(wanted);
+  if (d.is_cuda() && !torch::cuda::is_available()) {
+    throw InvalidInput("device '" + wanted + "' asked for, but LibTorch sees no CUDA device");
+  }
+  return d;
+}
+
+std::string format_seconds(double s) {
+  const long t = static_cast<long>(s + 0.5);
+  std::ostringstream os;
+  if (t >= 3600) os << t / 3600 << ":" << std::setw(2) << std::setfill('0') << (t / 60) % 60 << ":";
+  else os << (t / 60) << ":";
+  os << std::setw(2) << std::setfill('0') << t % 60;
+  return os.str();
+}
+
+class TrainSink final : public Sink {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_component("model", "model", json{{"plugin", "yolo11"}, {"params", {{"scale", "n"}}}})
+        .doc("The model to train.");
+    s.add_component("optimizer", "optimizer", json{{"plugin", "auto"}}).doc("Optimizer plugin.");
+    s.add_component("precision", "precision", json{{"plugin", "fp32"}})
+        .doc("Precision strategy: fp32, amp_fp16 (CUDA) or amp_bf16.");
+    s.add_path("data").required().doc("data.yaml of the dataset: class names and the validation split.");
+    s.add_string("val_split", "val").doc("Split of `data` used for validation.");
+    s.add_int("val_batch", 32).min(1).doc("Images per validation batch.");
+    s.add_int("val_every", 1).min(0).doc("Validate every N epochs (0 = only after the last).");
+    s.add_float("val_conf", 0.001).range(0.0, 1.0).doc("NMS confidence threshold in validation.");
+    s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
+    s.add_int("max_det", 300).min(1).doc("Detections kept per validation image.");
+    s.add_int("nominal_batch", 64).min(1).doc("Images per optimizer step; gradients accumulate to reach it.");
+    s.add_float("lrf", 0.01).greater_than(0.0).max(1.0).doc("Final learning rate as a fraction of lr0.");
+    s.add_bool("cos_lr", false).doc("Cosine instead of linear learning-rate decay.");
+    s.add_float("warmup_epochs", 3.0).min(0.0).doc("Warmup length in epochs (at least 100 iterations).");
+    s.add_float("warmup_momentum", 0.8).range(0.0, 1.0).doc("Momentum at the start of warmup.");
+    s.add_float("warmup_bias_lr", 0.1).min(0.0).doc("Bias learning rate at the start of warmup.");
+    s.add_float("box", 7.5).min(0.0).doc("Box (CIoU) loss gain.");
+    s.add_float("cls", 0.5).min(0.0).doc("Class (BCE) loss gain.");
+    s.add_float("dfl", 1.5).min(0.0).doc("Distribution focal loss gain.");
+    s.add_float("clip_grad", 10.0).greater_than(0.0).doc("Gradient norm clipping threshold.");
+    s.add_bool("ema", true).doc("Keep an exponential moving average of the weights (validated and saved).");
+    s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
+    s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
+    s.add_int("save_period", 0).min(0).doc("Also keep epochN.pt every N epochs (0 = off).");
+    s.add_string("device", "auto").doc("\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\".");
+    return s;
+  }
+
+  void configure(const Params& p, const StageContext& ctx) override {
+    ctx_ = ctx;
+    gains_ = LossGains{p.get_float("box"), p.get_float("cls"), p.get_float("dfl")};
+    if (loss_) {  // reconfigured at an epoch boundary: only scheduled values change
+      loss_->set_gains(gains_);
+      return;
+    }
+    p_ = p;
+    device_ = pick_device(p.get_string("device"));
+    torch::manual_seed(ctx.seed);
+    model_ = make_component<Model>(Kind::Model, p.get_json("model"), ctx.node + ".params.model", ctx);
+    precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
+                                                   ctx.node + ".params.precision", ctx);
+    std::string why;
+    if (!precision_->supports(device_, why)) {
+      throw InvalidInput(ctx.node + ".params.precision: " + why);
+    }
+    model_->module().to(device_);
+    model_->module().train();
+    loss_ = std::make_unique<DetectionLoss>(model_->head(), gains_);
+    if (p.get_bool("ema")) ema_ = std::make_unique<ModelEma>(model_->module());
+    open_validation(p, ctx);
+    run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
+    std::filesystem::create_directories(run_dir_ + "/weights");
+    results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
+    YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
+                          << p.get_json("precision").at("plugin").get<std::string>() << ", run folder "
+                          << run_dir_);
+  }
+
+  void begin_epoch(int epoch) override {
+    epoch_ = epoch;
+    epoch_start_ = Clock::now();
+    step_ = 0;
+    images_ = 0;
+    loss_sum_ = torch::zeros({3}, torch::TensorOptions().device(device_));
+    model_->module().train();
+  }
+
+  void consume(Batch& batch) override {
+    if (!optimizer_) setup_optimizer(batch.size);
+    const std::int64_t ni = step_ + batches_per_epoch_ * epoch_;  // iteration over the run
+    apply_schedule(ni);
+
+    auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
+    // NHWC memory seen as NCHW: a channels-last tensor, no copy until the device transfer.
+    torch::Tensor images = pixels.to(device_).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
+    auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat).clone();
+    torch::Tensor targets = pad_targets(rows, batch.size).to(device_);
+
+    LossResult loss;
+    {
+      auto scope = precision_->autocast(device_);
+      auto levels = model_->forward_train(images);
+      loss = (*loss_)(levels, targets);
+    }
+    precision_->scale_loss(loss.total).backward();
+    loss_sum_ += loss.items;
+    ++micro_;
+    if (micro_ >= accumulate_) optimizer_step();
+
+    ++step_;
+    images_ += batch.size;
+    if (step_ % log_every_ == 0 || step_ == batches_per_epoch_) log_progress();
+  }
+
+  void end_epoch(int epoch) override {
+    if (micro_ > 0) optimizer_step();  // the epoch's last partial accumulation
+    const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
+    total_seconds_ += seconds;
+    const auto train_loss = (loss_sum_ / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
+    std::map<std::string, double> row;
+    row["epoch"] = epoch + 1;
+    row["time"] = total_seconds_;
+    row["train/box_loss"] = train_loss[0].item<double>();
+    row["train/cls_loss"] = train_loss[1].item<double>();
+    row["train/dfl_loss"] = train_loss[2].item<double>();
+    const auto& groups = optimizer_->groups();
+    for (std::size_t g = 0; g < groups.size() && g < 3; ++g) row["lr/pg" + std::to_string(g)] = groups[g].lr;
+    row["images_per_second"] = images_ / std::max(seconds, 1e-9);
+    row["imgsz"] = ctx_.imgsz;
+
+    const bool last = epoch + 1 == ctx_.epochs;
+    const int every = static_cast<int>(p_.get_int("val_every"));
+    double fitness = -1.0;
+    if (last || (every > 0 && (epoch + 1) % every == 0)) {
+      auto m = validate();
+      row["metrics/precision(B)"] = m.first.precision;
+      row["metrics/recall(B)"] = m.first.recall;
+      row["metrics/mAP50(B)"] = m.first.map50;
+      row["metrics/mAP50-95(B)"] = m.first.map50_95;
+      row["val/box_loss"] = m.second[0];
+      row["val/cls_loss"] = m.second[1];
+      row["val/dfl_loss"] = m.second[2];
+      fitness = m.first.fitness;
+      last_metrics_ = m.first;
+    }
+    results_->add_row(row);
+    results_->save();
+    plot_results(*results_, run_dir_ + "/results.png");
+    save_checkpoints(epoch, fitness);
+    YF_LOG_INFO("epoch " << epoch + 1 << "/" << ctx_.epochs << " done in " << format_seconds(seconds)
+                         << ": box " << row["train/box_loss"] << " cls " << row["train/cls_loss"] << " dfl "
+                         << row["train/dfl_loss"]
+                         << (fitness >= 0 ? ", mAP50 " + std::to_string(last_metrics_.map50) +
+                                                " mAP50-95 " + std::to_string(last_metrics_.map50_95)
+                                          : std::string()));
+  }
+
+  std::string summary() const override {
+    std::ostringstream os;
+    os << "trained " << results_->rows().size() << " epochs in " << format_seconds(total_seconds_)
+       << "; results in " << run_dir_ << " (results.csv, results.png, weights/last.pt, weights/best.pt)\n"
+       << "final validation: P " << last_metrics_.precision << "  R " << last_metrics_.recall << "  mAP50 "
+       << last_metrics_.map50 << "  mAP50-95 " << last_metrics_.map50_95 << "\n";
+    return os.str();
+  }
+
+ private:
+  void open_validation(const Params& p, const StageContext& ctx) {
+    json source_spec = {{"plugin", "yolo_dataset"},
+                        {"params", {{"data", p.get_string("data")}, {"split", p.get_string("val_split")}}}};
+    val_source_ = make_component<DataSource>(Kind::Source, source_spec, ctx.node + ".validation.source", ctx);
+    val_letterbox_ = make_component<Augmentation>(Kind::Augmentation, json{{"plugin", "letterbox"}},
+                                                  ctx.node + ".validation.letterbox", ctx);
+    names_ = val_source_->info().names;
+    YF_LOG_INFO("validation: " << val_source_->size() << " images of split '" << p.get_string("val_split") << "'");
+  }
+
+  void setup_optimizer(std::int64_t batch) {
+    const std::int64_t nbs = p_.get_int("nominal_batch");
+    target_accumulate_ = std::max<std::int64_t>(std::llround(static_cast<double>(nbs) / batch), 1);
+    accumulate_ = target_accumulate_;
+    log_every_ = p_.get_int("log_every");
+    // Steps per epoch are not announced by the graph; estimate from the source size when
+    // known through the context, else learn it after the first epoch.
+    batches_per_epoch_ = std::max<std::int64_t>(expected_batches_, 1);
+    std::vector<ParamGroup> groups(3);
+    groups[0].name = "weights";
+    groups[1].name = "norm";
+    groups[2].name = "bias";
+    for (auto& np : model_->module().named_parameters()) {
+      if (!np.value().requires_grad()) continue;
+      const auto& name = np.key();
+      if (name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0) groups[2].params.push_back(np.value());
+      else if (np.value().dim() == 1) groups[1].params.push_back(np.value());
+      else groups[0].params.push_back(np.value());
+    }
+    optimizer_ = make_component<Optimizer>(Kind::Optimizer, p_.get_json("optimizer"), ctx_.node + ".params.optimizer", ctx_);
+    OptimizerSetup setup;
+    setup.nc = model_->head().nc;
+    setup.nominal_batch = nbs;
+    setup.total_iterations = static_cast<std::int64_t>(std::ceil(
+        static_cast<double>(std::max<std::int64_t>(expected_images_, batch)) / std::max<std::int64_t>(batch, nbs))) * ctx_.epochs;
+    optimizer_->setup(std::move(groups), setup);
+    // Weight decay applies to the weights group only, scaled like Ultralytics' recipe.
+    auto& g = optimizer_->groups();
+    const double wd_scale = static_cast<double>(batch * target_accumulate_) / nbs;
+    g[0].weight_decay *= wd_scale;
+    g[1].weight_decay = 0.0;
+    g[2].weight_decay = 0.0;
+    for (auto& grp : g) {
+      if (grp.initial_lr == 0.0) grp.initial_lr = grp.lr;
+    }
+    base_momentum_ = g[0].momentum;
+    LrScheduleOptions o;
+    o.epochs = ctx_.epochs;
+    o.lrf = p_.get_float("lrf");
+    o.cosine = p_.get_bool("cos_lr");
+    o.warmup_epochs = p_.get_float("warmup_epochs");
+    o.warmup_momentum = p_.get_float("warmup_momentum");
+    o.warmup_bias_lr = p_.get_float("warmup_bias_lr");
+    schedule_ = std::make_unique<LrSchedule>(o, batches_per_epoch_);
+    YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch << " x accumulate "
+                              << target_accumulate_ << " (nominal " << nbs << ")");
+  }
+
+  void apply_schedule(std::int64_t ni) {
+    auto& groups = optimizer_->groups();
+    const double f = schedule_->factor(epoch_);
+    if (schedule_->warming_up(ni)) {
+      accumulate_ = std::max<std::int64_t>(
+          1, std::llround(schedule_->ramp(ni, 1.0, static_cast<double>(target_accumulate_))));
+      for (std::size_t j = 0; j < groups.size(); ++j) {
+        const double start = (j == 2) ? schedule_->options().warmup_bias_lr : 0.0;
+        groups[j].lr = schedule_->ramp(ni, start, groups[j].initial_lr * f);
+        groups[j].momentum = schedule_->ramp(ni, schedule_->options().warmup_momentum, base_momentum_);
+      }
+    } else {
+      accumulate_ = target_accumulate_;
+      for (auto& g : groups) {
+        g.lr = g.initial_lr * f;
+        g.momentum = base_momentum_;
+      }
+    }
+  }
+
+  void optimizer_step() {
+    std::vector<torch::Tensor> grads;
+    for (auto& g : optimizer_->groups()) {
+      for (auto& p : g.params) {
+        if (p.grad().defined()) grads.push_back(p.grad());
+      }
+    }
+    torch::Tensor found_inf = precision_->unscale(grads);
+    clip_gradients(grads, p_.get_float("clip_grad"));
+    optimizer_->step(found_inf);
+    precision_->update(found_inf);
+    for (auto& g : optimizer_->groups()) {
+      for (auto& p : g.params) p.mutable_grad() = torch::Tensor();
+    }
+    if (ema_) ema_->update(model_->module());
+    micro_ = 0;
+    ++global_step_;
+  }
+
+  // Clip the global gradient norm without reading it on the host.
+  static void clip_gradients(std::vector<torch::Tensor>& grads, double max_norm) {
+    if (grads.empty()) return;
+    std::vector<torch::Tensor> norms;
+    norms.reserve(grads.size());
+    for (const auto& g : grads) norms.push_back(g.detach().norm(2.0, {}, false, torch::kFloat));
+    const auto total = torch::stack(norms).norm();
+    const auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+    for (auto& g : grads) g.detach().mul_(coef.to(g.dtype()));
+  }
+
+  void log_progress() {
+    const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
+    const auto l = (loss_sum_ / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
+    const double ips = images_ / std::max(seconds, 1e-9);
+    const std::int64_t left = std::max<std::int64_t>(batches_per_epoch_ - step_, 0) +
+                              batches_per_epoch_ * (ctx_.epochs - epoch_ - 1);
+    const double eta = (seconds / std::max<std::int64_t>(step_, 1)) * left;
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(4) << "epoch " << epoch_ + 1 << "/" << ctx_.epochs << "  step " << step_
+       << "/" << batches_per_epoch_ << "  box " << l[0].item<double>() << "  cls " << l[1].item<double>()
+       << "  dfl " << l[2].item<double>() << std::setprecision(1) << "  " << ips << " img/s  ETA "
+       << format_seconds(eta);
+    YF_LOG_INFO(os.str());
+  }
+
+  // Validation on the EMA weights: returns metrics and mean val losses (box, cls, dfl).
+  std::pair<MetricsResult, std::array<double, 3>> validate() {
+    std::vector<torch::Tensor> saved;
+    if (ema_) saved = ema_->swap_into(model_->module());
+    model_->module().eval();
+    torch::NoGradGuard no_grad;
+    DetectionMetrics metrics(model_->head().nc);
+    NmsOptions nms;
+    nms.conf = p_.get_float("val_conf");
+    nms.iou = p_.get_float("val_iou");
+    nms.max_det = static_cast<int>(p_.get_int("max_det"));
+    nms.multi_label = true;
+    const std::int64_t n = static_cast<std::int64_t>(val_source_->size());
+    const std::int64_t vb = p_.get_int("val_batch");
+    torch::Tensor loss_sum = torch::zeros({3});
+    std::int64_t batches = 0;
+    class NoLoader final : public SampleLoader {
+     public:
+      explicit NoLoader(DataSource& s) : s_(s) {}
+      std::size_t size() const override { return s_.size(); }
+      Sample load(std::size_t i) override { return s_.load(i); }
+     private:
+      DataSource& s_;
+    } loader(*val_source_);
+    for (std::int64_t start = 0; start < n; start += vb) {
+      const std::int64_t count = std::min(vb, n - start);
+      std::vector<Sample> samples(count);
+      std::vector<char> ok(count, 0);
+      tbb::parallel_for<std::int64_t>(0, count, [&](std::int64_t i) {
+        try {
+          samples[i] = val_source_->load(static_cast<std::size_t>(start + i));
+          Rng rng(0);
+          AugmentContext ac{rng, loader, ctx_.imgsz, epoch_};
+          val_letterbox_->apply(samples[i], ac);
+          ok[i] = 1;
+        } catch (const std::exception& e) {
+          YF_LOG_WARN("validation: skipped image " << start + i << ": " << e.what());
+        }
+      });
+      std::vector<Sample> good;
+      for (std::int64_t i = 0; i < count; ++i) {
+        if (ok[i]) good.push_back(std::move(samples[i]));
+      }
+      if (good.empty()) continue;
+      const int h = good[0].image.rows, w = good[0].image.cols;
+      auto images = torch::empty({static_cast<std::int64_t>(good.size()), h, w, 3}, torch::kUInt8);
+      std::vector<float> rows;
+      for (std::size_t i = 0; i < good.size(); ++i) {
+        cv::Mat dst(h, w, CV_8UC3, images[i].data_ptr<std::uint8_t>());
+        cv::cvtColor(good[i].image, dst, cv::COLOR_BGR2RGB);
+        for (const auto& b : good[i].boxes) {
+          rows.insert(rows.end(), {static_cast<float>(i), static_cast<float>(b.cls), (b.x1 + b.x2) / 2 / w,
+                                   (b.y1 + b.y2) / 2 / h, (b.x2 - b.x1) / w, (b.y2 - b.y1) / h});
+        }
+      }
+      auto x = images.to(device_).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
+      auto rows_t = torch::from_blob(rows.data(), {static_cast<std::int64_t>(rows.size() / 6), 6}, torch::kFloat).clone();
+      std::vector<torch::Tensor> levels;
+      {
+        auto scope = precision_->autocast(device_);
+        levels = model_->forward_train(x);
+        for (auto& l : levels) l = l.to(torch::kFloat);
+      }
+      auto vl = (*loss_)(levels, pad_targets(rows_t, static_cast<std::int64_t>(good.size())).to(device_));
+      loss_sum += vl.items.to(torch::kCPU);
+      ++batches;
+      auto det = model_->decode(levels);
+      auto kept = non_max_suppression(det, nms);
+      for (std::size_t i = 0; i < good.size(); ++i) {
+        std::vector<float> lab;
+        for (const auto& b : good[i].boxes) lab.insert(lab.end(), {static_cast<float>(b.cls), b.x1, b.y1, b.x2, b.y2});
+        auto labels = torch::from_blob(lab.data(), {static_cast<std::int64_t>(lab.size() / 5), 5}, torch::kFloat).clone();
+        metrics.add_image(kept[i], labels);
+      }
+    }
+    model_->module().train();
+    if (ema_) ema_->restore(model_->module(), saved);
+    const auto mean = loss_sum / std::max<std::int64_t>(batches, 1);
+    return {metrics.compute(), {mean[0].item<double>(), mean[1].item<double>(), mean[2].item<double>()}};
+  }
+
+  void save_checkpoints(int epoch, double fitness) {
+    Checkpoint c;
+    for (const auto& kv : model_->module().named_parameters()) c.model.emplace_back(kv.key(), kv.value());
+    for (const auto& kv : model_->module().named_buffers()) c.model.emplace_back(kv.key(), kv.value());
+    if (ema_) {
+      c.ema = ema_->state();
+      c.ema_updates = ema_->updates();
+    }
+    c.optimizer = optimizer_->state();
+    c.precision = precision_->state();
+    c.epoch = epoch + 1;
+    c.step_in_epoch = 0;
+    c.global_step = global_step_;
+    const bool improved = fitness > best_fitness_;
+    if (improved) best_fitness_ = fitness;
+    c.best_fitness = best_fitness_;
+    c.meta = {{"architecture", model_->architecture()}, {"nc", model_->head().nc}, {"names", names_},
+              {"imgsz", ctx_.imgsz}, {"epochs", ctx_.epochs}, {"fitness", fitness}};
+    save_checkpoint(run_dir_ + "/weights/last.pt", c);
+    if (improved) save_checkpoint(run_dir_ + "/weights/best.pt", c);
+    const auto period = p_.get_int("save_period");
+    if (period > 0 && (epoch + 1) % period == 0) {
+      save_checkpoint(run_dir_ + "/weights/epoch" + std::to_string(epoch + 1) + ".pt", c);
+    }
+  }
+
+ public:
+  // The graph runner does not announce epoch lengths; the trainer learns the first from
+  // its own count and uses the source size when the pipeline tells it.
+  std::int64_t expected_batches_ = 1, expected_images_ = 0;
+
+ private:
+  Params p_;
+  StageContext ctx_;
+  torch::Device device_{torch::kCPU};
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<PrecisionStrategy> precision_;
+  std::unique_ptr<DetectionLoss> loss_;
+  std::unique_ptr<ModelEma> ema_;
+  std::unique_ptr<DataSource> val_source_;
+  std::unique_ptr<Augmentation> val_letterbox_;
+  std::unique_ptr<LrSchedule> schedule_;
+  std::unique_ptr<ResultsCsv> results_;
+  std::vector<std::string> names_;
+  LossGains gains_;
+  std::string run_dir_;
+  torch::Tensor loss_sum_;
+  MetricsResult last_metrics_;
+  Clock::time_point epoch_start_;
+  int epoch_ = 0;
+  std::int64_t step_ = 0, images_ = 0, micro_ = 0, global_step_ = 0;
+  std::int64_t accumulate_ = 1, target_accumulate_ = 1, batches_per_epoch_ = 1, log_every_ = 10;
+  double base_momentum_ = 0.937, best_fitness_ = -1.0, total_seconds_ = 0.0;
+};
+
+}  // namespace
+
+void register_train_sink(Registry& registry) {
+  ComponentInfo info;
+  info.kind = Kind::Sink;
+  info.name = "train";
+  info.summary =
+      "Trains a detector on the batches it receives (YOLO11 recipe: loss, accumulation to a nominal batch, "
+      "warmup, lr schedule, gradient clipping, EMA), validates each epoch and writes results and checkpoints.";
+  info.schema = TrainSink::schema();
+  info.factory = []() -> Component* { return static_cast<Sink*>(new TrainSink()); };
+  registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
+}
+
+}  // namespace yoloflow::core
