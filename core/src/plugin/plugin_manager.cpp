@@ -12,6 +12,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <torch/version.h>
 
+#include "plugin/host_registry.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/version.h"
@@ -61,6 +62,7 @@ HostAbi HostAbi::current() {
 PluginManager::PluginManager() {
   for (const auto& d : default_search_dirs()) add_search_dir(d);
   register_builtin_components(registry_);
+  set_host_registry(&registry_);  // the newest manager is the host's
 }
 
 std::vector<std::string> PluginManager::default_search_dirs() {

@@ -56,6 +56,7 @@ struct StageContext {
   int workers = 1;        // threads the graph runs plugin code on
   std::string run_dir;    // where outputs go ("" when the command writes none)
   std::string device;     // "cpu", "cuda", "cuda:0"
+  std::int64_t samples_per_epoch = 0;  // samples the source delivers each epoch (0 = unknown)
 };
 
 // Base of every component. configure() is called once before the run and again whenever
