@@ -1,0 +1,39 @@
+#pragma once
+// Training checkpoints: everything needed to continue a run exactly where it stopped,
+// mid-epoch included. One file, a pickled dict (torch::pickle_save), written atomically.
+// Tensor names follow the model's state dict ("model.0.conv.weight"), so the "model" and
+// "ema" entries are plain state dicts that PyTorch can read.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+namespace yoloflow::core {
+
+using TensorList = std::vector<std::pair<std::string, torch::Tensor>>;
+
+struct Checkpoint {
+  TensorList model;      // raw weights and buffers
+  TensorList ema;        // EMA weights (what validation and export use)
+  TensorList optimizer;  // optimizer state (momentum buffers, Adam moments)
+  TensorList precision;  // loss scaler state
+  std::int64_t ema_updates = 0;
+  int epoch = 0;                    // epoch in progress (0-based)
+  std::int64_t step_in_epoch = 0;   // batches of `epoch` already trained
+  std::int64_t global_step = 0;     // optimizer steps so far
+  double best_fitness = -1.0;
+  nlohmann::json meta = nlohmann::json::object();  // pipeline, RNG and data-order state, names...
+};
+
+// Writes atomically (a kill at any instant leaves the previous file or this one).
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+// Throws yoloflow::Error naming the file when it is missing, truncated or not a checkpoint.
+Checkpoint load_checkpoint(const std::string& path);
+// Name -> tensor view of a list, for load_state() calls.
+std::map<std::string, torch::Tensor> to_map(const TensorList& list);
+
+}  // namespace yoloflow::core

@@ -1,0 +1,145 @@
+// Run outputs that must survive anything: atomic files, results.csv, results.png, checkpoints.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <opencv2/imgcodecs.hpp>
+#include <torch/torch.h>
+
+#include "support/run_cli.h"
+#include "train/checkpoint.h"
+#include "train/results_csv.h"
+#include "train/results_plot.h"
+#include "util/atomic_file.h"
+#include "yoloflow/error.h"
+
+using namespace yoloflow;
+namespace fs = std::filesystem;
+
+TEST_CASE("write_file_atomic replaces the file and leaves no temporary behind") {
+  const auto dir = test::temp_dir("atomic");
+  const auto path = dir + "/sub/out.txt";
+  core::write_file_atomic(path, "first");
+  core::write_file_atomic(path, "second");
+  CHECK(test::read_file(path) == "second");
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/sub")) {
+    (void)e;
+    ++files;
+  }
+  CHECK(files == 1);
+  CHECK_THROWS_WITH_AS(core::write_file_atomic("/proc/definitely/not/here.txt", "x"),
+                       doctest::Contains("/proc/definitely/not"), Error);
+}
+
+TEST_CASE("a process killed while writing never leaves a partial file") {
+  // A child rewrites a 4 MiB file in a loop; we SIGKILL it at arbitrary moments. Whatever
+  // instant the kill lands, the file on disk is one complete version.
+  const auto dir = test::temp_dir("atomic-kill");
+  const auto path = dir + "/big.bin";
+  for (int round = 0; round < 5; ++round) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      for (int i = 0;; ++i) {
+        std::string data(4 << 20, static_cast<char>('a' + (i % 26)));
+        core::write_file_atomic(path, data);
+      }
+    }
+    usleep(20000 + round * 7000);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    if (!fs::exists(path)) continue;  // killed before the first rename
+    const auto text = test::read_file(path);
+    REQUIRE(text.size() == (4u << 20));
+    CHECK(text.find_first_not_of(text[0]) == std::string::npos);
+  }
+}
+
+TEST_CASE("results.csv has Ultralytics' columns first, extras after, and reloads") {
+  const auto dir = test::temp_dir("results");
+  core::ResultsCsv csv(dir + "/results.csv");
+  csv.add_row({{"epoch", 1}, {"train/box_loss", 2.5}, {"metrics/mAP50(B)", 0.1}, {"gpu_mem_GiB", 1.5}});
+  csv.add_row({{"epoch", 2}, {"train/box_loss", 2.0}, {"metrics/mAP50(B)", 0.2}, {"gpu_mem_GiB", 1.6}});
+  csv.save();
+  const auto text = test::read_file(dir + "/results.csv");
+  CHECK(text.rfind("epoch,time,train/box_loss,train/cls_loss,train/dfl_loss,metrics/precision(B),"
+                   "metrics/recall(B),metrics/mAP50(B),metrics/mAP50-95(B),val/box_loss,val/cls_loss,"
+                   "val/dfl_loss,lr/pg0,lr/pg1,lr/pg2,gpu_mem_GiB\n", 0) == 0);
+  CHECK(text.find("\n1,,2.5,,,,,0.1,,,,,,,,1.5\n") != std::string::npos);
+
+  core::ResultsCsv again(dir + "/results.csv");
+  again.load();
+  REQUIRE(again.rows().size() == 2);
+  CHECK(again.series("train/box_loss")[1] == doctest::Approx(2.0));
+  CHECK(std::isnan(again.series("train/cls_loss")[0]));
+  core::ResultsCsv resumed(dir + "/results.csv");
+  resumed.load(1);  // resuming after epoch 1 drops later rows
+  CHECK(resumed.rows().size() == 1);
+}
+
+TEST_CASE("results.png is a real image with a panel per column") {
+  const auto dir = test::temp_dir("plot");
+  core::ResultsCsv csv(dir + "/results.csv");
+  for (int e = 1; e <= 5; ++e) {
+    csv.add_row({{"epoch", e}, {"train/box_loss", 3.0 / e}, {"metrics/mAP50(B)", 0.1 * e}});
+  }
+  core::plot_results(csv, dir + "/results.png");
+  const cv::Mat img = cv::imread(dir + "/results.png");
+  REQUIRE_FALSE(img.empty());
+  CHECK(img.cols == 5 * 360);
+  CHECK(img.rows == 260);
+  // The curves are drawn in blue somewhere in each of the two panels.
+  auto has_blue = [&](int x0, int x1) {
+    for (int y = 0; y < img.rows; ++y) {
+      for (int x = x0; x < x1; ++x) {
+        const auto p = img.at<cv::Vec3b>(y, x);
+        if (p[0] > 150 && p[2] < 80) return true;
+      }
+    }
+    return false;
+  };
+  CHECK(has_blue(0, 360));
+  CHECK(has_blue(360, 720));
+  CHECK_FALSE(has_blue(720, 1080));
+}
+
+TEST_CASE("checkpoints round-trip every field and refuse truncated files") {
+  const auto dir = test::temp_dir("ckpt");
+  core::Checkpoint c;
+  c.model = {{"model.0.conv.weight", torch::randn({4, 3, 3, 3})},
+             {"model.0.bn.num_batches_tracked", torch::tensor(7, torch::kLong)}};
+  c.ema = {{"model.0.conv.weight", torch::randn({4, 3, 3, 3})}};
+  c.optimizer = {{"weights.momentum.0", torch::ones({4})}};
+  c.precision = {{"scale", torch::tensor(1024.0)}};
+  c.ema_updates = 12;
+  c.epoch = 3;
+  c.step_in_epoch = 5;
+  c.global_step = 77;
+  c.best_fitness = 0.25;
+  c.meta = {{"pipeline", {{"name", "x"}}}, {"rng", "123"}};
+  core::save_checkpoint(dir + "/last.pt", c);
+  const auto r = core::load_checkpoint(dir + "/last.pt");
+  REQUIRE(r.model.size() == 2);
+  CHECK(r.model[0].first == "model.0.conv.weight");
+  CHECK(torch::equal(r.model[0].second, c.model[0].second));
+  CHECK(r.model[1].second.item<int64_t>() == 7);
+  CHECK(torch::equal(r.ema[0].second, c.ema[0].second));
+  CHECK(r.optimizer[0].first == "weights.momentum.0");
+  CHECK(r.precision[0].second.item<double>() == 1024.0);
+  CHECK(r.ema_updates == 12);
+  CHECK(r.epoch == 3);
+  CHECK(r.step_in_epoch == 5);
+  CHECK(r.global_step == 77);
+  CHECK(r.best_fitness == 0.25);
+  CHECK(r.meta["pipeline"]["name"] == "x");
+
+  const auto bytes = test::read_file(dir + "/last.pt");
+  test::write_file(dir + "/cut.pt", bytes.substr(0, bytes.size() / 2));
+  CHECK_THROWS_WITH_AS(core::load_checkpoint(dir + "/cut.pt"), doctest::Contains("cut.pt"), Error);
+  CHECK_THROWS_WITH_AS(core::load_checkpoint(dir + "/missing.pt"), doctest::Contains("missing.pt"), Error);
+}
