@@ -89,7 +89,7 @@ TEST_CASE("yoloflow run on a synthetic pipeline exits 0 with a summary naming sk
   CHECK(contains(r.output, "done: 38 images in "));
   CHECK(contains(r.output, "images/s"));
   CHECK(contains(r.output, "skipped 1 sample that failed to load:\n  sample 7: corrupt image synthetic/7.png"));
-  CHECK(contains(r.output, "synthetic/7.png: corrupt image -> skipped image"));
+  CHECK(contains(r.output, "data issues reported by the source (1):\n  synthetic/7.png: corrupt image -> skipped image"));
   CHECK(contains(r.output, "synthetic_sink: samples=38 batches=10"));
   std::filesystem::remove_all(dir);
 }

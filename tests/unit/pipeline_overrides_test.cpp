@@ -58,10 +58,10 @@ TEST_CASE("an override may add params to a stage that has none, and a schedule")
 TEST_CASE("an override of an unknown path is an error with the closest name") {
   auto param = parse({"stages.batch.params.bach=8"});
   CHECK(has(param, "stages.batch.params.bach",
-            "'stages.batch.params.bach' is not a parameter of this pipeline; did you mean "
-            "'stages.batch.params.batch'?"));
+            "'stages.batch.params.bach' is not a parameter of batcher 'synthetic_batcher'; "
+            "did you mean 'stages.batch.params.batch'?"));
   auto top = parse({"epoch=3"});
-  CHECK(has(top, "epoch", "did you mean 'epochs'?"));
+  CHECK(has(top, "epoch", "cannot override: 'epoch' is not a pipeline setting; did you mean 'epochs'?"));
   auto stage = parse({"stages.btch.params.batch=8"});
   CHECK(has(stage, "stages.btch.params.batch", "'stages.btch' is not a stage of this pipeline; did you mean 'stages.batch'?"));
   auto malformed = parse({"epochs"});

@@ -3,6 +3,7 @@
 // samples already loaded drain to the sink, and the command exits 130.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iomanip>
 #include <iostream>
@@ -67,7 +68,14 @@ void print_summary(core::GraphRunner& runner, std::size_t total_samples, double 
       std::cout << "  sample " << index << ": " << reason << std::endl;
     }
   }
-  const auto issues = runner.source().issues();
+  // The same problem met again in a later epoch is one issue.
+  std::vector<DataIssue> issues;
+  for (const auto& issue : runner.source().issues()) {
+    const bool seen = std::any_of(issues.begin(), issues.end(), [&](const DataIssue& i) {
+      return i.path == issue.path && i.problem == issue.problem;
+    });
+    if (!seen) issues.push_back(issue);
+  }
   if (!issues.empty()) {
     std::cout << "data issues reported by the source (" << issues.size() << "):" << std::endl;
     const std::size_t shown = std::min<std::size_t>(issues.size(), 20);

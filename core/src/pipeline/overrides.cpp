@@ -25,31 +25,28 @@ std::vector<std::string> split_path(const std::string& key) {
   return out;
 }
 
-// The schema of the component whose spec object is `owner` ({"plugin": ..., "kind"?: ...}).
-const Schema* owner_schema(const json& owner, bool is_stage, bool is_monitor,
-                           const Registry& registry) {
+// The component whose spec object is `owner` ({"plugin": ..., "kind"?: ...}).
+const RegisteredComponent* owner_component(const json& owner, bool is_stage, bool is_monitor,
+                                           const Registry& registry) {
   if (!owner.is_object()) return nullptr;
   auto pit = owner.find("plugin");
   if (pit == owner.end() || !pit->is_string()) return nullptr;
   const std::string plugin = pit->get<std::string>();
   if (is_monitor) {
-    const auto* rc = registry.find(Kind::Monitor, plugin);
-    return rc ? &rc->info.schema : nullptr;
+    return registry.find(Kind::Monitor, plugin);
   }
   auto kit = owner.find("kind");
   Kind kind;
   if (kit != owner.end() && kit->is_string() && kind_from_name(kit->get<std::string>(), kind)) {
-    const auto* rc = registry.find(kind, plugin);
-    return rc ? &rc->info.schema : nullptr;
+    return registry.find(kind, plugin);
   }
   if (is_stage) {
     for (Kind k : {Kind::Source, Kind::Augmentation, Kind::Batcher, Kind::Sink}) {
-      if (const auto* rc = registry.find(k, plugin)) return &rc->info.schema;
+      if (const auto* rc = registry.find(k, plugin)) return rc;
     }
     return nullptr;
   }
-  const auto* rc = registry.find_any_kind(plugin);
-  return rc ? &rc->info.schema : nullptr;
+  return registry.find_any_kind(plugin);
 }
 
 json parse_value(const std::string& text) {
@@ -121,22 +118,24 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides,
       std::string what;
       if (i == 0) {
         known = pipeline_schema().names();
-        what = "pipeline setting";
+        what = "a pipeline setting";
       } else if (i == 1 && segs[0] == "stages") {
-        what = "stage";
+        what = "a stage of this pipeline";
       } else if (i == 2 && segs[0] == "stages") {
         known = kStageKeys;
-        what = "key of stage '" + segs[1] + "'";
+        what = "a key of a stage";
       } else if (segs[i - 1] == "params" && chain.size() >= 2) {
         const bool is_stage = i == 3 && segs[0] == "stages";
         const bool is_monitor = i == 3 && segs[0] == "monitors";
-        if (const Schema* s = owner_schema(*chain[chain.size() - 2], is_stage, is_monitor, registry)) {
-          known = s->names();
+        if (const auto* rc = owner_component(*chain[chain.size() - 2], is_stage, is_monitor, registry)) {
+          known = rc->info.schema.names();
+          what = "a parameter of " + component_label(rc->info.kind, rc->info.name);
+        } else {
+          what = "a parameter of this pipeline";
         }
-        what = "parameter";
       } else if (cur.contains("plugin")) {
         known = {"plugin", "params"};
-        what = "key of a component";
+        what = "a key of a component";
       }
       if (cur.contains(seg) || std::find(known.begin(), known.end(), seg) != known.end()) {
         if (last) {
@@ -150,8 +149,8 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides,
       }
       std::vector<std::string> candidates = known;
       for (auto it = cur.begin(); it != cur.end(); ++it) candidates.push_back(it.key());
-      std::string msg = "cannot override: '" + here + "' is not a " +
-                        (what.empty() ? std::string("key") : what) + " of this pipeline";
+      std::string msg = "cannot override: '" + here + "' is not " +
+                        (what.empty() ? std::string("a key of this pipeline") : what);
       const auto guess = closest_name(seg, candidates);
       if (!guess.empty()) msg += "; did you mean '" + (prefix.empty() ? guess : prefix + "." + guess) + "'?";
       out.push_back({key, msg});
