@@ -17,6 +17,7 @@
 
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"
+#include "yoloflow/error.h"
 #include "yoloflow/monitor.h"
 #include "yoloflow/plugin.h"
 #include "yoloflow/sink.h"
@@ -52,6 +53,9 @@ class SyntheticSource final : public DataSource {
     const auto bad = p.get_ints("fail");
     fail_.assign(bad.begin(), bad.end());
     delay_us_ = p.get_int("delay_us");
+    if (p.get_bool("missing_data")) {
+      throw InvalidInput("data file " + p.get_string("data") + " does not exist");
+    }
     if (ctx.epoch == 0) liveness().reset();
   }
   std::size_t size() const override { return count_; }
@@ -211,6 +215,7 @@ void register_synthetic(Registrar& r) {
     s.add_int_list("fail", {}).doc("Indices whose load throws (corrupt images).");
     s.add_int("delay_us", 0).min(0).doc("Time each load takes.");
     s.add_path("data").doc("Unused; a Path parameter for path-resolution tests.");
+    s.add_bool("missing_data", false).doc("configure() reports `data` as missing (bad input).");
     r.add_source<SyntheticSource>("synthetic_source", std::move(s),
                                   "Small in-memory images with one box each (test plugin).");
   }
