@@ -1,0 +1,64 @@
+// flip: mirrors the image left-right with probability `fliplr` and up-down with
+// probability `flipud` (Ultralytics' RandomFlip pair: vertical drawn first), boxes with it.
+#include <opencv2/core.hpp>
+
+#include "yoloflow/augmentation.h"
+#include "yoloflow/plugin.h"
+
+namespace yoloflow::plugins {
+namespace {
+
+class Flip final : public Augmentation {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_float("fliplr", 0.5).range(0.0, 1.0).doc("Probability of a left-right flip.");
+    s.add_float("flipud", 0.0).range(0.0, 1.0).doc("Probability of an up-down flip.");
+    return s;
+  }
+
+  void configure(const Params& p, const StageContext&) override {
+    fliplr_ = p.get_float("fliplr");
+    flipud_ = p.get_float("flipud");
+  }
+
+  void apply(Sample& s, AugmentContext& ctx) override {
+    // Both draws happen every time so one sample's random stream does not depend on the other.
+    const bool ud = ctx.rng.uniform() < flipud_;
+    const bool lr = ctx.rng.uniform() < fliplr_;
+    const float W = static_cast<float>(s.image.cols), H = static_cast<float>(s.image.rows);
+    if (ud) {
+      cv::Mat out;
+      cv::flip(s.image, out, 0);
+      s.image = out;
+      for (auto& b : s.boxes) {
+        const float y1 = H - b.y2, y2 = H - b.y1;
+        b.y1 = y1;
+        b.y2 = y2;
+      }
+    }
+    if (lr) {
+      cv::Mat out;
+      cv::flip(s.image, out, 1);
+      s.image = out;
+      for (auto& b : s.boxes) {
+        const float x1 = W - b.x2, x2 = W - b.x1;
+        b.x1 = x1;
+        b.x2 = x2;
+      }
+    }
+  }
+
+ private:
+  double fliplr_ = 0.5, flipud_ = 0.0;
+};
+
+void register_flip(Registrar& r) {
+  r.add_augmentation<Flip>("flip", Flip::schema(),
+                           "Random left-right (fliplr) and up-down (flipud) flips, boxes included.");
+}
+
+}  // namespace
+}  // namespace yoloflow::plugins
+
+YOLOFLOW_PLUGIN("flip", "1.0.0", yoloflow::plugins::register_flip)

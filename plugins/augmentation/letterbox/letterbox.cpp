@@ -1,0 +1,116 @@
+// letterbox: fits an image into size x size keeping its aspect ratio and pads the rest,
+// with Ultralytics' LetterBox rules (scaleup, auto/stride, center, pad value 114).
+// Boxes move with the pixels using the scale actually applied on each axis (the rounded
+// new size over the old), so they stay exact to the pixel; Geometry composes so
+// predictions map back to the original file.
+#include <algorithm>
+#include <cmath>
+
+#include <opencv2/imgproc.hpp>
+
+#include "yoloflow/augmentation.h"
+#include "yoloflow/error.h"
+#include "yoloflow/plugin.h"
+
+namespace yoloflow::plugins {
+namespace {
+
+class Letterbox final : public Augmentation {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_int("size").min(1).doc("Output size (square); absent: the epoch's imgsz.");
+    s.add_bool("scaleup", true).doc("Enlarge images smaller than the output; false only shrinks.");
+    s.add_bool("auto", false).doc(
+        "Minimal rectangle: pad only up to the next multiple of `stride` instead of the full "
+        "square (rectangular inference).");
+    s.add_int("stride", 32).min(1).doc("Padding multiple for `auto`.");
+    s.add_bool("center", true).doc("Pad on both sides (true) or only right and bottom.");
+    s.add_int("pad_value", 114).range(0, 255).doc("Grey level of the padding.");
+    return s;
+  }
+
+  void configure(const Params& p, const StageContext& context) override {
+    size_ = p.is_null("size") ? context.imgsz : static_cast<int>(p.get_int("size"));
+    scaleup_ = p.get_bool("scaleup");
+    auto_ = p.get_bool("auto");
+    stride_ = static_cast<int>(p.get_int("stride"));
+    center_ = p.get_bool("center");
+    pad_value_ = static_cast<int>(p.get_int("pad_value"));
+    where_ = context.node;
+  }
+
+  void apply(Sample& sample, AugmentContext&) override {
+    if (sample.image.empty()) {
+      throw Error("letterbox '" + where_ + "': sample '" + sample.path + "' has no image");
+    }
+    const int h = sample.image.rows, w = sample.image.cols;
+    double r = std::min(static_cast<double>(size_) / h, static_cast<double>(size_) / w);
+    if (!scaleup_) r = std::min(r, 1.0);
+    // Python's round() (ties to even), as Ultralytics computes the unpadded size.
+    const int new_w = std::max(1, static_cast<int>(std::nearbyint(w * r)));
+    const int new_h = std::max(1, static_cast<int>(std::nearbyint(h * r)));
+    double dw = size_ - new_w, dh = size_ - new_h;
+    if (auto_) {
+      dw = std::fmod(dw, stride_);
+      dh = std::fmod(dh, stride_);
+    }
+    int left = 0, right = 0, top = 0, bottom = 0;
+    if (center_) {
+      dw /= 2;
+      dh /= 2;
+      // +-0.1 splits an odd padding one pixel more to the right/bottom, like Ultralytics.
+      left = static_cast<int>(std::lround(dw - 0.1));
+      right = static_cast<int>(std::lround(dw + 0.1));
+      top = static_cast<int>(std::lround(dh - 0.1));
+      bottom = static_cast<int>(std::lround(dh + 0.1));
+    } else {
+      right = static_cast<int>(std::lround(dw));
+      bottom = static_cast<int>(std::lround(dh));
+    }
+    cv::Mat resized;
+    if (new_w != w || new_h != h) {
+      cv::resize(sample.image, resized, cv::Size(new_w, new_h), 0, 0, cv::INTER_LINEAR);
+    } else {
+      resized = sample.image;
+    }
+    cv::Mat out;
+    cv::copyMakeBorder(resized, out, top, bottom, left, right, cv::BORDER_CONSTANT,
+                       cv::Scalar(pad_value_, pad_value_, pad_value_));
+    const double sx = static_cast<double>(new_w) / w, sy = static_cast<double>(new_h) / h;
+    for (auto& b : sample.boxes) {
+      b.x1 = static_cast<float>(b.x1 * sx + left);
+      b.x2 = static_cast<float>(b.x2 * sx + left);
+      b.y1 = static_cast<float>(b.y1 * sy + top);
+      b.y2 = static_cast<float>(b.y2 * sy + top);
+    }
+    // current = original * ratio + pad, composed with this step's scale and offset.
+    Geometry& g = sample.geometry;
+    if (g.original_width == 0 || g.original_height == 0) {
+      g.original_width = w;
+      g.original_height = h;
+    }
+    g.ratio_x *= sx;
+    g.ratio_y *= sy;
+    g.pad_x = g.pad_x * sx + left;
+    g.pad_y = g.pad_y * sy + top;
+    sample.image = out;
+  }
+
+ private:
+  int size_ = 640, stride_ = 32, pad_value_ = 114;
+  bool scaleup_ = true, auto_ = false, center_ = true;
+  std::string where_;
+};
+
+void register_letterbox(Registrar& r) {
+  r.add_augmentation<Letterbox>(
+      "letterbox", Letterbox::schema(),
+      "Resizes keeping the aspect ratio to fit the output size and pads with grey "
+      "(Ultralytics' LetterBox); boxes and geometry follow the pixels exactly.");
+}
+
+}  // namespace
+}  // namespace yoloflow::plugins
+
+YOLOFLOW_PLUGIN("letterbox", "1.0.0", yoloflow::plugins::register_letterbox)

@@ -1,0 +1,125 @@
+// collate: stacks samples into a Batch. Each image is converted BGR -> RGB straight into
+// the batch buffer (one pass, no intermediate copy); targets are
+// [batch_idx, cls, cx, cy, w, h] normalised by the batch's width and height.
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <opencv2/imgproc.hpp>
+
+#include "yoloflow/batcher.h"
+#include "yoloflow/error.h"
+#include "yoloflow/plugin.h"
+
+namespace yoloflow::plugins {
+namespace {
+
+class Collate final : public Batcher {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_int("batch", 16).min(1).doc("Samples per batch; may follow a per-epoch schedule.");
+    s.add_bool("drop_last", false).doc("Drop the last, partial batch of an epoch.");
+    return s;
+  }
+
+  void configure(const Params& p, const StageContext& context) override {
+    batch_ = p.get_int("batch");
+    drop_last_ = p.get_bool("drop_last");
+    epoch_ = context.epoch;
+    where_ = context.node;
+  }
+
+  std::int64_t batch_size() const override { return batch_; }
+
+  std::optional<Batch> add(Sample&& sample) override {
+    const cv::Mat& im = sample.image;
+    if (im.empty() || im.type() != CV_8UC3) {
+      throw Error("collate '" + where_ + "': sample '" + sample.path +
+                  "' is not an 8-bit 3-channel image");
+    }
+    if (!pending_) start_batch(im.rows, im.cols);
+    Batch& b = *pending_;
+    if (im.rows != b.height || im.cols != b.width) {
+      std::ostringstream s;
+      s << "collate '" << where_ << "': image '" << sample.path << "' is " << im.cols << "x"
+        << im.rows << " but this batch's images are " << b.width << "x" << b.height
+        << "; all images in a batch must have the same size: add a letterbox stage before "
+           "the batcher";
+      throw Error(s.str());
+    }
+    const std::int64_t i = b.size;
+    cv::Mat dst(im.rows, im.cols, CV_8UC3, b.image_data(i));
+    cv::cvtColor(im, dst, cv::COLOR_BGR2RGB);
+    const float W = static_cast<float>(b.width), H = static_cast<float>(b.height);
+    for (const auto& box : sample.boxes) {
+      b.targets.insert(b.targets.end(),
+                       {static_cast<float>(i), static_cast<float>(box.cls),
+                        (box.x1 + box.x2) * 0.5f / W, (box.y1 + box.y2) * 0.5f / H,
+                        box.width() / W, box.height() / H});
+    }
+    b.samples.push_back(SampleInfo{sample.index, std::move(sample.path), sample.geometry});
+    ++b.size;
+    if (b.size < capacity_) return std::nullopt;
+    return finish();
+  }
+
+  std::optional<Batch> flush() override {
+    std::optional<Batch> out;
+    if (pending_ && pending_->size > 0 && !drop_last_) out = finish();
+    pending_.reset();
+    // The epoch is over: numbering restarts, and configure() is only called again when a
+    // scheduled value changes, so the epoch count advances here.
+    next_index_ = 0;
+    ++epoch_;
+    return out;
+  }
+
+  void set_allocator(PixelAllocator allocator) override { allocator_ = std::move(allocator); }
+
+ private:
+  void start_batch(int height, int width) {
+    pending_.emplace();
+    Batch& b = *pending_;
+    capacity_ = batch_;
+    b.height = height;
+    b.width = width;
+    b.epoch = epoch_;
+    b.index = next_index_;
+    const std::size_t bytes = static_cast<std::size_t>(capacity_) * height * width * 3;
+    if (allocator_) {
+      b.pixels = allocator_(bytes);
+      if (!b.pixels) throw Error("collate '" + where_ + "': the pixel allocator returned no memory");
+    } else {
+      b.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes], std::default_delete<std::uint8_t[]>());
+    }
+    b.samples.reserve(static_cast<std::size_t>(capacity_));
+  }
+
+  Batch finish() {
+    Batch b = std::move(*pending_);
+    pending_.reset();
+    ++next_index_;
+    return b;
+  }
+
+  std::int64_t batch_ = 16, capacity_ = 16;
+  bool drop_last_ = false;
+  int epoch_ = 0;
+  std::int64_t next_index_ = 0;
+  std::string where_;
+  std::optional<Batch> pending_;
+  PixelAllocator allocator_;
+};
+
+void register_collate(Registrar& r) {
+  r.add_batcher<Collate>(
+      "collate", Collate::schema(),
+      "Stacks same-size samples into NHWC RGB uint8 batches with [batch_idx, cls, cx, cy, w, "
+      "h] targets normalised to the batch size.");
+}
+
+}  // namespace
+}  // namespace yoloflow::plugins
+
+YOLOFLOW_PLUGIN("collate", "1.0.0", yoloflow::plugins::register_collate)

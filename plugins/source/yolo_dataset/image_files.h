@@ -1,0 +1,32 @@
+#pragma once
+// Finds the image files of a split and checks that each one is a readable image.
+#include <string>
+#include <vector>
+
+#include "yoloflow/source.h"
+
+namespace yoloflow::plugins::yolo {
+
+struct SplitListing {
+  std::vector<std::string> images;      // existing files with an image extension, sorted
+  std::vector<std::string> label_dirs;  // folders (not recursive) whose *.txt files should pair with images
+  std::vector<DataIssue> issues;        // listed files that are missing or not images
+};
+
+// `entries` are folders (searched recursively), .txt lists of image paths (relative
+// paths are relative to the list's folder), or image files. A missing folder or list is a
+// configuration error (InvalidInput naming `yaml_file` and the split); a missing image
+// named in a list is a data issue.
+SplitListing list_split(const std::vector<std::string>& entries, const std::string& split,
+                        const std::string& yaml_file);
+
+bool has_image_extension(const std::string& path);
+
+// Ultralytics' pairing: the last "/images/" becomes "/labels/", the extension ".txt".
+std::string label_path_for(const std::string& image_path);
+
+// Empty when the file is a decodable image; otherwise the problem, starting with one of
+// "empty file", "not an image", "truncated image", "corrupt image", "unreadable file".
+std::string check_image_file(const std::string& path);
+
+}  // namespace yoloflow::plugins::yolo

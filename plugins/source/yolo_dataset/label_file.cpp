@@ -1,0 +1,139 @@
+#include "label_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace yoloflow::plugins::yolo {
+namespace {
+
+bool parse_number(const std::string& token, double& out) {
+  char* end = nullptr;
+  out = std::strtod(token.c_str(), &end);
+  return end != token.c_str() && *end == '\0' && std::isfinite(out);
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+LabelFile read_label_file(const std::string& path, int num_classes) {
+  LabelFile out;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return out;
+  out.exists = true;
+  std::ifstream f(path);
+  if (!f || std::filesystem::is_directory(path, ec)) {
+    out.readable = false;
+    return out;
+  }
+  // First line of each distinct (class, coordinates) row, to name duplicates.
+  std::map<std::tuple<int, double, double, double, double>, std::size_t> seen;
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(f, line)) {
+    ++line_no;
+    std::istringstream in(line);
+    std::vector<std::string> tokens;
+    for (std::string t; in >> t;) tokens.push_back(t);
+    if (tokens.empty()) continue;
+    ++out.lines;
+    const std::string where = "line " + std::to_string(line_no);
+    const bool polygon = tokens.size() >= 7 && tokens.size() % 2 == 1;
+    if (tokens.size() != 5 && !polygon) {
+      out.issues.push_back({path, "bad label line " + std::to_string(line_no) +
+                                      ": expected 5 values (class cx cy w h), found " +
+                                      std::to_string(tokens.size()),
+                            "dropped line"});
+      continue;
+    }
+    std::vector<double> v(tokens.size());
+    std::size_t bad = tokens.size();
+    for (std::size_t i = 0; i < tokens.size() && bad == tokens.size(); ++i) {
+      if (!parse_number(tokens[i], v[i])) bad = i;
+    }
+    if (bad != tokens.size()) {
+      out.issues.push_back({path, "bad label line " + std::to_string(line_no) + ": '" + tokens[bad] +
+                                      "' is not a number",
+                            "dropped line"});
+      continue;
+    }
+    if (v[0] != std::floor(v[0])) {
+      out.issues.push_back({path, "bad label line " + std::to_string(line_no) + ": class '" +
+                                      tokens[0] + "' is not an integer",
+                            "dropped line"});
+      continue;
+    }
+    if (v[0] < 0 || v[0] >= num_classes) {
+      out.issues.push_back({path, "bad label line " + std::to_string(line_no) + ": class " +
+                                      tokens[0] + " out of range (data.yaml has " +
+                                      std::to_string(num_classes) + " classes, 0.." +
+                                      std::to_string(num_classes - 1) + ")",
+                            "dropped line"});
+      continue;
+    }
+    NormalizedBox b;
+    b.cls = static_cast<int>(v[0]);
+    if (polygon) {
+      b.x1 = b.y1 = INFINITY;
+      b.x2 = b.y2 = -INFINITY;
+      for (std::size_t i = 1; i + 1 < v.size(); i += 2) {
+        b.x1 = std::min(b.x1, v[i]);
+        b.x2 = std::max(b.x2, v[i]);
+        b.y1 = std::min(b.y1, v[i + 1]);
+        b.y2 = std::max(b.y2, v[i + 1]);
+      }
+    } else {
+      if (v[3] <= 0 || v[4] <= 0) {
+        out.issues.push_back({path, "degenerate box on " + where + ": width " + tokens[3] +
+                                        ", height " + tokens[4],
+                              "dropped box"});
+        continue;
+      }
+      b.x1 = v[1] - v[3] / 2;
+      b.x2 = v[1] + v[3] / 2;
+      b.y1 = v[2] - v[4] / 2;
+      b.y2 = v[2] + v[4] / 2;
+    }
+    const auto key = std::make_tuple(b.cls, b.x1, b.y1, b.x2, b.y2);
+    if (auto it = seen.find(key); it != seen.end()) {
+      out.issues.push_back({path, "duplicate box on " + where + " (same as line " +
+                                      std::to_string(it->second) + ")",
+                            "removed duplicate"});
+      continue;
+    }
+    seen.emplace(key, line_no);
+    const double lo = -kRoundingTolerance, hi = 1 + kRoundingTolerance;
+    const bool outside = b.x1 < lo || b.y1 < lo || b.x2 > hi || b.y2 > hi;
+    const std::string corners = "(x1 " + fmt(b.x1) + ", y1 " + fmt(b.y1) + ", x2 " + fmt(b.x2) +
+                                ", y2 " + fmt(b.y2) + ")";
+    b.x1 = std::clamp(b.x1, 0.0, 1.0);
+    b.x2 = std::clamp(b.x2, 0.0, 1.0);
+    b.y1 = std::clamp(b.y1, 0.0, 1.0);
+    b.y2 = std::clamp(b.y2, 0.0, 1.0);
+    if (b.x2 - b.x1 <= 0 || b.y2 - b.y1 <= 0) {
+      out.issues.push_back({path, (outside ? "box outside image on " : "degenerate box on ") + where +
+                                      " " + corners,
+                            "dropped box"});
+      continue;
+    }
+    if (outside) {
+      out.issues.push_back({path, "box partly outside image on " + where + " " + corners,
+                            "clipped box"});
+    }
+    out.boxes.push_back(b);
+  }
+  if (f.bad()) out.readable = false;
+  return out;
+}
+
+}  // namespace yoloflow::plugins::yolo

@@ -1,0 +1,331 @@
+// yolo_dataset, loaded as a real plugin library: coco128's known quirks reported exactly,
+// a synthetic dataset with every kind of bad data, and load()'s pixels and boxes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "plugin/plugin_manager.h"
+#include "support/paths.h"
+#include "support/run_cli.h"
+#include "yoloflow/error.h"
+#include "yoloflow/source.h"
+
+using namespace yoloflow;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::unique_ptr<DataSource> make_source(core::PluginManager& pm, const json& params,
+                                        int imgsz = 640) {
+  const auto report = pm.load(test::plugin_dir() + "/yoloflow_yolo_dataset.so");
+  REQUIRE_MESSAGE(report.loaded, report.reason);
+  const auto* rc = pm.registry().find(Kind::Source, "yolo_dataset");
+  REQUIRE(rc != nullptr);
+  Diagnostics diags;
+  rc->info.schema.validate(params, "params", diags);
+  REQUIRE(diags.empty());
+  auto src = pm.registry().create_as<DataSource>(Kind::Source, "yolo_dataset", "test");
+  StageContext ctx;
+  ctx.node = "source";
+  ctx.imgsz = imgsz;
+  src->configure(Params(rc->info.schema.resolve(params), "stages.source.params"), ctx);
+  return src;
+}
+
+// "path | problem category | action" for every issue, sorted, for exact comparison.
+std::vector<std::string> issue_rows(const std::vector<DataIssue>& issues, std::size_t prefix_len) {
+  std::vector<std::string> rows;
+  for (const auto& i : issues) rows.push_back(i.path.substr(prefix_len) + " | " + i.problem + " | " + i.action);
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+bool has_issue(const std::vector<DataIssue>& issues, const std::string& path_suffix,
+               const std::string& problem_start, const std::string& action) {
+  for (const auto& i : issues) {
+    if (i.path.size() >= path_suffix.size() &&
+        i.path.compare(i.path.size() - path_suffix.size(), path_suffix.size(), path_suffix) == 0 &&
+        i.problem.compare(0, problem_start.size(), problem_start) == 0 && i.action == action) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::size_t count_lines(const std::string& path) {
+  std::ifstream f(path);
+  std::size_t n = 0;
+  for (std::string line; std::getline(f, line);) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// A real JPEG, encoded in memory.
+std::vector<uchar> jpeg_bytes(int w, int h) {
+  cv::Mat im(h, w, CV_8UC3, cv::Scalar(40, 120, 200));
+  cv::rectangle(im, cv::Rect(w / 4, h / 4, w / 2, h / 2), cv::Scalar(0, 0, 255), cv::FILLED);
+  std::vector<uchar> buf;
+  cv::imencode(".jpg", im, buf);
+  return buf;
+}
+
+void write_bytes(const std::string& path, const std::vector<uchar>& bytes) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace
+
+TEST_CASE("yolo_dataset reports coco128's quirks exactly: 2 background images, 2 orphan labels") {
+  // 128 usable images: the two without label file are kept as backgrounds (as Ultralytics does).
+  core::PluginManager pm;
+  const std::string root = test::coco128_dir();
+  auto src = make_source(pm, {{"data", root + "/data.yaml"}, {"split", "train"}});
+  CHECK(src->size() == 128);
+  const auto info = src->info();
+  CHECK(info.images == 128);
+  REQUIRE(info.names.size() == 80);
+  CHECK(info.names[0] == "person");
+  CHECK(info.names[79] == "toothbrush");
+  CHECK(fs::equivalent(info.root, root));
+  // Every line of every label file that has an image (929 boxes: Ultralytics' count).
+  std::size_t lines = 0;
+  for (const auto& f : fs::directory_iterator(root + "/labels/train2017")) {
+    const auto stem = f.path().stem().string();
+    if (fs::exists(root + "/images/train2017/" + stem + ".jpg")) lines += count_lines(f.path().string());
+  }
+  CHECK(lines == 929);
+  CHECK(info.boxes == 929);
+
+  const auto rows = issue_rows(src->issues(), fs::path(info.root).string().size());
+  const std::vector<std::string> expected = {
+      "/images/train2017/000000000250.jpg | no label file (looked for " + info.root +
+          "/labels/train2017/000000000250.txt) | kept as background image",
+      "/images/train2017/000000000508.jpg | no label file (looked for " + info.root +
+          "/labels/train2017/000000000508.txt) | kept as background image",
+      "/labels/train2017/000000000656.txt | label file without image | ignored",
+      "/labels/train2017/000000000659.txt | label file without image | ignored",
+  };
+  CHECK(rows == expected);
+}
+
+TEST_CASE("yolo_dataset reads coco128's val split without issues") {
+  core::PluginManager pm;
+  auto src = make_source(pm, {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "val"}});
+  CHECK(src->size() == 128);
+  CHECK(src->issues().empty());
+  CHECK(src->info().boxes == 898);
+}
+
+TEST_CASE("yolo_dataset load() resizes the long side to imgsz and maps boxes to its pixels") {
+  core::PluginManager pm;
+  const std::string root = test::coco128_dir();
+  auto src = make_source(pm, {{"data", root + "/data.yaml"}}, 320);
+  // Sorted order: index 1 is 000000000025.jpg, 640x426, two giraffes.
+  const Sample s = src->load(1);
+  CHECK(fs::path(s.path).filename() == "000000000025.jpg");
+  CHECK(s.index == 1);
+  CHECK(s.image.cols == 320);
+  CHECK(s.image.rows == 213);  // ceil(426 * 0.5)
+  CHECK(s.image.type() == CV_8UC3);
+  CHECK(s.image.isContinuous());
+  CHECK(s.geometry.original_width == 640);
+  CHECK(s.geometry.original_height == 426);
+  CHECK(s.geometry.ratio_x == doctest::Approx(0.5));
+  CHECK(s.geometry.ratio_y == doctest::Approx(213.0 / 426.0));
+  REQUIRE(s.boxes.size() == 2);
+  // Label line 1: 23 0.770336 0.489695 0.335891 0.697559
+  CHECK(s.boxes[0].cls == 23);
+  CHECK(s.boxes[0].x1 == doctest::Approx((0.770336 - 0.335891 / 2) * 320).epsilon(1e-5));
+  CHECK(s.boxes[0].x2 == doctest::Approx((0.770336 + 0.335891 / 2) * 320).epsilon(1e-5));
+  CHECK(s.boxes[0].y1 == doctest::Approx((0.489695 - 0.697559 / 2) * 213).epsilon(1e-5));
+  CHECK(s.boxes[0].y2 == doctest::Approx((0.489695 + 0.697559 / 2) * 213).epsilon(1e-5));
+  // The pixels are the file's, shrunk.
+  cv::Mat original = cv::imread(s.path, cv::IMREAD_COLOR), expected;
+  cv::resize(original, expected, cv::Size(320, 213), 0, 0, cv::INTER_AREA);
+  CHECK(cv::norm(expected, s.image, cv::NORM_INF) == 0);
+
+  // Enlarging: imgsz 1280 doubles a 640-wide image.
+  auto big = make_source(pm, {{"data", root + "/data.yaml"}}, 1280);
+  const Sample b = big->load(1);
+  CHECK(b.image.cols == 1280);
+  CHECK(b.image.rows == 852);
+  CHECK(b.boxes[1].x2 == doctest::Approx((0.185977 + 0.206297 / 2) * 1280).epsilon(1e-5));
+}
+
+TEST_CASE("yolo_dataset load() is safe to call from several threads") {
+  core::PluginManager pm;
+  auto src = make_source(pm, {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "val"}}, 160);
+  std::vector<std::size_t> boxes(16, 0);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = t; i < 16; i += 4) boxes[i] = src->load(i).boxes.size();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < 16; ++i) CHECK(boxes[i] == src->load(i).boxes.size());
+}
+
+TEST_CASE("yolo_dataset survives every kind of bad data and names each problem") {
+  const std::string dir = test::temp_dir("yolo-bad");
+  const std::string img = dir + "/images/train/", lbl = dir + "/labels/train/";
+  fs::create_directories(img);
+  fs::create_directories(lbl);
+  // Names as a map, nc agreeing; val is a .txt list with a missing entry.
+  test::write_file(dir + "/data.yaml",
+                   "train: images/train\nval: val.txt\nnc: 3\nnames:\n  0: cat\n  1: dog\n  2: bird\n");
+  cv::Mat good(80, 100, CV_8UC3, cv::Scalar(10, 20, 30));
+  REQUIRE(cv::imwrite(img + "good1.jpg", good));
+  test::write_file(lbl + "good1.txt", "0 0.5 0.5 0.2 0.2\n1 0.25 0.25 0.1 0.1\n");
+  REQUIRE(cv::imwrite(img + "good2.png", good));
+  test::write_file(lbl + "good2.txt",
+                   "2 0.5 0.5 0.4 0.4\n"          // 1 good
+                   "1 0.5 0.5 0.2\n"              // 2 wrong field count
+                   "1 0.5 zero 0.2 0.2\n"         // 3 non-numeric
+                   "-1 0.5 0.5 0.2 0.2\n"         // 4 negative class
+                   "3 0.5 0.5 0.2 0.2\n"          // 5 class out of range (nc 3)
+                   "1.5 0.5 0.5 0.2 0.2\n"        // 6 fractional class
+                   "0 0.98 0.5 0.1 0.2\n"         // 7 partly outside: clipped
+                   "0 1.5 0.5 0.2 0.2\n"          // 8 entirely outside: dropped
+                   "0 0.5 0.5 0 0.2\n"            // 9 zero width: dropped
+                   "2 0.5 0.5 0.4 0.4\n"          // 10 duplicate of line 1
+                   "\n"                            // 11 blank: ignored
+                   "1 0.1 0.1 0.3 0.1 0.3 0.4\n"  // 12 polygon -> box
+                   "0 1.00000048 0.5 0.1 0.1\n"); // 13 partly outside (x2 1.05): clipped
+  REQUIRE(cv::imwrite(img + "background.jpg", good));                  // no label file
+  REQUIRE(cv::imwrite(img + "empty_label.jpg", good));
+  test::write_file(lbl + "empty_label.txt", "");                         // explicit background
+  auto jpg = jpeg_bytes(64, 48);
+  write_bytes(img + "truncated.jpg", std::vector<uchar>(jpg.begin(), jpg.begin() + jpg.size() / 2));
+  test::write_file(lbl + "truncated.txt", "0 0.5 0.5 0.2 0.2\n");
+  test::write_file(img + "text.jpg", "this is a text file, not a JPEG\n");
+  std::vector<uchar> garbage = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00};
+  for (int i = 0; i < 200; ++i) garbage.push_back(static_cast<uchar>(i * 7));
+  garbage.push_back(0xFF);
+  garbage.push_back(0xD9);
+  write_bytes(img + "corrupt.jpg", garbage);
+  test::write_file(img + "empty.jpg", "");
+  test::write_file(lbl + "orphan.txt", "0 0.5 0.5 0.1 0.1\n");
+  test::write_file(img + "notes.md", "not an image extension: ignored\n");
+
+  core::PluginManager pm;
+  auto src = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}}, 100);
+  // good1, good2, background, empty_label.
+  CHECK(src->size() == 4);
+  const auto info = src->info();
+  CHECK(info.names == std::vector<std::string>{"cat", "dog", "bird"});
+  const auto issues = src->issues();
+  std::string listed;
+  for (const auto& i : issues) listed += i.path + ": " + i.problem + " -> " + i.action + "\n";
+  INFO(listed);
+  CHECK(has_issue(issues, "images/train/truncated.jpg", "truncated image", "skipped image"));
+  CHECK(has_issue(issues, "images/train/text.jpg", "not an image", "skipped image"));
+  CHECK(has_issue(issues, "images/train/corrupt.jpg", "corrupt image", "skipped image"));
+  CHECK(has_issue(issues, "images/train/empty.jpg", "empty file", "skipped image"));
+  CHECK(has_issue(issues, "images/train/background.jpg", "no label file", "kept as background image"));
+  CHECK(has_issue(issues, "labels/train/orphan.txt", "label file without image", "ignored"));
+  CHECK(has_issue(issues, "good2.txt", "bad label line 2: expected 5 values", "dropped line"));
+  CHECK(has_issue(issues, "good2.txt", "bad label line 3: 'zero' is not a number", "dropped line"));
+  CHECK(has_issue(issues, "good2.txt", "bad label line 4: class -1 out of range", "dropped line"));
+  CHECK(has_issue(issues, "good2.txt", "bad label line 5: class 3 out of range", "dropped line"));
+  CHECK(has_issue(issues, "good2.txt", "bad label line 6: class '1.5' is not an integer", "dropped line"));
+  CHECK(has_issue(issues, "good2.txt", "box partly outside image on line 7", "clipped box"));
+  CHECK(has_issue(issues, "good2.txt", "box outside image on line 8", "dropped box"));
+  CHECK(has_issue(issues, "good2.txt", "degenerate box on line 9", "dropped box"));
+  CHECK(has_issue(issues, "good2.txt", "duplicate box on line 10 (same as line 1)", "removed duplicate"));
+  CHECK(has_issue(issues, "good2.txt", "box partly outside image on line 13", "clipped box"));
+  // Nothing else: 6 image/file problems + 10 label problems; empty_label.txt is a quiet background.
+  CHECK(issues.size() == 16);
+  // truncated.txt pairs with an (unusable) image: not an orphan.
+  CHECK_FALSE(has_issue(issues, "truncated.txt", "label file without image", "ignored"));
+  // good1 (2) + good2 (line 1, 7 clipped, 12 polygon, 13 clipped) boxes.
+  CHECK(info.boxes == 6);
+
+  // Sorted order: background, empty_label, good1, good2.
+  const Sample g2 = src->load(3);
+  CHECK(fs::path(g2.path).filename() == "good2.png");
+  REQUIRE(g2.boxes.size() == 4);
+  // Line 7 clipped to the right edge: x 0.93..1.0 of 100 px.
+  CHECK(g2.boxes[1].x1 == doctest::Approx(93.0));
+  CHECK(g2.boxes[1].x2 == doctest::Approx(100.0));
+  // Line 12: polygon (0.1,0.1) (0.3,0.1) (0.3,0.4) -> box 10..30 x 8..32 (80 px high).
+  CHECK(g2.boxes[2].cls == 1);
+  CHECK(g2.boxes[2].x1 == doctest::Approx(10.0));
+  CHECK(g2.boxes[2].x2 == doctest::Approx(30.0));
+  CHECK(g2.boxes[2].y1 == doctest::Approx(8.0));
+  CHECK(g2.boxes[2].y2 == doctest::Approx(32.0));
+  CHECK(src->load(0).boxes.empty());
+
+  // The val list names a missing image: an issue, the rest still loads.
+  fs::create_directories(dir + "/images/val");
+  REQUIRE(cv::imwrite(dir + "/images/val/v1.jpg", good));
+  test::write_file(dir + "/labels/val/v1.txt", "1 0.5 0.5 0.5 0.5\n");
+  test::write_file(dir + "/val.txt", "images/val/v1.jpg\n./images/val/missing.jpg\n");
+  auto val = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "val"}});
+  CHECK(val->size() == 1);
+  const auto vi = val->issues();
+  REQUIRE(vi.size() == 1);
+  CHECK(vi[0].path == dir + "/images/val/missing.jpg");
+  CHECK(vi[0].problem.rfind("image missing (listed in " + dir + "/val.txt)", 0) == 0);
+  CHECK(vi[0].action == "skipped");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws naming the file") {
+  const std::string dir = test::temp_dir("yolo-late");
+  test::write_file(dir + "/data.yaml", "path: ds\ntrain: images\nnames: [thing]\n");
+  cv::Mat im(32, 48, CV_8UC3, cv::Scalar(1, 2, 3));
+  fs::create_directories(dir + "/ds/images");
+  REQUIRE(cv::imwrite(dir + "/ds/images/a.jpg", im));
+  test::write_file(dir + "/ds/labels/a.txt", "0 0.5 0.5 0.5 0.5\n");
+  core::PluginManager pm;
+  auto src = make_source(pm, {{"data", dir + "/data.yaml"}});
+  REQUIRE(src->size() == 1);
+  CHECK(src->load(0).boxes.size() == 1);
+  test::write_file(dir + "/ds/images/a.jpg", "overwritten with text");
+  try {
+    src->load(0);
+    FAIL("load() of a corrupt image must throw");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find(dir + "/ds/images/a.jpg") != std::string::npos);
+  }
+  const auto issues = src->issues();
+  REQUIRE(issues.size() == 1);
+  CHECK(issues[0].problem.rfind("cannot decode image", 0) == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("yolo_dataset refuses unusable data.yaml files with the file named") {
+  const std::string dir = test::temp_dir("yolo-yaml");
+  core::PluginManager pm;
+  auto expect_error = [&](const std::string& yaml, const std::string& message, const std::string& split = "train") {
+    test::write_file(dir + "/data.yaml", yaml);
+    try {
+      make_source(pm, {{"data", dir + "/data.yaml"}, {"split", split}});
+      FAIL("expected an error for: " << yaml);
+    } catch (const InvalidInput& e) {
+      const std::string what = e.what();
+      CHECK_MESSAGE(what.find(dir + "/data.yaml") != std::string::npos, what);
+      CHECK_MESSAGE(what.find(message) != std::string::npos, what);
+    }
+  };
+  fs::create_directories(dir + "/images");
+  expect_error("train: images\nnc: 2\nnames: [a, b, c]\n", "'nc' is 2 but 'names' lists 3 classes");
+  expect_error("train: images\nnames:\n  0: a\n  2: c\n", "missing id 1");
+  expect_error("train: images\n", "no class names");
+  expect_error("train: nowhere\nnames: [a]\n", "is not a folder");
+  expect_error("train: images\nnames: [a]\n", "has no 'test' split", "test");
+  expect_error("train: images\nnames: [a]\n", "no usable images");
+  expect_error("train: [images\nnames: [a]\n", "not valid YAML");
+  fs::remove_all(dir);
+}

@@ -1,0 +1,279 @@
+// yolo_dataset: reads datasets in the Ultralytics layout (data.yaml + images/ + labels/).
+//
+// configure() scans the split once: every image is checked (header, end marker, a cheap
+// reduced decode) and every label file parsed; bad data is skipped or fixed and recorded
+// as a DataIssue, never fatal. load() decodes one image and resizes it so its long side
+// is the epoch's imgsz, like Ultralytics' load_image.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "data_yaml.h"
+#include "image_files.h"
+#include "label_file.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/plugin.h"
+#include "yoloflow/source.h"
+
+namespace fs = std::filesystem;
+
+namespace yoloflow::plugins::yolo {
+namespace {
+
+// Problem categories, for the summary (the problem text starts with one of them).
+const char* const kCategories[] = {
+    "image missing", "not an image file type", "empty file", "not an image", "truncated image",
+    "corrupt image", "unreadable file", "unreadable label file", "no label file",
+    "label file without image", "bad label line", "degenerate box", "duplicate box",
+    "box outside image", "box partly outside image", "cannot decode image"};
+
+std::string category_of(const std::string& problem) {
+  std::string best;
+  for (const char* c : kCategories) {
+    const std::string cat(c);
+    if (problem.compare(0, cat.size(), cat) == 0 && cat.size() > best.size()) best = cat;
+  }
+  return best.empty() ? problem : best;
+}
+
+struct Entry {
+  std::string image;
+  std::vector<NormalizedBox> boxes;
+};
+
+class YoloDataset final : public DataSource {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_path("data").required().fixed().doc(
+        "Ultralytics data.yaml: `path` (dataset root, relative to the yaml's folder), "
+        "`train`/`val`/`test` (folders, .txt image lists, or lists of those) and `names`.");
+    s.add_enum("split", {"train", "val", "test"}, "train").fixed().doc("Which split to read.");
+    s.add_enum("shrink_interpolation", {"area", "linear"}, "area").fixed().doc(
+        "Resampling when an image is shrunk to imgsz: 'area' (sharper, Ultralytics' choice "
+        "without augmentation) or 'linear' (faster, Ultralytics' choice when augmenting). "
+        "Enlarging always uses linear.");
+    return s;
+  }
+
+  void configure(const Params& params, const StageContext& context) override {
+    imgsz_ = context.imgsz;
+    where_ = context.node.empty() ? params.where() : context.node;
+    shrink_area_ = params.get_string("shrink_interpolation") == "area";
+    const std::string data = params.get_string("data");
+    const std::string split = params.get_string("split");
+    if (data == scanned_data_ && split == scanned_split_) return;  // a new epoch: keep the scan
+    scan(data, split);
+    scanned_data_ = data;
+    scanned_split_ = split;
+  }
+
+  std::size_t size() const override { return entries_.size(); }
+
+  Sample load(std::size_t index) override {
+    if (index >= entries_.size()) {
+      throw Error("yolo_dataset '" + where_ + "': sample " + std::to_string(index) +
+                  " out of range (" + std::to_string(entries_.size()) + " samples)");
+    }
+    const Entry& e = entries_[index];
+    cv::Mat original;
+    try {
+      original = cv::imread(e.image, cv::IMREAD_COLOR);
+    } catch (const cv::Exception&) {
+      original.release();
+    }
+    if (original.empty()) {
+      add_issue({e.image, "cannot decode image at load time", "sample not loaded"});
+      throw Error("yolo_dataset '" + where_ + "': cannot decode image '" + e.image + "'");
+    }
+    Sample s;
+    s.index = index;
+    s.path = e.image;
+    const int w0 = original.cols, h0 = original.rows;
+    const double r = static_cast<double>(imgsz_) / std::max(w0, h0);
+    if (r != 1.0) {
+      // Ultralytics rounds up and caps at imgsz, so the long side is exactly imgsz.
+      const int w = std::min(static_cast<int>(std::ceil(w0 * r)), imgsz_);
+      const int h = std::min(static_cast<int>(std::ceil(h0 * r)), imgsz_);
+      const int interp = (r > 1.0 || !shrink_area_) ? cv::INTER_LINEAR : cv::INTER_AREA;
+      cv::resize(original, s.image, cv::Size(std::max(w, 1), std::max(h, 1)), 0, 0, interp);
+    } else {
+      s.image = original;
+    }
+    if (!s.image.isContinuous()) s.image = s.image.clone();
+    s.geometry.original_width = w0;
+    s.geometry.original_height = h0;
+    s.geometry.ratio_x = static_cast<double>(s.image.cols) / w0;
+    s.geometry.ratio_y = static_cast<double>(s.image.rows) / h0;
+    const float W = static_cast<float>(s.image.cols), H = static_cast<float>(s.image.rows);
+    s.boxes.reserve(e.boxes.size());
+    for (const auto& b : e.boxes) {
+      Box p;
+      p.cls = b.cls;
+      p.x1 = static_cast<float>(b.x1 * W);
+      p.y1 = static_cast<float>(b.y1 * H);
+      p.x2 = static_cast<float>(b.x2 * W);
+      p.y2 = static_cast<float>(b.y2 * H);
+      s.boxes.push_back(p);
+    }
+    return s;
+  }
+
+  DatasetInfo info() const override { return info_; }
+
+  std::vector<DataIssue> issues() const override {
+    std::lock_guard<std::mutex> lock(issues_mutex_);
+    return issues_;
+  }
+
+ private:
+  void add_issue(DataIssue issue) {
+    std::lock_guard<std::mutex> lock(issues_mutex_);
+    issues_.push_back(std::move(issue));
+  }
+
+  void scan(const std::string& data, const std::string& split) {
+    const DataYaml yaml = read_data_yaml(data);
+    const auto split_it = yaml.splits.find(split);
+    if (split_it == yaml.splits.end() || split_it->second.empty()) {
+      throw InvalidInput("data.yaml '" + yaml.file + "' has no '" + split + "' split");
+    }
+    SplitListing listing = list_split(split_it->second, split, yaml.file);
+    const int nc = static_cast<int>(yaml.names.size());
+
+    // Check images and parse labels on a few threads: decoding dominates.
+    struct Checked {
+      std::string image_problem;
+      LabelFile label;
+    };
+    std::vector<Checked> checked(listing.images.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&]() {
+      for (std::size_t i = next++; i < checked.size(); i = next++) {
+        checked[i].image_problem = check_image_file(listing.images[i]);
+        if (checked[i].image_problem.empty()) {
+          checked[i].label = read_label_file(label_path_for(listing.images[i]), nc);
+        }
+      }
+    };
+    const unsigned threads =
+        std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 8));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads && t < checked.size(); ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+
+    std::vector<DataIssue> issues = std::move(listing.issues);
+    std::vector<Entry> entries;
+    std::set<std::string> expected_labels;
+    std::size_t background = 0, missing_labels = 0, boxes = 0;
+    for (const auto& issue : issues) expected_labels.insert(label_path_for(issue.path));
+    for (std::size_t i = 0; i < checked.size(); ++i) {
+      const std::string& image = listing.images[i];
+      const std::string label_path = label_path_for(image);
+      expected_labels.insert(label_path);
+      Checked& c = checked[i];
+      if (!c.image_problem.empty()) {
+        issues.push_back({image, c.image_problem, "skipped image"});
+        continue;
+      }
+      if (c.label.exists && !c.label.readable) {
+        issues.push_back({label_path, "unreadable label file", "skipped image"});
+        continue;
+      }
+      for (auto& issue : c.label.issues) issues.push_back(std::move(issue));
+      if (!c.label.exists) {
+        ++missing_labels;
+        issues.push_back({image, "no label file (looked for " + label_path + ")",
+                          "kept as background image"});
+      }
+      if (c.label.boxes.empty()) ++background;
+      boxes += c.label.boxes.size();
+      entries.push_back({image, std::move(c.label.boxes)});
+    }
+    std::error_code ec;
+    for (const auto& dir : listing.label_dirs) {
+      std::vector<std::string> orphans;
+      for (const auto& f : fs::directory_iterator(dir, ec)) {
+        const std::string p = f.path().lexically_normal().string();
+        if (f.path().extension() == ".txt" && f.is_regular_file(ec) && !expected_labels.count(p)) {
+          orphans.push_back(p);
+        }
+      }
+      std::sort(orphans.begin(), orphans.end());
+      for (const auto& p : orphans) issues.push_back({p, "label file without image", "ignored"});
+    }
+
+    if (entries.empty()) {
+      throw InvalidInput("data.yaml '" + yaml.file + "': split '" + split +
+                         "' has no usable images (" + std::to_string(listing.images.size()) +
+                         " image files found, " + std::to_string(issues.size()) + " problems)");
+    }
+    entries_ = std::move(entries);
+    {
+      std::lock_guard<std::mutex> lock(issues_mutex_);
+      issues_ = std::move(issues);
+    }
+    info_ = DatasetInfo{yaml.root, yaml.names, entries_.size(), boxes};
+    background_ = background;
+    missing_labels_ = missing_labels;
+    log_summary(split);
+  }
+
+  void log_summary(const std::string& split) const {
+    const auto all = issues();
+    std::map<std::string, std::size_t> by_category;
+    for (const auto& i : all) ++by_category[category_of(i.problem)];
+    std::ostringstream s;
+    s << "yolo_dataset '" << where_ << "': " << split << " split of " << info_.root << ": "
+      << info_.images << " images (" << background_ << " background), " << info_.boxes
+      << " boxes, " << info_.names.size() << " classes";
+    if (!all.empty()) {
+      s << "; " << all.size() << " data issues:";
+      for (const auto& [cat, n] : by_category) s << " " << n << " " << cat << ";";
+      const std::size_t shown = std::min<std::size_t>(all.size(), 10);
+      for (std::size_t i = 0; i < shown; ++i) {
+        s << "\n  " << all[i].path << ": " << all[i].problem << " -> " << all[i].action;
+      }
+      if (all.size() > shown) s << "\n  ... and " << (all.size() - shown) << " more";
+    }
+    const bool only_background = by_category.size() <= 1 && by_category.count("no label file") == by_category.size();
+    if (only_background) {
+      YF_LOG_INFO(s.str());
+    } else {
+      YF_LOG_WARN(s.str());
+    }
+  }
+
+  int imgsz_ = 640;
+  bool shrink_area_ = true;
+  std::string where_;
+  std::string scanned_data_, scanned_split_;
+  std::vector<Entry> entries_;
+  DatasetInfo info_;
+  std::size_t background_ = 0, missing_labels_ = 0;
+  mutable std::mutex issues_mutex_;
+  std::vector<DataIssue> issues_;
+};
+
+void register_yolo_dataset(Registrar& r) {
+  r.add_source<YoloDataset>(
+      "yolo_dataset", YoloDataset::schema(),
+      "Reads an Ultralytics-layout dataset (data.yaml, images/, labels/); checks every image "
+      "and label at configure time, skipping or fixing bad data with a counted issue.");
+}
+
+}  // namespace
+}  // namespace yoloflow::plugins::yolo
+
+YOLOFLOW_PLUGIN("yolo_dataset", "1.0.0", yoloflow::plugins::yolo::register_yolo_dataset)
