@@ -27,5 +27,7 @@ using Action = std::function<int()>;
 // Each adds one subcommand; its callback stores the action to run in `selected`.
 void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_describe_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_info_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected);
 
 }  // namespace yoloflow::cli
