@@ -1,0 +1,98 @@
+// `yoloflow weights import|export`: move weights between PyTorch state-dict files and ours.
+#include <iostream>
+#include <regex>
+
+#include "cli/cli.h"
+#include "model/model_factory.h"
+#include "model/weights_io.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::cli {
+
+namespace {
+
+// The number of classes a YOLO-style state dict was trained for: the size of the class
+// branch's final conv bias ("model.<detect>.cv3.0.2.bias"); 0 when there is none.
+int classes_in(const core::NamedTensors& w) {
+  static const std::regex re(R"(^model\.\d+\.cv3\.0\.2\.bias$)");
+  for (const auto& [n, t] : w) {
+    if (std::regex_match(n, re)) return static_cast<int>(t.size(0));
+  }
+  return 0;
+}
+
+int run_import(CliContext& ctx, const std::string& src, const std::string& arch, int nc, const std::string& out) {
+  const auto weights = core::read_weights(src);
+  const int file_nc = classes_in(weights);
+  const int target_nc = nc > 0 ? nc : (file_nc > 0 ? file_nc : 80);
+  auto model = core::create_model(ctx.plugins().registry(), arch, target_nc);
+  core::LoadOptions opts;
+  const bool finetune = file_nc > 0 && file_nc != target_nc;
+  if (finetune) {
+    // Another number of classes: the class branch may differ in shape (its final conv always
+    // does; narrower ones also in width, c3 = max(ch0, min(nc, 100))); everything else must fit.
+    static const std::regex cls_branch(R"(^model\.\d+\.cv3\..*)");
+    opts.may_differ = [](const std::string& n) { return std::regex_match(n, cls_branch); };
+  }
+  const auto report = core::load_weights(model->module(), weights, src, opts);
+  core::write_weights(out, core::module_state(model->module()));
+  std::cout << "imported " << report.loaded << " tensors from " << src << " into " << model->architecture()
+            << " (nc " << target_nc << ")\n";
+  if (finetune) {
+    std::cout << "nc " << file_nc << " -> " << target_nc << ": kept the initial values of "
+              << report.kept_initial.size() << " class-head tensors (fine-tuning):\n";
+    for (const auto& n : report.kept_initial) std::cout << "  " << n << "\n";
+  }
+  std::cout << "wrote " << out << std::endl;
+  return kExitOk;
+}
+
+int run_export(CliContext& ctx, const std::string& in, const std::string& key, const std::string& arch,
+               const std::string& out) {
+  auto weights = core::read_weights(in, key);
+  if (!arch.empty()) {
+    // Check against the architecture, and write in its state-dict order.
+    auto model = core::create_model(ctx.plugins().registry(), arch, classes_in(weights));
+    core::load_weights(model->module(), weights, in);
+    weights = core::module_state(model->module());
+  }
+  core::write_weights(out, weights);
+  std::cout << "exported " << weights.size() << " tensors from " << in << " to " << out
+            << " (a dict name -> tensor; Python: torch.load('" << out << "'))" << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected) {
+  auto* cmd = app.add_subcommand("weights", "Import PyTorch state dicts and export ours for PyTorch");
+  cmd->require_subcommand(1);
+  struct Opts {
+    std::string src, model, out, key;
+    int nc = 0;
+  };
+  auto o = std::make_shared<Opts>();
+
+  auto* imp = cmd->add_subcommand(
+      "import", "Read a Python torch.save(model.state_dict()) file, check every name and shape against "
+                "--model and write it as our weights file; another --nc keeps the class head initialised");
+  imp->add_option("src", o->src, "State-dict file written by torch.save")->required();
+  imp->add_option("--model", o->model, "Architecture, e.g. yolo11n")->required();
+  imp->add_option("--nc", o->nc, "Classes of the new model (default: as in the file)")->check(CLI::PositiveNumber);
+  imp->add_option("--out", o->out, "Output weights file")->required();
+  imp->callback([&ctx, &selected, o] {
+    selected = [&ctx, o]() { return run_import(ctx, o->src, o->model, o->nc, o->out); };
+  });
+
+  auto* exp = cmd->add_subcommand(
+      "export", "Write our weights or checkpoint file as a plain dict name -> tensor for Python's torch.load");
+  exp->add_option("src", o->src, "Our weights or checkpoint file")->required();
+  exp->add_option("--out", o->out, "Output file")->required();
+  exp->add_option("--key", o->key, "Checkpoint entry holding the weights (default: ema, then model, then state_dict)");
+  exp->add_option("--model", o->model, "Also check names and shapes against this architecture");
+  exp->callback([&ctx, &selected, o] {
+    selected = [&ctx, o]() { return run_export(ctx, o->src, o->key, o->model, o->out); };
+  });
+}
+
+}  // namespace yoloflow::cli

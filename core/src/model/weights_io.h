@@ -1,0 +1,59 @@
+#pragma once
+// Weights files that move between yoloflow and PyTorch: a Python `torch.save(state_dict)`
+// file is read with torch::pickle_load, and what we write (a plain dict name -> tensor,
+// torch::pickle_save) is what Python's torch.load returns. Names are the reference
+// implementation's state-dict names ("model.0.conv.weight"), which our models use.
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace yoloflow::core {
+
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// Reads a weights file: a dict name -> tensor, or a checkpoint dict holding one under
+// `key` ("" = the first of "ema", "model", "state_dict" that is a dict of tensors).
+// Throws InvalidInput naming the file when it cannot be read or holds something else.
+NamedTensors read_weights(const std::string& path, const std::string& key = "");
+
+// Writes a plain dict name -> tensor (CPU, contiguous) in the given order.
+void write_weights(const std::string& path, const NamedTensors& tensors);
+
+// Parameters and buffers of `module` in PyTorch's state_dict order (per module: its own
+// parameters, its own buffers, then its children), undefined tensors skipped.
+NamedTensors module_state(const torch::nn::Module& module);
+
+struct WeightsMismatch {
+  std::vector<std::string> missing;     // in the model, not in the file
+  std::vector<std::string> unexpected;  // in the file, not in the model
+  std::vector<std::string> wrong_shape; // "name: file [a, b] vs model [c, d]"
+  bool empty() const { return missing.empty() && unexpected.empty() && wrong_shape.empty(); }
+  // Every problem, one per line.
+  std::string describe() const;
+};
+
+struct LoadOptions {
+  // Names whose shape may differ from the file's (the model keeps its initial values for
+  // those), e.g. the class head when fine-tuning to another number of classes.
+  std::function<bool(const std::string&)> may_differ;
+};
+
+struct LoadReport {
+  std::size_t loaded = 0;
+  std::vector<std::string> kept_initial;  // allowed to differ, left as initialised
+};
+
+// Compares names and shapes first; when anything does not match (beyond `may_differ`),
+// throws InvalidInput listing ALL mismatches, with `source` (the file) in the message, and
+// changes nothing. Otherwise copies every value into the module (converting dtype/device).
+LoadReport load_weights(torch::nn::Module& module, const NamedTensors& weights,
+                        const std::string& source, const LoadOptions& options = {});
+
+// Only the comparison of load_weights.
+WeightsMismatch compare_weights(const torch::nn::Module& module, const NamedTensors& weights,
+                                const LoadOptions& options = {});
+
+}  // namespace yoloflow::core

@@ -1,0 +1,184 @@
+// The `yolo11` model plugin: YOLO11 n/s/m/l/x detection models as released by Ultralytics
+// (same layers, parameter counts and state-dict names), with channels_last and per-stage
+// activation checkpointing.
+#include <memory>
+#include <sstream>
+
+#include "yolo11_net.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/model.h"
+#include "yoloflow/plugin.h"
+
+namespace yoloflow::yolo11 {
+namespace {
+
+using torch::Tensor;
+
+class Yolo11Model final : public Model {
+ public:
+  void configure(const Params& p, const StageContext&) override {
+    const std::string scale = p.get_string("scale");
+    const auto nc = p.get_int("nc");
+    if (scale.size() != 1) throw InvalidInput("yolo11: scale must be one of n, s, m, l, x");
+    scale_spec(scale[0]);  // validates
+    if (nc < 1) throw InvalidInput(p.where() + ".nc: must be >= 1, got " + std::to_string(nc));
+    // Rebuild only when the architecture changes: configure() runs again at epoch boundaries.
+    if (!net_ || net_->scale() != scale[0] || net_->nc() != nc) {
+      net_ = std::make_shared<Yolo11Net>(scale[0], nc);
+      channels_last_ = false;
+    }
+    set_channels_last(p.get_bool("channels_last"));
+    set_activation_checkpointing(p.get_bool("checkpoint_backbone"), p.get_bool("checkpoint_neck"));
+  }
+
+  torch::nn::Module& module() override { return *require_net(); }
+
+  DetectionHead head() const override {
+    DetectionHead h;
+    h.nc = static_cast<int>(require_net()->nc());
+    h.reg_max = 16;
+    h.strides = {8, 16, 32};
+    return h;
+  }
+
+  std::string architecture() const override { return std::string("yolo11") + require_net()->scale(); }
+
+  std::vector<Tensor> forward_train(const Tensor& images) override {
+    auto& net = *require_net();
+    if (images.dim() != 4 || images.size(1) != 3) {
+      std::ostringstream os;
+      os << "yolo11: expected images of shape (B, 3, H, W), got " << images.sizes();
+      throw InvalidInput(os.str());
+    }
+    const auto h = images.size(2), w = images.size(3);
+    if (h % 32 != 0 || w % 32 != 0 || h == 0 || w == 0) {
+      throw InvalidInput("yolo11: image size " + std::to_string(h) + "x" + std::to_string(w) +
+                         " is not a multiple of 32, the largest stride; letterbox or pad images to a "
+                         "multiple of 32 (e.g. imgsz 640)");
+    }
+    const auto x = channels_last_ ? images.contiguous(torch::MemoryFormat::ChannelsLast) : images;
+    return net.forward(x);
+  }
+
+  Detections decode(const std::vector<Tensor>& levels) override {
+    auto& net = *require_net();
+    const auto& det = *net.detect();
+    if (levels.size() != det.strides.size()) {
+      throw InvalidInput("yolo11: decode expects " + std::to_string(det.strides.size()) + " levels, got " +
+                         std::to_string(levels.size()));
+    }
+    const auto reg = det.reg_max, nc = det.nc, no = 4 * reg + nc;
+    const auto B = levels[0].size(0);
+    std::vector<Tensor> flat, anchors, strides;
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      // Decoding in fp32: bf16 cannot hold pixel coordinates at 640 to a pixel.
+      const auto l = levels[i].to(torch::kFloat);
+      const auto H = l.size(2), W = l.size(3);
+      if (l.size(1) != no) {
+        throw InvalidInput("yolo11: level " + std::to_string(i) + " has " + std::to_string(l.size(1)) +
+                           " channels, expected " + std::to_string(no));
+      }
+      flat.push_back(l.reshape({B, no, H * W}));
+      const auto opts = l.options();
+      const auto sx = torch::arange(W, opts) + 0.5;
+      const auto sy = torch::arange(H, opts) + 0.5;
+      const auto yx = torch::meshgrid({sy, sx}, "ij");
+      anchors.push_back(torch::stack({yx[1].reshape(-1), yx[0].reshape(-1)}, 0));  // (2, HW)
+      strides.push_back(torch::full({1, H * W}, static_cast<double>(det.strides[i]), opts));
+    }
+    const auto x = torch::cat(flat, 2);  // (B, no, A)
+    const auto A = x.size(2);
+    const auto anc = torch::cat(anchors, 1).unsqueeze(0);   // (1, 2, A)
+    const auto str = torch::cat(strides, 1).unsqueeze(0);   // (1, 1, A)
+    // DFL: softmax over the bins of each side, then the fixed integral conv (weights 0..15).
+    const auto box = x.slice(1, 0, 4 * reg).reshape({B, 4, reg, A}).transpose(2, 1).softmax(1);
+    const auto dfl_w = det.dfl->conv->weight.to(box.dtype()).to(box.device());
+    const auto dist = torch::conv2d(box, dfl_w).reshape({B, 4, A});
+    const auto lt = dist.slice(1, 0, 2), rb = dist.slice(1, 2, 4);
+    const auto xyxy = torch::cat({anc - lt, anc + rb}, 1) * str;  // (B, 4, A), input pixels
+    Detections d;
+    d.boxes = xyxy.transpose(1, 2).contiguous();
+    d.scores = x.slice(1, 4 * reg, no).sigmoid().transpose(1, 2).contiguous();
+    return d;
+  }
+
+  std::vector<LayerRow> layers() const override {
+    const auto& net = *require_net();
+    std::vector<LayerRow> rows;
+    for (std::size_t i = 0; i < net.specs().size(); ++i) {
+      const auto& s = net.specs()[i];
+      LayerRow r;
+      r.index = static_cast<int>(i);
+      if (s.from.size() == 1) {
+        r.from = std::to_string(s.from[0]);
+      } else {
+        r.from = "[";
+        for (std::size_t k = 0; k < s.from.size(); ++k) r.from += (k ? ", " : "") + std::to_string(s.from[k]);
+        r.from += "]";
+      }
+      r.repeats = s.repeats;
+      r.module = s.module;
+      r.args = s.args;
+      r.params = net.layer_params(static_cast<int>(i));
+      rows.push_back(std::move(r));
+    }
+    return rows;
+  }
+
+  void set_activation_checkpointing(bool backbone, bool neck) override {
+    require_net()->set_checkpointing(backbone, neck);
+  }
+
+ private:
+  const std::shared_ptr<Yolo11Net>& require_net() const {
+    if (!net_) throw Error("yolo11: the model is used before configure()");
+    return net_;
+  }
+
+  // Converts 4-D parameters and buffers in place (same tensors, new strides), so optimizers
+  // holding them keep working.
+  void set_channels_last(bool on) {
+    if (on == channels_last_) return;
+    const auto fmt = on ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+    torch::NoGradGuard no_grad;
+    for (auto& p : net_->parameters()) {
+      if (p.dim() == 4) p.set_data(p.data().contiguous(fmt));
+    }
+    for (auto& b : net_->buffers()) {
+      if (b.dim() == 4) b.set_data(b.data().contiguous(fmt));
+    }
+    channels_last_ = on;
+  }
+
+  std::shared_ptr<Yolo11Net> net_;
+  bool channels_last_ = false;
+};
+
+Schema yolo11_schema() {
+  Schema s;
+  s.add_enum("scale", {"n", "s", "m", "l", "x"}, "n")
+      .fixed()
+      .doc("Model scale: n 2.6M, s 9.5M, m 20.1M, l 25.4M, x 57.0M parameters at 80 classes.");
+  s.add_int("nc", 80).min(1).fixed().doc("Number of classes (the detection head's outputs).");
+  s.add_bool("channels_last", false)
+      .doc("Store conv weights and feed inputs in channels_last (NHWC) memory format; faster with "
+           "cuDNN on tensor cores.");
+  s.add_bool("checkpoint_backbone", false)
+      .doc("Recompute the backbone (layers 0-10) in backward instead of storing its activations: "
+           "less memory, same results.");
+  s.add_bool("checkpoint_neck", false)
+      .doc("Recompute the neck (layers 11-22) in backward instead of storing its activations.");
+  return s;
+}
+
+void register_yolo11(Registrar& r) {
+  r.add_model<Yolo11Model>("yolo11", yolo11_schema(),
+                           "YOLO11 detection model (scales n/s/m/l/x) with Ultralytics' layers and "
+                           "state-dict names; weights move to and from PyTorch.");
+}
+
+}  // namespace
+}  // namespace yoloflow::yolo11
+
+YOLOFLOW_PLUGIN("yolo11", "1.0.0", yoloflow::yolo11::register_yolo11)
