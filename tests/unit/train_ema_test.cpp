@@ -44,7 +44,7 @@ TEST_CASE("EMA follows decay * (1 - exp(-updates / tau)) exactly") {
   int checked = 0;
   for (const auto& [name, t] : ema.state()) {
     if (name == "bn.num_batches_tracked") continue;
-    CHECK(t.scalar_type() == torch::kFloat);
+    CHECK((t.scalar_type() == torch::kFloat));
     CHECK(t.min().item<double>() == doctest::Approx(expected).epsilon(1e-6));
     CHECK(t.max().item<double>() == doctest::Approx(expected).epsilon(1e-6));
     ++checked;
@@ -61,7 +61,7 @@ TEST_CASE("EMA copies integer buffers instead of averaging them") {
   const auto st = ema.state();
   std::map<std::string, torch::Tensor> s(st.begin(), st.end());
   REQUIRE(s.count("bn.num_batches_tracked"));
-  CHECK(s["bn.num_batches_tracked"].scalar_type() == torch::kLong);
+  CHECK((s["bn.num_batches_tracked"].scalar_type() == torch::kLong));
   CHECK(s["bn.num_batches_tracked"].item<int64_t>() == 3);
 }
 

@@ -9,6 +9,7 @@
 #include "train/box_ops.h"
 #include "train/detection_loss.h"
 #include "train/task_aligned_assigner.h"
+#include "yoloflow/error.h"
 
 using namespace yoloflow;
 using namespace yoloflow::core;
@@ -262,7 +263,7 @@ TEST_CASE("loss rejects levels that do not match the head") {
   DetectionLoss loss(head);
   auto levels = random_levels(1, 64, 3);  // 3 classes for a 2-class head
   CHECK_THROWS_WITH_AS(loss(levels, torch::zeros({1, 0, 5})),
-                       doctest::Contains("expected (1, 66, H, W)"), Error);
+                       doctest::Contains("expected (1, 66, H, W)"), yoloflow::Error);
 }
 
 TEST_CASE("pad_targets lays rows out per image, padding with class -1") {
@@ -270,7 +271,7 @@ TEST_CASE("pad_targets lays rows out per image, padding with class -1") {
                              1.f, 6.f, 0.5f, 0.5f, 0.1f, 0.1f,  //
                              0.f, 7.f, 0.9f, 0.9f, 0.2f, 0.2f}).view({3, 6});
   auto t = pad_targets(rows, 3);
-  REQUIRE(t.sizes() == torch::IntArrayRef({3, 2, 5}));
+  REQUIRE((t.sizes() == torch::IntArrayRef({3, 2, 5})));
   CHECK(t[0][0][0].item<float>() == 7);
   CHECK(t[0][1][0].item<float>() == -1);
   CHECK(t[1][0][0].item<float>() == 5);
@@ -281,6 +282,6 @@ TEST_CASE("pad_targets lays rows out per image, padding with class -1") {
   auto f = pad_targets(rows, 3, 1, &dropped);
   CHECK(f.size(1) == 1);
   CHECK(dropped == 1);
-  CHECK(pad_targets(torch::zeros({0, 6}), 2).sizes() == torch::IntArrayRef({2, 0, 5}));
-  CHECK_THROWS_WITH_AS(pad_targets(rows, 1), doctest::Contains("batch index 1"), Error);
+  CHECK((pad_targets(torch::zeros({0, 6}), 2).sizes() == torch::IntArrayRef({2, 0, 5})));
+  CHECK_THROWS_WITH_AS(pad_targets(rows, 1), doctest::Contains("batch index 1"), yoloflow::Error);
 }

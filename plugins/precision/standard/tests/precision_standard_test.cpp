@@ -39,7 +39,7 @@ const float kInf = std::numeric_limits<float>::infinity();
 
 TEST_CASE("amp_fp16: scaled loss, unscaled gradients, overflow skips and halves the scale") {
   auto fp16 = make("amp_fp16");
-  CHECK(fp16->compute_dtype() == torch::kHalf);
+  CHECK((fp16->compute_dtype() == torch::kHalf));
   CHECK(fp16->scale() == 65536.0);
   CHECK(fp16->scale_loss(torch::tensor(2.0f)).item<float>() == 131072.0f);
 
@@ -117,7 +117,7 @@ TEST_CASE("amp_bf16: autocast makes linear and conv bf16 on CPU, restored afterw
   auto bf16 = make("amp_bf16");
   std::string why;
   CHECK(bf16->supports(torch::Device(torch::kCPU), why));
-  CHECK(bf16->compute_dtype() == torch::kBFloat16);
+  CHECK((bf16->compute_dtype() == torch::kBFloat16));
   torch::nn::Linear fc(4, 3);
   torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 2, 3));
   auto x = torch::randn({2, 4});
@@ -126,18 +126,18 @@ TEST_CASE("amp_bf16: autocast makes linear and conv bf16 on CPU, restored afterw
   {
     auto scope = bf16->autocast(torch::Device(torch::kCPU));
     CHECK(compat::autocast_enabled(c10::DeviceType::CPU));
-    CHECK(fc(x).scalar_type() == torch::kBFloat16);
-    CHECK(conv(img).scalar_type() == torch::kBFloat16);
+    CHECK((fc(x).scalar_type() == torch::kBFloat16));
+    CHECK((conv(img).scalar_type() == torch::kBFloat16));
     {
       // An fp32 region inside switches autocast off, then gives it back.
       auto fp32 = make("fp32");
       auto inner = fp32->autocast(torch::Device(torch::kCPU));
-      CHECK(fc(x).scalar_type() == torch::kFloat);
+      CHECK((fc(x).scalar_type() == torch::kFloat));
     }
-    CHECK(fc(x).scalar_type() == torch::kBFloat16);
+    CHECK((fc(x).scalar_type() == torch::kBFloat16));
   }
   CHECK(compat::autocast_enabled(c10::DeviceType::CPU) == was_enabled);
-  CHECK(fc(x).scalar_type() == torch::kFloat);
+  CHECK((fc(x).scalar_type() == torch::kFloat));
   CHECK_FALSE(bf16->unscale({torch::ones({2})}).defined());
   CHECK(bf16->scale_loss(torch::tensor(3.f)).item<float>() == 3.f);
 }
@@ -146,11 +146,11 @@ TEST_CASE("fp32 leaves everything fp32 and never skips") {
   auto fp32 = make("fp32");
   std::string why;
   CHECK(fp32->supports(torch::Device(torch::kCPU), why));
-  CHECK(fp32->compute_dtype() == torch::kFloat);
+  CHECK((fp32->compute_dtype() == torch::kFloat));
   torch::nn::Linear fc(4, 3);
   {
     auto scope = fp32->autocast(torch::Device(torch::kCPU));
-    CHECK(fc(torch::randn({2, 4})).scalar_type() == torch::kFloat);
+    CHECK((fc(torch::randn({2, 4})).scalar_type() == torch::kFloat));
   }
   auto g = torch::tensor({kInf});
   CHECK_FALSE(fp32->unscale({g}).defined());
