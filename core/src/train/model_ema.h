@@ -27,6 +27,9 @@ class ModelEma {
  private:
   std::vector<std::string> names_;
   std::vector<torch::Tensor> ema_;  // fp32 copies, same order as names_
+  // Indices into ema_ of averaged (floating) and copied (integer) entries.
+  std::vector<std::size_t> float_index_, other_index_;
+  static std::vector<torch::Tensor> model_tensors(torch::nn::Module& model);
   std::int64_t updates_ = 0;
   double decay_, tau_;
 };

@@ -1,0 +1,145 @@
+#include "train/detection_loss.h"
+
+#include <algorithm>
+#include <string>
+
+#include "train/box_ops.h"
+#include "train/task_aligned_assigner.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::core {
+
+DetectionLoss::DetectionLoss(const DetectionHead& head, LossGains gains, AssignerOptions assigner)
+    : head_(head), gains_(gains), assigner_(assigner) {
+  if (head_.strides.empty()) throw Error("DetectionLoss: the detection head has no strides.");
+  if (head_.nc <= 0 || head_.reg_max < 2) {
+    throw Error("DetectionLoss: invalid head (nc " + std::to_string(head_.nc) + ", reg_max " +
+                std::to_string(head_.reg_max) + ").");
+  }
+}
+
+LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
+                                     const torch::Tensor& targets) {
+  const auto R = static_cast<int64_t>(head_.reg_max);
+  const auto nc = static_cast<int64_t>(head_.nc);
+  if (levels.size() != head_.strides.size()) {
+    throw Error("DetectionLoss: got " + std::to_string(levels.size()) + " output levels, the head has " +
+                std::to_string(head_.strides.size()) + " strides.");
+  }
+  const auto B = levels[0].size(0);
+  std::vector<torch::Tensor> flat;
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (const auto& l : levels) {
+    if (l.dim() != 4 || l.size(0) != B || l.size(1) != 4 * R + nc) {
+      throw Error("DetectionLoss: an output level has shape " + std::string(c10::str(l.sizes())) +
+                  ", expected (" + std::to_string(B) + ", " + std::to_string(4 * R + nc) +
+                  ", H, W).");
+    }
+    sizes.emplace_back(l.size(2), l.size(3));
+    // The loss runs in fp32 whatever precision the forward pass used.
+    flat.push_back(l.flatten(2).to(torch::kFloat));
+  }
+  if (targets.dim() != 3 || targets.size(0) != B || targets.size(2) != 5) {
+    throw Error("DetectionLoss: targets have shape " + std::string(c10::str(targets.sizes())) +
+                ", expected (" + std::to_string(B) + ", M, 5).");
+  }
+  auto pred = torch::cat(flat, 2);                                        // (B, C, A)
+  auto pred_distri = pred.narrow(1, 0, 4 * R).transpose(1, 2).contiguous();  // (B, A, 4R)
+  auto pred_scores = pred.narrow(1, 4 * R, nc).transpose(1, 2).contiguous(); // (B, A, nc)
+  const auto A = pred.size(2);
+  const auto fopt = pred.options();
+
+  const double img_h = static_cast<double>(sizes[0].first * head_.strides[0]);
+  const double img_w = static_cast<double>(sizes[0].second * head_.strides[0]);
+  auto [anchors, stride_t] = make_anchors(sizes, head_.strides, fopt);  // grid units, (A, 1)
+
+  // Targets: [cls, cx, cy, w, h] normalised -> labels and xyxy pixels; cls < 0 is padding.
+  auto t = targets.to(pred.device(), torch::kFloat);
+  auto gt_cls = t.select(2, 0);
+  auto gt_mask = gt_cls >= 0;
+  auto gt_labels = gt_cls.clamp_min(0).to(torch::kLong);
+  auto cx = t.select(2, 1) * img_w, cy = t.select(2, 2) * img_h;
+  auto hw = t.select(2, 3) * (img_w / 2), hh = t.select(2, 4) * (img_h / 2);
+  auto gt_bboxes = torch::stack({cx - hw, cy - hh, cx + hw, cy + hh}, -1);  // (B, M, 4)
+
+  // Predicted boxes: expectation of each side's distribution, in grid units.
+  auto proj = torch::arange(R, fopt);
+  auto logits = pred_distri.view({B, A, 4, R});
+  auto pred_dist = torch::matmul(logits.softmax(-1), proj);  // (B, A, 4)
+  auto pred_bboxes = dist_to_bbox(pred_dist, anchors);       // (B, A, 4)
+
+  TaskAlignedAssigner assign(head_.nc, assigner_);
+  auto a = assign(pred_scores.detach().sigmoid(), pred_bboxes.detach() * stride_t,
+                  anchors * stride_t, gt_labels, gt_bboxes, gt_mask);
+
+  auto score_sum = a.scores.sum().clamp_min(1.0);
+  auto loss_cls = torch::binary_cross_entropy_with_logits(pred_scores, a.scores, {}, {},
+                                                          at::Reduction::Sum) /
+                  score_sum;
+
+  // Box and DFL losses over foreground anchors, by mask: background anchors get weight 0
+  // and a harmless target (their own prediction) so that nothing there can be inf or NaN.
+  auto fg = a.fg_mask.unsqueeze(-1);
+  auto weight = a.scores.sum(-1);  // (B, A), zero on background
+  auto target_bboxes = torch::where(fg, a.bboxes / stride_t, pred_bboxes.detach());
+  auto ciou = bbox_ciou(pred_bboxes, target_bboxes);
+  auto loss_box = ((1.0 - ciou) * weight).sum() / score_sum;
+
+  auto target_dist = bbox_to_dist(anchors, target_bboxes, static_cast<double>(R - 1) - 0.01);
+  auto left = target_dist.floor().to(torch::kLong);  // (B, A, 4)
+  auto w_left = (left + 1).to(torch::kFloat) - target_dist;
+  auto log_p = logits.log_softmax(-1);
+  auto ce_left = -log_p.gather(-1, left.unsqueeze(-1)).squeeze(-1);
+  auto ce_right = -log_p.gather(-1, (left + 1).unsqueeze(-1)).squeeze(-1);
+  auto dfl = (ce_left * w_left + ce_right * (1.0 - w_left)).mean(-1);  // (B, A)
+  auto loss_dfl = (dfl * weight).sum() / score_sum;
+
+  auto items = torch::stack({loss_box * gains_.box, loss_cls * gains_.cls, loss_dfl * gains_.dfl});
+  LossResult r;
+  r.total = items.sum() * static_cast<double>(B);
+  r.items = items.detach();
+  return r;
+}
+
+torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
+                          std::int64_t fixed_rows, std::int64_t* dropped) {
+  if (rows.defined() && rows.numel() > 0 && (rows.dim() != 2 || rows.size(1) != 6)) {
+    throw Error("pad_targets: target rows have shape " + std::string(c10::str(rows.sizes())) +
+                ", expected (N, 6) [batch_idx, cls, cx, cy, w, h].");
+  }
+  const auto device = rows.defined() ? rows.device() : torch::Device(torch::kCPU);
+  auto r = (rows.defined() && rows.numel() > 0) ? rows.to(torch::kCPU, torch::kFloat).contiguous()
+                                               : torch::zeros({0, 6});
+  const auto n = r.size(0);
+  auto acc = r.accessor<float, 2>();
+  std::vector<std::int64_t> count(static_cast<std::size_t>(batch_size), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto b = static_cast<int64_t>(acc[i][0]);
+    if (b < 0 || b >= batch_size) {
+      throw Error("pad_targets: row " + std::to_string(i) + " has batch index " +
+                  std::to_string(b) + ", outside a batch of " + std::to_string(batch_size) + ".");
+    }
+    ++count[static_cast<std::size_t>(b)];
+  }
+  std::int64_t fullest = 0;
+  for (auto c : count) fullest = std::max(fullest, c);
+  const std::int64_t m = fixed_rows > 0 ? fixed_rows : fullest;
+  auto out = torch::zeros({batch_size, m, 5});
+  out.select(2, 0).fill_(-1.0);
+  auto o = out.accessor<float, 3>();
+  std::vector<std::int64_t> used(static_cast<std::size_t>(batch_size), 0);
+  std::int64_t lost = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto b = static_cast<std::size_t>(acc[i][0]);
+    if (used[b] >= m) {
+      ++lost;
+      continue;
+    }
+    for (int j = 0; j < 5; ++j) o[static_cast<int64_t>(b)][used[b]][j] = acc[i][j + 1];
+    ++used[b];
+  }
+  if (dropped) *dropped = lost;
+  return out.to(device);
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,250 @@
+// The standard optimizers, loaded from their plugin library, against PyTorch's formulas.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <map>
+
+#include "plugin/plugin_manager.h"
+#include "support/paths.h"
+#include "yoloflow/optimizer.h"
+
+using namespace yoloflow;
+
+namespace {
+
+core::PluginManager& optimizer_plugins() {
+  static core::PluginManager pm;
+  static bool loaded = false;
+  if (!loaded) {
+    auto r = pm.load(test::plugin_dir() + "/yoloflow_optimizer_standard.so");
+    REQUIRE_MESSAGE(r.loaded, r.reason);
+    loaded = true;
+  }
+  return pm;
+}
+
+std::unique_ptr<Optimizer> make(const std::string& name, const json& params = json::object()) {
+  auto& pm = optimizer_plugins();
+  const auto* rc = pm.registry().find(Kind::Optimizer, name);
+  REQUIRE(rc != nullptr);
+  auto opt = pm.registry().create_as<Optimizer>(Kind::Optimizer, name, "test." + name);
+  opt->configure(Params(rc->info.schema.resolve(params), "test." + name), StageContext{});
+  return opt;
+}
+
+torch::Tensor param(std::vector<float> v) { return torch::tensor(v).set_requires_grad(true); }
+void set_grad(const torch::Tensor& p, std::vector<float> g) { p.mutable_grad() = torch::tensor(g); }
+std::vector<double> values(const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kDouble).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+void check_close(const torch::Tensor& t, const std::vector<double>& expected) {
+  auto v = values(t);
+  REQUIRE(v.size() == expected.size());
+  for (std::size_t i = 0; i < v.size(); ++i) CHECK(v[i] == doctest::Approx(expected[i]).epsilon(1e-6));
+}
+
+std::vector<ParamGroup> two_groups(const torch::Tensor& w, const torch::Tensor& b, double wd) {
+  ParamGroup gw;
+  gw.name = "weights";
+  gw.params = {w};
+  gw.weight_decay = wd;
+  ParamGroup gb;
+  gb.name = "bias";
+  gb.params = {b};
+  return {gw, gb};
+}
+
+std::map<std::string, torch::Tensor> clone_state(const NamedTensors& s) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [k, v] : s) out[k] = v.clone();
+  return out;
+}
+
+// Reference Adam/AdamW on doubles (torch.optim semantics).
+struct RefAdam {
+  std::vector<double> m, v;
+  int t = 0;
+  void step(std::vector<double>& p, std::vector<double> g, double lr, double b1, double b2,
+            double wd, bool decoupled) {
+    if (m.empty()) m.assign(p.size(), 0), v.assign(p.size(), 0);
+    ++t;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      if (decoupled) p[i] *= 1 - lr * wd; else g[i] += wd * p[i];
+      m[i] = b1 * m[i] + (1 - b1) * g[i];
+      v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+      const double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+      p[i] -= lr / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + 1e-8);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sgd: two Nesterov steps match PyTorch's SGD formula") {
+  auto w = param({1.f, -2.f, 3.f});
+  auto b = param({0.5f});
+  auto opt = make("sgd", {{"lr0", 0.1}, {"momentum", 0.9}});
+  opt->setup(two_groups(w, b, 0.01), OptimizerSetup{});
+  CHECK(opt->groups()[0].lr == doctest::Approx(0.1));
+  CHECK(opt->groups()[0].momentum == doctest::Approx(0.9));
+  CHECK(opt->description() == "SGD(lr=0.1, momentum=0.9, nesterov=True)");
+
+  std::vector<double> p{1, -2, 3}, buf(3, 0.0), pb{0.5}, bufb{0.0};
+  const double lr = 0.1, m = 0.9, wd = 0.01;
+  const std::vector<std::vector<float>> grads{{0.5f, 0.1f, -0.3f}, {-0.2f, 0.4f, 0.05f}};
+  for (int s = 0; s < 2; ++s) {
+    set_grad(w, grads[s]);
+    set_grad(b, {0.25f});
+    opt->step(torch::Tensor());
+    for (int i = 0; i < 3; ++i) {
+      const double d = grads[s][i] + wd * p[i];
+      buf[i] = m * buf[i] + d;  // first step: buf = d (dampening 0)
+      p[i] -= lr * (d + m * buf[i]);
+    }
+    bufb[0] = m * bufb[0] + 0.25;  // bias group: no weight decay
+    pb[0] -= lr * (0.25 + m * bufb[0]);
+  }
+  check_close(w, p);
+  check_close(b, pb);
+}
+
+TEST_CASE("sgd without Nesterov steps along the momentum buffer") {
+  auto w = param({1.f, 2.f});
+  auto opt = make("sgd", {{"lr0", 0.5}, {"momentum", 0.5}, {"nesterov", false}});
+  ParamGroup g;
+  g.name = "weights";
+  g.params = {w};
+  opt->setup({g}, OptimizerSetup{});
+  set_grad(w, {1.f, -1.f});
+  opt->step(torch::Tensor());
+  opt->step(torch::Tensor());  // buf = 1.5 g; total step 0.5 * (1 + 1.5) g
+  check_close(w, {1 - 1.25, 2 + 1.25});
+}
+
+TEST_CASE("adam and adamw: two steps match the closed form with bias correction") {
+  for (const bool decoupled : {false, true}) {
+    CAPTURE(decoupled);
+    auto w = param({1.f, -2.f});
+    auto opt = make(decoupled ? "adamw" : "adam", {{"lr0", 0.01}, {"momentum", 0.9}});
+    ParamGroup g;
+    g.name = "weights";
+    g.params = {w};
+    g.weight_decay = 0.1;
+    opt->setup({g}, OptimizerSetup{});
+    CHECK(opt->description() == std::string(decoupled ? "AdamW" : "Adam") + "(lr=0.01, betas=(0.9, 0.999))");
+    RefAdam ref;
+    std::vector<double> p{1, -2};
+    const std::vector<std::vector<float>> grads{{0.5f, -0.1f}, {0.3f, 0.2f}};
+    for (const auto& gr : grads) {
+      set_grad(w, gr);
+      opt->step(torch::Tensor());
+      ref.step(p, {gr[0], gr[1]}, 0.01, 0.9, 0.999, 0.1, decoupled);
+    }
+    check_close(w, p);
+  }
+}
+
+TEST_CASE("a skipped step leaves parameters and state unchanged, without a host decision") {
+  for (const std::string name : {"sgd", "adam", "adamw"}) {
+    CAPTURE(name);
+    auto w = param({1.f, -2.f, 3.f});
+    auto b = param({0.5f});
+    auto opt = make(name);
+    opt->setup(two_groups(w, b, 5e-4), OptimizerSetup{});
+    set_grad(w, {0.5f, 0.1f, -0.3f});
+    set_grad(b, {0.2f});
+    opt->step(torch::Tensor());
+    const auto w_before = w.detach().clone(), b_before = b.detach().clone();
+    const auto state_before = clone_state(opt->state());
+
+    const float inf = std::numeric_limits<float>::infinity();
+    set_grad(w, {inf, std::nanf(""), 1.f});
+    set_grad(b, {-inf});
+    opt->step(torch::ones({}));
+    CHECK(torch::equal(w.detach(), w_before));
+    CHECK(torch::equal(b.detach(), b_before));
+    for (const auto& [k, v] : opt->state()) {
+      CAPTURE(k);
+      CHECK(torch::equal(v, state_before.at(k)));
+    }
+
+    // A zero flag steps exactly like no flag.
+    auto w2 = param({1.f, -2.f, 3.f});
+    auto b2 = param({0.5f});
+    auto ref = make(name);
+    ref->setup(two_groups(w2, b2, 5e-4), OptimizerSetup{});
+    for (int s = 0; s < 2; ++s) {
+      set_grad(w, {0.5f, 0.1f, -0.3f});
+      set_grad(b, {0.2f});
+      set_grad(w2, {0.5f, 0.1f, -0.3f});
+      set_grad(b2, {0.2f});
+      if (s == 1) opt->step(torch::zeros({}));
+      ref->step(torch::Tensor());
+    }
+    CHECK(torch::allclose(w.detach(), w2.detach(), 1e-6, 1e-7));
+    CHECK(torch::allclose(b.detach(), b2.detach(), 1e-6, 1e-7));
+  }
+}
+
+TEST_CASE("auto follows Ultralytics' rule") {
+  auto w = param({1.f});
+  ParamGroup g;
+  g.name = "weights";
+  g.params = {w};
+  SUBCASE("long runs get SGD lr 0.01 momentum 0.9") {
+    auto opt = make("auto", {{"lr0", 0.05}});
+    OptimizerSetup s;
+    s.total_iterations = 20000;
+    opt->setup({g}, s);
+    CHECK(opt->groups()[0].initial_lr == doctest::Approx(0.01));
+    CHECK(opt->groups()[0].momentum == doctest::Approx(0.9));
+    CHECK(opt->description().find("SGD(lr=0.01, momentum=0.9, nesterov=True)") == 0);
+    CHECK(opt->description().find("20000 iterations > 10000") != std::string::npos);
+  }
+  SUBCASE("short runs get AdamW lr round(0.002 * 5 / (4 + nc), 6), beta1 0.9") {
+    auto opt = make("auto");
+    OptimizerSetup s;
+    s.total_iterations = 10000;
+    s.nc = 80;
+    opt->setup({g}, s);
+    CHECK(opt->groups()[0].initial_lr == doctest::Approx(0.000119).epsilon(1e-9));
+    CHECK(opt->groups()[0].lr == doctest::Approx(0.000119).epsilon(1e-9));
+    CHECK(opt->groups()[0].momentum == doctest::Approx(0.9));
+    CHECK(opt->description().find("AdamW(lr=0.000119, betas=(0.9, 0.999))") == 0);
+    set_grad(w, {1.f});
+    opt->step(torch::Tensor());
+    CHECK(w.item<float>() == doctest::Approx(1.0 - 0.000119).epsilon(1e-6));  // first Adam step = lr
+  }
+}
+
+TEST_CASE("optimizer state round trip continues identically") {
+  for (const std::string name : {"sgd", "adamw"}) {
+    CAPTURE(name);
+    auto w = param({1.f, -2.f, 3.f});
+    auto b = param({0.5f});
+    auto a = make(name);
+    a->setup(two_groups(w, b, 5e-4), OptimizerSetup{});
+    for (int s = 0; s < 2; ++s) {
+      set_grad(w, {0.5f * (s + 1), 0.1f, -0.3f});
+      set_grad(b, {0.2f});
+      a->step(torch::Tensor());
+    }
+    auto saved = clone_state(a->state());
+    auto w2 = w.detach().clone().set_requires_grad(true);
+    auto b2 = b.detach().clone().set_requires_grad(true);
+    auto c = make(name);
+    c->setup(two_groups(w2, b2, 5e-4), OptimizerSetup{});
+    c->load_state(saved);
+    set_grad(w, {0.7f, -0.4f, 0.2f});
+    set_grad(w2, {0.7f, -0.4f, 0.2f});
+    set_grad(b, {0.1f});
+    set_grad(b2, {0.1f});
+    a->step(torch::Tensor());
+    c->step(torch::Tensor());
+    CHECK(torch::equal(w.detach(), w2.detach()));
+    CHECK(torch::equal(b.detach(), b2.detach()));
+    saved.erase("weights.step");
+    CHECK_THROWS_WITH(c->load_state(saved), doctest::Contains("weights.step"));
+  }
+}

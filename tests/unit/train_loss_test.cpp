@@ -1,0 +1,287 @@
+// The detection loss and its task-aligned assigner on hand-built cases.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "train/box_ops.h"
+#include "train/detection_loss.h"
+#include "train/task_aligned_assigner.h"
+#include "yoloflow/error.h"
+
+using namespace yoloflow;
+using namespace yoloflow::core;
+
+namespace {
+
+// Anchor centres in pixels for an image of `size` (square), strides 8/16/32.
+torch::Tensor pixel_anchors(int64_t size, const std::vector<int64_t>& strides) {
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (auto s : strides) sizes.emplace_back(size / s, size / s);
+  auto [a, st] = make_anchors(sizes, strides, torch::TensorOptions().dtype(torch::kFloat));
+  return a * st;
+}
+
+bool strictly_inside(float x, float y, const std::vector<float>& b) {
+  return x > b[0] && y > b[1] && x < b[2] && y < b[3];
+}
+
+std::vector<torch::Tensor> random_levels(int64_t batch, int64_t size, int nc, bool grad = false) {
+  std::vector<torch::Tensor> levels;
+  for (int64_t s : {8, 16, 32}) {
+    auto t = torch::randn({batch, 64 + nc, size / s, size / s});
+    if (grad) t.set_requires_grad(true);
+    levels.push_back(t);
+  }
+  return levels;
+}
+
+}  // namespace
+
+TEST_CASE("make_anchors puts anchors at cell centres level by level") {
+  auto [a, st] = make_anchors({{2, 3}, {1, 1}}, {8, 16}, torch::TensorOptions());
+  REQUIRE(a.size(0) == 7);
+  CHECK(a[0][0].item<float>() == doctest::Approx(0.5));
+  CHECK(a[2][0].item<float>() == doctest::Approx(2.5));  // third column of the first row
+  CHECK(a[3][1].item<float>() == doctest::Approx(1.5));  // second row
+  CHECK(st[5][0].item<float>() == 8);
+  CHECK(st[6][0].item<float>() == 16);
+}
+
+TEST_CASE("CIoU is 1 for identical boxes and penalises distance and aspect") {
+  auto a = torch::tensor({10.f, 10.f, 30.f, 50.f});
+  CHECK(bbox_ciou(a, a).item<float>() == doctest::Approx(1.0).epsilon(1e-5));
+  // Disjoint boxes: IoU 0, CIoU negative by the centre-distance term.
+  auto b = torch::tensor({40.f, 10.f, 60.f, 50.f});
+  const float c = bbox_ciou(a, b).item<float>();
+  // rho^2 = 30^2 = 900; enclosing box 50 x 40: c^2 = 4100; same aspect -> v = 0.
+  CHECK(c == doctest::Approx(-900.0 / 4100.0).epsilon(1e-4));
+}
+
+TEST_CASE("assigner: one box gets the top-k anchors inside it, with normalised scores") {
+  const int64_t size = 64;
+  auto anchors = pixel_anchors(size, {8, 16, 32});
+  const auto A = anchors.size(0);
+  const std::vector<float> box{10, 6, 50, 40};
+  torch::manual_seed(3);
+  auto scores = torch::rand({1, A, 2}) * 0.8 + 0.1;
+  // Every anchor predicts the GT box exactly: the metric ranks anchors by class score.
+  auto pd = torch::tensor(box).view({1, 1, 4}).expand({1, A, 4}).contiguous();
+  auto gt_labels = torch::tensor({1, -1}, torch::kLong).view({1, 2});
+  auto gt_boxes = torch::tensor({10.f, 6.f, 50.f, 40.f, 0.f, 0.f, 0.f, 0.f}).view({1, 2, 4});
+  auto gt_mask = torch::tensor({true, false}).view({1, 2});
+  TaskAlignedAssigner assigner(2, AssignerOptions{});
+  auto r = assigner(scores, pd, anchors, gt_labels, gt_boxes, gt_mask);
+
+  // Expected: anchors strictly inside, ranked by their class-1 score, best 10.
+  std::vector<std::pair<float, int64_t>> inside;
+  for (int64_t i = 0; i < A; ++i) {
+    if (strictly_inside(anchors[i][0].item<float>(), anchors[i][1].item<float>(), box)) {
+      inside.emplace_back(scores[0][i][1].item<float>(), i);
+    }
+  }
+  REQUIRE(inside.size() > 10);  // the top-k cut matters in this case
+  std::sort(inside.rbegin(), inside.rend());
+  std::set<int64_t> expected;
+  for (int k = 0; k < 10; ++k) expected.insert(inside[k].second);
+  const float best = std::sqrt(inside[0].first);
+
+  int fg = 0;
+  for (int64_t i = 0; i < A; ++i) {
+    const bool is_fg = r.fg_mask[0][i].item<bool>();
+    CHECK(is_fg == (expected.count(i) == 1));
+    if (!is_fg) {
+      CHECK(r.scores[0][i].abs().sum().item<float>() == 0);
+      continue;
+    }
+    ++fg;
+    CHECK(r.labels[0][i].item<int64_t>() == 1);
+    CHECK(r.gt_index[0][i].item<int64_t>() == 0);
+    CHECK(r.bboxes[0][i][2].item<float>() == 50);
+    // Alignment s^0.5 * 1^6, normalised so the best anchor gets its IoU (1).
+    CHECK(r.scores[0][i][1].item<float>() ==
+          doctest::Approx(std::sqrt(scores[0][i][1].item<float>()) / best).epsilon(1e-4));
+    CHECK(r.scores[0][i][0].item<float>() == 0);
+  }
+  CHECK(fg == 10);
+}
+
+TEST_CASE("assigner: an anchor claimed by two boxes goes to the one it overlaps most") {
+  const int64_t size = 32;  // 16 + 4 + 1 anchors: each box holds fewer than top-k
+  auto anchors = pixel_anchors(size, {8, 16, 32});
+  const auto A = anchors.size(0);
+  const std::vector<float> box_a{2, 2, 18, 18}, box_b{6, 6, 22, 22};
+  // Anchors inside B predict B, the others predict A.
+  std::vector<float> pd_data;
+  for (int64_t i = 0; i < A; ++i) {
+    const auto& b = strictly_inside(anchors[i][0].item<float>(), anchors[i][1].item<float>(), box_b)
+                        ? box_b
+                        : box_a;
+    pd_data.insert(pd_data.end(), b.begin(), b.end());
+  }
+  auto pd = torch::tensor(pd_data).view({1, A, 4});
+  auto scores = torch::full({1, A, 3}, 0.5);
+  auto gt_labels = torch::tensor({0, 2}, torch::kLong).view({1, 2});
+  auto gt_boxes = torch::tensor({2.f, 2.f, 18.f, 18.f, 6.f, 6.f, 22.f, 22.f}).view({1, 2, 4});
+  auto gt_mask = torch::tensor({true, true}).view({1, 2});
+  auto r = TaskAlignedAssigner(3, AssignerOptions{})(scores, pd, anchors, gt_labels, gt_boxes, gt_mask);
+
+  int shared = 0, only_a = 0, only_b = 0;
+  for (int64_t i = 0; i < A; ++i) {
+    const float x = anchors[i][0].item<float>(), y = anchors[i][1].item<float>();
+    const bool in_a = strictly_inside(x, y, box_a), in_b = strictly_inside(x, y, box_b);
+    CHECK(r.fg_mask[0][i].item<bool>() == (in_a || in_b));
+    if (in_b) {
+      CHECK(r.gt_index[0][i].item<int64_t>() == 1);
+      CHECK(r.labels[0][i].item<int64_t>() == 2);
+      CHECK(r.scores[0][i][2].item<float>() > 0);
+      CHECK(r.scores[0][i][0].item<float>() == 0);
+    } else if (in_a) {
+      CHECK(r.gt_index[0][i].item<int64_t>() == 0);
+      CHECK(r.labels[0][i].item<int64_t>() == 0);
+    }
+    shared += in_a && in_b;
+    only_a += in_a && !in_b;
+    only_b += in_b && !in_a;
+  }
+  CHECK(shared == 3);
+  CHECK(only_a == 3);
+  CHECK(only_b == 3);
+}
+
+TEST_CASE("assigner: a box smaller than a stride is assigned when it holds an anchor centre") {
+  auto anchors = pixel_anchors(32, {8, 16, 32});
+  const auto A = anchors.size(0);
+  auto scores = torch::full({1, A, 1}, 0.5);
+  auto gt_labels = torch::zeros({1, 2}, torch::kLong);
+  // The first box holds the centre (4, 4); the second lies between centres.
+  auto gt_boxes = torch::tensor({3.f, 3.f, 5.f, 5.f, 5.f, 5.f, 7.f, 7.f}).view({1, 2, 4});
+  auto pd = gt_boxes.narrow(1, 0, 1).expand({1, A, 4}).contiguous();
+  auto gt_mask = torch::tensor({true, true}).view({1, 2});
+  auto r = TaskAlignedAssigner(1, AssignerOptions{})(scores, pd, anchors, gt_labels, gt_boxes, gt_mask);
+  CHECK(r.fg_mask.sum().item<int64_t>() == 1);
+  CHECK(r.fg_mask[0][0].item<bool>());
+  CHECK(r.gt_index[0][0].item<int64_t>() == 0);
+  CHECK(torch::isfinite(r.scores).all().item<bool>());
+}
+
+TEST_CASE("loss: a perfect prediction gives near-zero box and DFL loss") {
+  const int64_t size = 64;
+  const int nc = 2;
+  DetectionHead head{nc, 16, {8, 16, 32}};
+  // GT [12, 12, 52, 52] class 1: edges sit at whole stride-8 cells from the stride-8 centres.
+  const std::vector<float> box{12, 12, 52, 52};
+  std::vector<torch::Tensor> levels;
+  for (int64_t s : {8, 16, 32}) {
+    const int64_t n = size / s;
+    auto t = torch::zeros({1, 64 + nc, n, n});
+    t.narrow(1, 64, nc).fill_(-10.0);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float cx = (j + 0.5f) * s, cy = (i + 0.5f) * s;
+        std::vector<int64_t> bins{1, 1, 1, 1};
+        if (s == 8 && strictly_inside(cx, cy, box)) {
+          bins = {static_cast<int64_t>((cx - box[0]) / s), static_cast<int64_t>((cy - box[1]) / s),
+                  static_cast<int64_t>((box[2] - cx) / s), static_cast<int64_t>((box[3] - cy) / s)};
+          t[0][64 + 1][i][j] = 10.0;
+        }
+        for (int side = 0; side < 4; ++side) t[0][side * 16 + bins[side]][i][j] = 25.0;
+      }
+    }
+    levels.push_back(t);
+  }
+  auto targets = torch::tensor({1.f, 0.5f, 0.5f, 40.f / 64, 40.f / 64}).view({1, 1, 5});
+  DetectionLoss loss(head);
+  auto r = loss(levels, targets);
+  CHECK(r.items[0].item<float>() < 1e-4);
+  CHECK(r.items[2].item<float>() < 1e-4);
+  CHECK(r.items[1].item<float>() > 0);
+  CHECK(r.total.item<float>() == doctest::Approx(r.items.sum().item<float>()));
+}
+
+TEST_CASE("loss: a wrong box prediction costs box and DFL loss, more when further off") {
+  DetectionHead head{2, 16, {8, 16, 32}};
+  auto targets = torch::tensor({1.f, 0.5f, 0.5f, 0.5f, 0.5f}).view({1, 1, 5});
+  DetectionLoss loss(head);
+  torch::manual_seed(1);
+  auto levels = random_levels(1, 64, 2);
+  auto r1 = loss(levels, targets);
+  CHECK(r1.items[0].item<float>() > 0.1);
+  CHECK(r1.items[2].item<float>() > 0.1);
+  // Gains scale their own term only.
+  loss.set_gains(LossGains{15.0, 0.5, 1.5});
+  auto r2 = loss(levels, targets);
+  CHECK(r2.items[0].item<float>() == doctest::Approx(2 * r1.items[0].item<float>()));
+  CHECK(r2.items[1].item<float>() == doctest::Approx(r1.items[1].item<float>()));
+}
+
+TEST_CASE("loss: empty images give only class loss, finite") {
+  DetectionHead head{3, 16, {8, 16, 32}};
+  DetectionLoss loss(head);
+  auto levels = random_levels(2, 64, 3);
+  auto padded = torch::zeros({2, 4, 5});
+  padded.select(2, 0).fill_(-1);
+  for (const auto& targets : {padded, torch::zeros({2, 0, 5})}) {
+    auto r = loss(levels, targets);
+    CHECK(r.items[0].item<float>() == 0);
+    CHECK(r.items[2].item<float>() == 0);
+    // Every logit is a negative: BCE sum / 1, times the gain 0.5.
+    auto expected = torch::binary_cross_entropy_with_logits(
+        torch::cat({levels[0].narrow(1, 64, 3).flatten(2), levels[1].narrow(1, 64, 3).flatten(2),
+                    levels[2].narrow(1, 64, 3).flatten(2)}, 2),
+        torch::zeros({2, 3, 84}), {}, {}, at::Reduction::Sum);
+    CHECK(r.items[1].item<float>() == doctest::Approx(0.5 * expected.item<float>()).epsilon(1e-4));
+    CHECK(r.total.item<float>() == doctest::Approx(2 * r.items[1].item<float>()).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("loss: tiny boxes and mixed images stay finite, gradients flow") {
+  DetectionHead head{4, 16, {8, 16, 32}};
+  DetectionLoss loss(head);
+  torch::manual_seed(7);
+  auto levels = random_levels(3, 64, 4, /*grad=*/true);
+  // Image 0: a normal box and a 1-pixel box; image 1: nothing; image 2: a box covering it all.
+  auto rows = torch::tensor({0.f, 2.f, 0.3f, 0.4f, 0.3f, 0.2f,    //
+                             0.f, 1.f, 0.71f, 0.71f, 1.f / 64, 1.f / 64,  //
+                             2.f, 3.f, 0.5f, 0.5f, 1.f, 1.f}).view({3, 6});
+  auto targets = pad_targets(rows, 3);
+  auto r = loss(levels, targets);
+  CHECK(torch::isfinite(r.items).all().item<bool>());
+  CHECK(r.items[0].item<float>() > 0);
+  r.total.backward();
+  for (const auto& l : levels) {
+    REQUIRE(l.grad().defined());
+    CHECK(torch::isfinite(l.grad()).all().item<bool>());
+    CHECK(l.grad().abs().sum().item<float>() > 0);
+  }
+}
+
+TEST_CASE("loss rejects levels that do not match the head") {
+  DetectionHead head{2, 16, {8, 16, 32}};
+  DetectionLoss loss(head);
+  auto levels = random_levels(1, 64, 3);  // 3 classes for a 2-class head
+  CHECK_THROWS_WITH_AS(loss(levels, torch::zeros({1, 0, 5})),
+                       doctest::Contains("expected (1, 66, H, W)"), yoloflow::Error);
+}
+
+TEST_CASE("pad_targets lays rows out per image, padding with class -1") {
+  auto rows = torch::tensor({1.f, 5.f, 0.1f, 0.2f, 0.3f, 0.4f,  //
+                             1.f, 6.f, 0.5f, 0.5f, 0.1f, 0.1f,  //
+                             0.f, 7.f, 0.9f, 0.9f, 0.2f, 0.2f}).view({3, 6});
+  auto t = pad_targets(rows, 3);
+  REQUIRE((t.sizes() == torch::IntArrayRef({3, 2, 5})));
+  CHECK(t[0][0][0].item<float>() == 7);
+  CHECK(t[0][1][0].item<float>() == -1);
+  CHECK(t[1][0][0].item<float>() == 5);
+  CHECK(t[1][0][4].item<float>() == doctest::Approx(0.4));
+  CHECK(t[1][1][0].item<float>() == 6);
+  CHECK((t[2].select(1, 0) == -1).all().item<bool>());
+  int64_t dropped = -1;
+  auto f = pad_targets(rows, 3, 1, &dropped);
+  CHECK(f.size(1) == 1);
+  CHECK(dropped == 1);
+  CHECK((pad_targets(torch::zeros({0, 6}), 2).sizes() == torch::IntArrayRef({2, 0, 5})));
+  CHECK_THROWS_WITH_AS(pad_targets(rows, 1), doctest::Contains("batch index 1"), yoloflow::Error);
+}
