@@ -281,6 +281,34 @@ TEST_CASE("yolo_dataset survives every kind of bad data and names each problem")
   fs::remove_all(dir);
 }
 
+TEST_CASE("yolo_dataset splits listed in .txt files may share one folder without orphan reports") {
+  const std::string dir = test::temp_dir("yolo-lists");
+  test::write_file(dir + "/data.yaml", "train: train.txt\nval: [val.txt]\nnames: [a, b]\n");
+  fs::create_directories(dir + "/images");
+  cv::Mat im(40, 60, CV_8UC3, cv::Scalar(5, 5, 5));
+  for (const char* name : {"t1", "t2", "v1"}) {
+    REQUIRE(cv::imwrite(dir + "/images/" + name + ".jpg", im));
+    test::write_file(dir + "/labels/" + std::string(name) + ".txt", "1 0.5 0.5 0.5 0.5\n");
+  }
+  test::write_file(dir + "/labels/gone.txt", "0 0.5 0.5 0.5 0.5\n");
+  test::write_file(dir + "/train.txt", "./images/t1.jpg\n" + dir + "/images/t2.jpg\n");
+  test::write_file(dir + "/val.txt", "images/v1.jpg\n");
+  core::PluginManager pm;
+  auto train = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}});
+  CHECK(train->size() == 2);
+  auto val = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "val"}});
+  CHECK(val->size() == 1);
+  CHECK(val->info().boxes == 1);
+  // v1.txt belongs to val, t1/t2.txt to train: only gone.txt has no image at all.
+  for (auto* src : {train.get(), val.get()}) {
+    const auto issues = src->issues();
+    REQUIRE(issues.size() == 1);
+    CHECK(issues[0].path == dir + "/labels/gone.txt");
+    CHECK(issues[0].problem == "label file without image");
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws naming the file") {
   const std::string dir = test::temp_dir("yolo-late");
   test::write_file(dir + "/data.yaml", "path: ds\ntrain: images\nnames: [thing]\n");
