@@ -27,5 +27,7 @@ using Action = std::function<int()>;
 // Each adds one subcommand; its callback stores the action to run in `selected`.
 void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_describe_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_validate_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_run_command(CLI::App& app, CliContext& ctx, Action& selected);
 
 }  // namespace yoloflow::cli

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
 
   cli::add_plugins_command(app, ctx, selected);
   cli::add_describe_command(app, ctx, selected);
+  cli::add_validate_command(app, ctx, selected);
+  cli::add_run_command(app, ctx, selected);
 
   try {
     app.parse(argc, argv);

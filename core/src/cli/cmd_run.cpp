@@ -1,0 +1,183 @@
+// `yoloflow run PIPELINE [path=value ...]`: validates the pipeline, then runs its flow graph
+// for every epoch, printing progress and a summary. SIGINT/SIGTERM stop it gracefully:
+// samples already loaded drain to the sink, and the command exits 130.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "graph/graph_runner.h"
+#include "pipeline/pipeline.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::cli {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void on_stop_signal(int sig) {
+  // Async-signal-safe: only atomics. SA_RESETHAND makes a second signal end the process.
+  g_stop_signal.store(sig);
+  g_stop_requested.store(true);
+}
+
+// Installs the handlers for the lifetime of a run, and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+void print_summary(core::GraphRunner& runner, std::size_t total_samples, double total_seconds) {
+  std::cout << "done: " << total_samples << " images in " << fixed(total_seconds, 2) << " s ("
+            << fixed(total_seconds > 0 ? total_samples / total_seconds : 0.0, 1) << " images/s)"
+            << std::endl;
+  std::map<std::size_t, std::string> skipped;  // source index -> reason (all epochs)
+  for (const auto& e : runner.history()) {
+    for (const auto& s : e.skipped) skipped.emplace(s.index, s.reason);
+  }
+  if (!skipped.empty()) {
+    std::cout << "skipped " << skipped.size() << " sample" << (skipped.size() == 1 ? "" : "s")
+              << " that failed to load:" << std::endl;
+    for (const auto& [index, reason] : skipped) {
+      std::cout << "  sample " << index << ": " << reason << std::endl;
+    }
+  }
+  // The same problem met again in a later epoch is one issue.
+  std::vector<DataIssue> issues;
+  for (const auto& issue : runner.source().issues()) {
+    const bool seen = std::any_of(issues.begin(), issues.end(), [&](const DataIssue& i) {
+      return i.path == issue.path && i.problem == issue.problem;
+    });
+    if (!seen) issues.push_back(issue);
+  }
+  if (!issues.empty()) {
+    std::cout << "data issues reported by the source (" << issues.size() << "):" << std::endl;
+    const std::size_t shown = std::min<std::size_t>(issues.size(), 20);
+    for (std::size_t i = 0; i < shown; ++i) {
+      std::cout << "  " << issues[i].path << ": " << issues[i].problem << " -> "
+                << issues[i].action << std::endl;
+    }
+    if (shown < issues.size()) std::cout << "  ... and " << issues.size() - shown << " more" << std::endl;
+  }
+  const std::string sink_summary = runner.sink().summary();
+  if (!sink_summary.empty()) std::cout << sink_summary << (sink_summary.back() == '\n' ? "" : "\n");
+  std::cout.flush();
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
+  auto* cmd = app.add_subcommand("run", "Validate a pipeline and run its graph for every epoch");
+  struct Opts {
+    std::string file, run_dir, device;
+    std::vector<std::string> overrides;
+    bool print_resolved = false;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("pipeline", o->file, "Pipeline JSON file")->required();
+  cmd->add_option("overrides", o->overrides,
+                  "Overrides path=value, e.g. epochs=3 stages.letterbox.params.auto=true");
+  cmd->add_flag("--print-resolved", o->print_resolved,
+                "Print the resolved pipeline (defaults filled in) before running");
+  cmd->add_option("--run-dir", o->run_dir, "Folder components may write outputs to");
+  cmd->callback([&ctx, &selected, o] {
+    selected = [&ctx, o]() -> int {
+      auto& registry = ctx.plugins().registry();
+      auto loaded = core::load_pipeline(o->file, o->overrides, registry);
+      if (!loaded.ok()) {
+        std::cerr << core::format_diagnostics(loaded.diagnostics, o->file);
+        std::cerr << o->file << ": " << loaded.diagnostics.size()
+                  << (loaded.diagnostics.size() == 1 ? " problem" : " problems")
+                  << "; nothing was run" << std::endl;
+        return kExitInvalid;
+      }
+      const core::Pipeline& p = *loaded.pipeline;
+      if (o->print_resolved) std::cout << p.document.dump(2) << std::endl;
+
+      g_stop_requested.store(false);
+      StopSignals signals;
+      core::RunnerOptions options;
+      options.run_dir = o->run_dir;
+      options.stop_flag = &g_stop_requested;
+      core::GraphRunner runner(p, registry, options);
+
+      RunEvent run_event;
+      run_event.run_dir = o->run_dir;
+      run_event.pipeline_name = p.name;
+      run_event.epochs = p.epochs;
+      run_event.device = p.device;
+      for (auto& m : runner.monitors()) m->on_run_start(run_event);
+
+      std::cout << "running '" << p.name << "': " << p.epochs << " epoch"
+                << (p.epochs == 1 ? "" : "s") << ", " << runner.source().size() << " samples, "
+                << runner.workers() << " worker" << (runner.workers() == 1 ? "" : "s")
+                << (p.ordered ? ", ordered" : "") << std::endl;
+      std::size_t total = 0;
+      double seconds = 0;
+      int epochs_done = 0;
+      bool interrupted = false;
+      for (int epoch = 0; epoch < p.epochs && !runner.stop_requested(); ++epoch) {
+        const auto s = runner.run_epoch(epoch);
+        total += s.samples;
+        seconds += s.seconds;
+        std::cout << "epoch " << epoch + 1 << "/" << p.epochs << ": " << s.samples
+                  << " images in " << s.batches << " batches, " << fixed(s.seconds, 2) << " s, "
+                  << fixed(s.images_per_second, 1) << " images/s, " << s.skipped.size()
+                  << " skipped, peak " << s.peak_in_flight << "/" << s.max_in_flight
+                  << " samples in flight" << (s.interrupted ? " (interrupted)" : "") << std::endl;
+        EpochEvent ev;
+        ev.epoch = epoch;
+        ev.epochs = p.epochs;
+        ev.seconds = s.seconds;
+        ev.values["images_per_second"] = s.images_per_second;
+        ev.values["samples"] = static_cast<double>(s.samples);
+        ev.values["skipped"] = static_cast<double>(s.skipped.size());
+        for (auto& m : runner.monitors()) m->on_epoch(ev);
+        if (s.interrupted) {
+          interrupted = true;
+          break;
+        }
+        ++epochs_done;
+      }
+      interrupted = interrupted || runner.stop_requested();
+      for (auto& m : runner.monitors()) m->on_run_end(run_event);
+      print_summary(runner, total, seconds);
+      if (interrupted) {
+        const int sig = g_stop_signal.load();
+        std::cout << "interrupted by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << " after "
+                  << epochs_done << " complete epoch" << (epochs_done == 1 ? "" : "s") << " of "
+                  << p.epochs << std::endl;
+        return kExitInterrupted;
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace yoloflow::cli

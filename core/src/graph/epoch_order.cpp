@@ -1,0 +1,26 @@
+#include "graph/epoch_order.h"
+
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "yoloflow/rng.h"
+
+namespace yoloflow::core {
+
+std::vector<std::size_t> epoch_order(std::size_t size, bool shuffle, std::uint64_t seed, int epoch) {
+  std::vector<std::size_t> order(size);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (!shuffle || size < 2) return order;
+  // Not std::shuffle / uniform_int_distribution: their algorithms differ between standard
+  // libraries, and a seed must mean the same order everywhere. The modulo bias of a 64-bit
+  // draw over a dataset-sized range is negligible.
+  std::mt19937_64 engine(Rng::mix(seed, static_cast<std::uint64_t>(epoch) + 0x5eedULL));
+  for (std::size_t i = size - 1; i > 0; --i) {
+    const std::size_t j = static_cast<std::size_t>(engine() % (i + 1));
+    std::swap(order[i], order[j]);
+  }
+  return order;
+}
+
+}  // namespace yoloflow::core

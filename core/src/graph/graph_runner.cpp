@@ -1,0 +1,361 @@
+#include "graph/graph_runner.h"
+
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <tuple>
+
+#include "graph/epoch_order.h"
+#include "pipeline/component_factory.h"
+#include "pipeline/component_spec.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/rng.h"
+
+namespace yoloflow::core {
+namespace {
+
+namespace flow = tbb::flow;
+
+// What travels between nodes. Messages are copied by the flow graph: keep them small.
+struct Token {
+  std::size_t index = 0;      // in the source
+  std::uint64_t sequence = 0; // in this epoch's order
+};
+struct Item {
+  std::shared_ptr<Sample> sample;  // null when skipped or abandoned
+  std::uint64_t sequence = 0;
+  std::size_t index = 0;
+};
+struct BatchMessage {
+  std::shared_ptr<Batch> batch;
+  long long samples = 0;  // released from the limiter once the sink is done with it
+};
+
+// Augmentations may load other samples (mosaic, mixup) through the same source.
+class SourceSampleLoader final : public SampleLoader {
+ public:
+  explicit SourceSampleLoader(DataSource& source) : source_(source) {}
+  std::size_t size() const override { return source_.size(); }
+  Sample load(std::size_t index) override { return source_.load(index); }
+
+ private:
+  DataSource& source_;
+};
+
+// The first failure of an epoch; later ones are consequences and are dropped.
+class FirstError {
+ public:
+  void set(Error error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_) error_ = std::move(error);
+    failed_.store(true);
+  }
+  bool failed() const { return failed_.load(); }
+  void rethrow() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) throw *error_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::atomic<bool> failed_{false};
+  std::optional<Error> error_;
+};
+
+std::string sample_text(std::size_t index, const std::string& path) {
+  return "sample " + std::to_string(index) + (path.empty() ? "" : " (" + path + ")");
+}
+
+}  // namespace
+
+GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, RunnerOptions options)
+    : pipeline_(pipeline), registry_(registry), options_(std::move(options)) {
+  if (pipeline_.source.empty() || pipeline_.batcher.empty() || pipeline_.sink.empty()) {
+    throw Error("the pipeline has no linear source -> batcher -> sink chain to run");
+  }
+  workers_ = pipeline_.workers > 0 ? pipeline_.workers : std::max(1, tbb::info::default_concurrency());
+  auto make = [&](const std::string& name) {
+    const StageSpec& spec = pipeline_.stage(name);
+    return registry_.create(spec.kind, spec.plugin, "stage '" + name + "'");
+  };
+  auto add_stage = [&](const std::string& name, Component* component) {
+    Stage s;
+    s.spec = &pipeline_.stage(name);
+    s.component = component;
+    stages_.push_back(std::move(s));
+  };
+  source_.reset(static_cast<DataSource*>(make(pipeline_.source).release()));
+  add_stage(pipeline_.source, source_.get());
+  for (const auto& name : pipeline_.augmentations) {
+    augmentations_.emplace_back(static_cast<Augmentation*>(make(name).release()));
+    add_stage(name, augmentations_.back().get());
+  }
+  batcher_.reset(static_cast<Batcher*>(make(pipeline_.batcher).release()));
+  add_stage(pipeline_.batcher, batcher_.get());
+  sink_.reset(static_cast<Sink*>(make(pipeline_.sink).release()));
+  add_stage(pipeline_.sink, sink_.get());
+
+  prepare(options_.first_epoch);
+  if (PixelAllocator allocator = sink_->pixel_allocator()) batcher_->set_allocator(allocator);
+
+  for (const auto& m : pipeline_.monitors) {
+    StageContext ctx = context(m.path, options_.first_epoch);
+    monitors_.push_back(create_component<Monitor>(
+        registry_, Kind::Monitor, {{"plugin", m.plugin}, {"params", m.params}}, m.path, ctx));
+  }
+}
+
+GraphRunner::~GraphRunner() = default;
+
+StageContext GraphRunner::context(const std::string& node, int epoch) const {
+  StageContext c;
+  c.node = node;
+  c.imgsz = pipeline_.imgsz(epoch);
+  c.epoch = epoch;
+  c.epochs = pipeline_.epochs;
+  c.seed = pipeline_.seed;
+  c.deterministic = pipeline_.deterministic;
+  c.workers = workers_;
+  c.run_dir = options_.run_dir;
+  c.device = options_.device.empty() ? pipeline_.device : options_.device;
+  return c;
+}
+
+std::string GraphRunner::stage_label(const Stage& s) const {
+  return "stage '" + s.spec->name + "' (" + s.spec->label() + ", " + s.spec->file + ")";
+}
+
+void GraphRunner::prepare(int epoch) {
+  const int imgsz = pipeline_.imgsz(epoch);
+  for (auto& s : stages_) {
+    json params = pipeline_.stage_params(s.spec->name, epoch);
+    if (s.configured && params == s.last_params && imgsz == s.last_imgsz) continue;
+    if (s.configured) {
+      YF_LOG_DEBUG("epoch " << epoch << ": reconfiguring stage '" << s.spec->name << "'");
+    }
+    configure_component(*s.component, *s.spec->component, params, s.spec->path(),
+                        context(s.spec->name, epoch), "stage '" + s.spec->name + "'");
+    s.configured = true;
+    s.last_params = std::move(params);
+    s.last_imgsz = imgsz;
+  }
+}
+
+std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
+  if (pipeline_.max_in_flight > 0) return static_cast<std::size_t>(pipeline_.max_in_flight);
+  // Two batches in the making and two samples per worker keep every stage busy.
+  return static_cast<std::size_t>(2 * std::max<std::int64_t>(1, batch_size) + 2 * workers_);
+}
+
+EpochStats GraphRunner::run_epoch(int epoch) {
+  prepare(epoch);
+  EpochStats stats;
+  stats.epoch = epoch;
+  const Stage& source_stage = stages_.front();
+  const Stage& batcher_stage = stages_[stages_.size() - 2];
+  const Stage& sink_stage = stages_.back();
+
+  const std::int64_t batch_size = batcher_->batch_size();
+  const std::size_t limit = max_in_flight_for(batch_size);
+  if (batch_size > 0 && limit < static_cast<std::size_t>(batch_size)) {
+    // The batcher would wait for samples the limiter never lets through.
+    throw InvalidInput("max_in_flight (" + std::to_string(limit) + ") is smaller than the batch size (" +
+                       std::to_string(batch_size) + ") of epoch " + std::to_string(epoch) +
+                       ": a batch could never fill; raise max_in_flight or set it to 0 (automatic)");
+  }
+  stats.max_in_flight = limit;
+
+  const std::vector<std::size_t> order =
+      epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch);
+  const int imgsz = pipeline_.imgsz(epoch);
+  const std::uint64_t epoch_seed = Rng::mix(pipeline_.seed, static_cast<std::uint64_t>(epoch));
+
+  auto call_sink = [&](const char* what, auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) +
+                  "): " + e.what());
+    } catch (...) {
+      throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) +
+                  "): unknown exception");
+    }
+  };
+  call_sink("begin_epoch", [&] { sink_->begin_epoch(epoch); });
+
+  FirstError error;
+  std::mutex skipped_mutex;
+  std::atomic<std::size_t> in_flight{0}, peak{0};
+  std::size_t samples_done = 0, batches_done = 0;  // touched by the serial sink node only
+  std::int64_t batch_index = 0;                    // touched by the serial batcher node only
+  SourceSampleLoader loader(*source_);
+  const auto start = std::chrono::steady_clock::now();
+
+  auto fail = [&](const std::string& message) { error.set(Error(message)); };
+  auto release = [&](long long n) { in_flight.fetch_sub(static_cast<std::size_t>(n)); };
+
+  tbb::task_arena arena(workers_);
+  arena.execute([&] {
+    flow::graph g;
+    std::size_t next = 0;  // the input node's body runs serially
+    flow::input_node<Token> input(g, [&](tbb::flow_control& fc) -> Token {
+      if (next >= order.size() || error.failed() || stop_requested()) {
+        fc.stop();
+        return {};
+      }
+      Token t{order[next], next};
+      ++next;
+      return t;
+    });
+    flow::limiter_node<Token, long long> limiter(g, limit);
+
+    flow::function_node<Token, Item> work(g, static_cast<std::size_t>(workers_), [&](const Token& t) {
+      const std::size_t now = in_flight.fetch_add(1) + 1;
+      for (std::size_t p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+      }
+      Item item;
+      item.sequence = t.sequence;
+      item.index = t.index;
+      if (error.failed()) return item;  // draining after a failure: do no more work
+      Sample sample;
+      try {
+        sample = source_->load(t.index);
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(skipped_mutex);
+        stats.skipped.push_back({t.index, e.what()});
+        return item;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(skipped_mutex);
+        stats.skipped.push_back({t.index, "unknown exception"});
+        return item;
+      }
+      sample.sequence = t.sequence;
+      // Each sample's own generator: results do not depend on which thread ran it.
+      Rng rng(Rng::mix(epoch_seed, t.sequence));
+      AugmentContext actx{rng, loader, imgsz, epoch};
+      for (std::size_t i = 0; i < augmentations_.size(); ++i) {
+        const Stage& st = stages_[1 + i];
+        try {
+          augmentations_[i]->apply(sample, actx);
+        } catch (const std::exception& e) {
+          fail(stage_label(st) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());
+          return item;
+        } catch (...) {
+          fail(stage_label(st) + " failed on " + sample_text(t.index, sample.path) +
+               ": unknown exception");
+          return item;
+        }
+      }
+      item.sample = std::make_shared<Sample>(std::move(sample));
+      return item;
+    });
+
+    using BatchPorts = flow::multifunction_node<Item, std::tuple<BatchMessage, long long>>;
+    BatchPorts batch_node(g, flow::serial, [&](const Item& item, BatchPorts::output_ports_type& ports) {
+      if (!item.sample || error.failed()) {
+        // Skipped (or abandoned after a failure): release its place at once.
+        release(1);
+        std::get<1>(ports).try_put(1);
+        return;
+      }
+      const std::string path = item.sample->path;
+      std::optional<Batch> batch;
+      try {
+        batch = batcher_->add(std::move(*item.sample));
+      } catch (const std::exception& e) {
+        fail(stage_label(batcher_stage) + " failed on " + sample_text(item.index, path) + ": " + e.what());
+      } catch (...) {
+        fail(stage_label(batcher_stage) + " failed on " + sample_text(item.index, path) +
+             ": unknown exception");
+      }
+      if (error.failed()) {
+        release(1);
+        std::get<1>(ports).try_put(1);
+        return;
+      }
+      if (batch) {
+        batch->epoch = epoch;
+        batch->index = batch_index++;
+        const long long n = static_cast<long long>(batch->size);
+        std::get<0>(ports).try_put(BatchMessage{std::make_shared<Batch>(std::move(*batch)), n});
+      }
+    });
+
+    flow::function_node<BatchMessage, long long> sink_node(g, flow::serial, [&](const BatchMessage& m) {
+      if (!error.failed()) {
+        try {
+          sink_->consume(*m.batch);
+          samples_done += static_cast<std::size_t>(m.batch->size);
+          ++batches_done;
+        } catch (const std::exception& e) {
+          fail(stage_label(sink_stage) + " failed on batch " + std::to_string(m.batch->index) +
+               " of epoch " + std::to_string(epoch) + ": " + e.what());
+        } catch (...) {
+          fail(stage_label(sink_stage) + " failed on batch " + std::to_string(m.batch->index) +
+               " of epoch " + std::to_string(epoch) + ": unknown exception");
+        }
+      }
+      release(m.samples);
+      return m.samples;  // to the limiter's decrement port
+    });
+
+    flow::make_edge(input, limiter);
+    flow::make_edge(limiter, work);
+    std::optional<flow::sequencer_node<Item>> sequencer;
+    if (pipeline_.ordered) {
+      sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.sequence); });
+      flow::make_edge(work, *sequencer);
+      flow::make_edge(*sequencer, batch_node);
+    } else {
+      flow::make_edge(work, batch_node);
+    }
+    flow::make_edge(flow::output_port<0>(batch_node), sink_node);
+    flow::make_edge(flow::output_port<1>(batch_node), limiter.decrementer());
+    flow::make_edge(sink_node, limiter.decrementer());
+
+    input.activate();
+    g.wait_for_all();
+  });
+  error.rethrow();
+
+  // The epoch's last, partial batch (the graph is idle: no other thread touches these).
+  std::optional<Batch> last;
+  try {
+    last = batcher_->flush();
+  } catch (const std::exception& e) {
+    throw Error(stage_label(batcher_stage) + " failed in flush at the end of epoch " +
+                std::to_string(epoch) + ": " + e.what());
+  }
+  if (last && last->size > 0) {
+    last->epoch = epoch;
+    last->index = batch_index++;
+    try {
+      sink_->consume(*last);
+    } catch (const std::exception& e) {
+      throw Error(stage_label(sink_stage) + " failed on batch " + std::to_string(last->index) +
+                  " of epoch " + std::to_string(epoch) + ": " + e.what());
+    }
+    samples_done += static_cast<std::size_t>(last->size);
+    ++batches_done;
+  }
+
+  stats.interrupted = stop_requested();
+  if (!stats.interrupted) call_sink("end_epoch", [&] { sink_->end_epoch(epoch); });
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.samples = samples_done;
+  stats.batches = batches_done;
+  stats.images_per_second = stats.seconds > 0 ? static_cast<double>(samples_done) / stats.seconds : 0;
+  stats.peak_in_flight = peak.load();
+  std::sort(stats.skipped.begin(), stats.skipped.end(),
+            [](const SkippedSample& a, const SkippedSample& b) { return a.index < b.index; });
+  (void)source_stage;
+  history_.push_back(stats);
+  return stats;
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,117 @@
+#pragma once
+// Runs a validated linear pipeline as a oneTBB flow graph, one epoch at a time:
+//
+//   input_node (epoch order) -> limiter_node (max_in_flight) -> function_node x workers
+//   (source.load + augmentations) -> [sequencer_node when ordered] -> batcher (serial)
+//   -> sink (serial) -> back to the limiter's decrement port
+//
+// Backpressure is structural: a sample passes the limiter before it is loaded and is
+// released only after the sink consumed its batch (or when it was skipped), so at most
+// max_in_flight samples are alive whatever the speeds of the stages. A sample whose load
+// throws is skipped and named in the epoch's statistics; an exception from any other
+// plugin code stops the epoch and is rethrown as a yoloflow::Error naming the stage, the
+// plugin, its library and the sample.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline.h"
+#include "plugin/registry.h"
+#include "yoloflow/augmentation.h"
+#include "yoloflow/batcher.h"
+#include "yoloflow/monitor.h"
+#include "yoloflow/sink.h"
+#include "yoloflow/source.h"
+
+namespace yoloflow::core {
+
+struct SkippedSample {
+  std::size_t index = 0;
+  std::string reason;  // the source's exception message
+};
+
+struct EpochStats {
+  int epoch = 0;
+  std::size_t samples = 0;  // delivered to the sink
+  std::size_t batches = 0;
+  std::vector<SkippedSample> skipped;
+  double seconds = 0;
+  double images_per_second = 0;
+  std::size_t max_in_flight = 0;   // the limit this epoch ran with
+  std::size_t peak_in_flight = 0;  // the most samples observed between limiter and release
+  bool interrupted = false;        // stopped early by request_stop() or the stop flag
+};
+
+struct RunnerOptions {
+  std::string run_dir;  // StageContext::run_dir
+  std::string device;   // StageContext::device; the pipeline's "device" when empty
+  // Polled between samples; set by a signal handler (see request_stop()).
+  const std::atomic<bool>* stop_flag = nullptr;
+  int first_epoch = 0;  // the epoch components are configured for at construction
+};
+
+class GraphRunner {
+ public:
+  // Creates every stage's component and the monitors, and configures the stages for
+  // options.first_epoch. Throws yoloflow::Error naming the stage when a plugin fails.
+  // `pipeline` and `registry` are referenced, not copied: they must outlive the runner.
+  GraphRunner(const Pipeline& pipeline, const Registry& registry, RunnerOptions options = {});
+  ~GraphRunner();
+  GraphRunner(const GraphRunner&) = delete;
+  GraphRunner& operator=(const GraphRunner&) = delete;
+
+  // Runs one epoch (0-based) to its end, or until a stop is requested (then drains: every
+  // sample already loaded reaches the sink, and end_epoch is not called).
+  EpochStats run_epoch(int epoch);
+  // (Re)configures components whose resolved parameters or image size differ at `epoch`.
+  void prepare(int epoch);
+
+  // Thread-safe and async-signal-safe: stop emitting samples; the running epoch drains.
+  void request_stop() { stop_.store(true); }
+  bool stop_requested() const {
+    return stop_.load() || (options_.stop_flag != nullptr && options_.stop_flag->load());
+  }
+
+  const Pipeline& pipeline() const { return pipeline_; }
+  DataSource& source() { return *source_; }
+  Batcher& batcher() { return *batcher_; }
+  Sink& sink() { return *sink_; }
+  std::size_t augmentation_count() const { return augmentations_.size(); }
+  Augmentation& augmentation(std::size_t i) { return *augmentations_.at(i); }
+  // Monitors are created here; events are sent by whoever drives the run.
+  std::vector<std::unique_ptr<Monitor>>& monitors() { return monitors_; }
+  int workers() const { return workers_; }
+  // The limit for `epoch` (resolves 0 = automatic with that epoch's batch size).
+  std::size_t max_in_flight_for(std::int64_t batch_size) const;
+  const std::vector<EpochStats>& history() const { return history_; }
+  StageContext context(const std::string& node, int epoch) const;
+
+ private:
+  struct Stage {
+    const StageSpec* spec = nullptr;
+    Component* component = nullptr;
+    bool configured = false;
+    json last_params;
+    int last_imgsz = 0;
+  };
+  std::string stage_label(const Stage& s) const;
+
+  const Pipeline& pipeline_;
+  const Registry& registry_;
+  RunnerOptions options_;
+  int workers_ = 1;
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<DataSource> source_;
+  std::vector<std::unique_ptr<Augmentation>> augmentations_;
+  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<Sink> sink_;
+  std::vector<std::unique_ptr<Monitor>> monitors_;
+  std::vector<Stage> stages_;  // source, augmentations..., batcher, sink
+  std::vector<EpochStats> history_;
+};
+
+}  // namespace yoloflow::core

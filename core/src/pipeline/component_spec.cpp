@@ -1,0 +1,168 @@
+#include "pipeline/component_spec.h"
+
+#include <filesystem>
+
+namespace yoloflow::core {
+namespace {
+
+const Kind kGraphKinds[] = {Kind::Source, Kind::Augmentation, Kind::Batcher, Kind::Sink};
+
+std::vector<std::string> graph_kind_names(const Registry& registry) {
+  std::vector<std::string> out;
+  for (Kind k : kGraphKinds) {
+    for (auto& n : registry.names(k)) out.push_back(n);
+  }
+  return out;
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  const auto guess = closest_name(name, candidates);
+  return guess.empty() ? std::string() : "; did you mean '" + guess + "'?";
+}
+
+}  // namespace
+
+std::string component_label(Kind kind, const std::string& plugin) {
+  return std::string(kind_name(kind)) + " '" + plugin + "'";
+}
+
+bool is_graph_kind(Kind kind) {
+  for (Kind k : kGraphKinds) {
+    if (k == kind) return true;
+  }
+  return false;
+}
+
+const RegisteredComponent* find_component_of_kind(const Registry& registry, Kind kind,
+                                                  const std::string& plugin,
+                                                  const std::string& path, Diagnostics& out) {
+  if (const auto* rc = registry.find(kind, plugin)) return rc;
+  if (const auto* other = registry.find_any_kind(plugin)) {
+    out.push_back({path, "'" + plugin + "' is a " + kind_name(other->info.kind) + " plugin, not a " +
+                             kind_name(kind) + " plugin"});
+    return nullptr;
+  }
+  std::string msg = "unknown " + std::string(kind_name(kind)) + " plugin '" + plugin + "'";
+  const auto hint = did_you_mean(plugin, registry.names(kind));
+  msg += hint.empty() ? " (`yoloflow plugins` lists the loaded ones)" : hint;
+  out.push_back({path, msg});
+  return nullptr;
+}
+
+const RegisteredComponent* find_stage_component(const Registry& registry, const std::string& plugin,
+                                                const std::string& kind_text,
+                                                const std::string& path, Diagnostics& out) {
+  if (!kind_text.empty()) {
+    Kind kind;
+    if (!kind_from_name(kind_text, kind) || !is_graph_kind(kind)) {
+      out.push_back({path + ".kind", "'" + kind_text +
+                                         "' is not a stage kind: expected source, augmentation, "
+                                         "batcher or sink" +
+                                         did_you_mean(kind_text, {"source", "augmentation",
+                                                                  "batcher", "sink"})});
+      return nullptr;
+    }
+    return find_component_of_kind(registry, kind, plugin, path + ".plugin", out);
+  }
+  std::vector<const RegisteredComponent*> found;
+  for (Kind k : kGraphKinds) {
+    if (const auto* rc = registry.find(k, plugin)) found.push_back(rc);
+  }
+  if (found.size() == 1) return found[0];
+  if (found.size() > 1) {
+    std::string kinds;
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      kinds += (i ? " and " : "") + std::string(kind_name(found[i]->info.kind));
+    }
+    out.push_back({path + ".plugin", "'" + plugin + "' names both a " + kinds +
+                                         " plugin: add \"kind\" to say which"});
+    return nullptr;
+  }
+  if (const auto* other = registry.find_any_kind(plugin)) {
+    out.push_back({path + ".plugin", "'" + plugin + "' is a " + kind_name(other->info.kind) +
+                                         " plugin, which cannot be a stage (stages are sources, "
+                                         "augmentations, batchers and sinks)"});
+    return nullptr;
+  }
+  std::string msg = "unknown plugin '" + plugin + "'";
+  const auto hint = did_you_mean(plugin, graph_kind_names(registry));
+  msg += hint.empty() ? " (`yoloflow plugins` lists the loaded ones)" : hint;
+  out.push_back({path + ".plugin", msg});
+  return nullptr;
+}
+
+void RegistryComponentValidator::validate_component(const json& spec, const std::string& kind_text,
+                                                    const std::string& path,
+                                                    Diagnostics& out) const {
+  Kind kind;
+  if (!kind_from_name(kind_text, kind)) {
+    out.push_back({path, "the parameter's schema names an unknown component kind '" + kind_text +
+                             "' (a bug in the plugin that declares it)"});
+    return;
+  }
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    const auto& key = it.key();
+    if (!key.empty() && key[0] == '_') continue;
+    if (key != "plugin" && key != "params") {
+      out.push_back({path + "." + key, "unknown key '" + key +
+                                           "' of a component: expected \"plugin\" and \"params\"" +
+                                           did_you_mean(key, {"plugin", "params"})});
+    }
+  }
+  auto pit = spec.find("plugin");
+  if (pit == spec.end() || !pit->is_string()) {
+    out.push_back({path + ".plugin", std::string(pit == spec.end() ? "is required" : "must be a string") +
+                                         ": the name of a " + kind_text + " plugin"});
+    return;
+  }
+  const std::string plugin = pit->get<std::string>();
+  const auto* rc = find_component_of_kind(registry_, kind, plugin, path + ".plugin", out);
+  if (!rc) return;
+  json params = json::object();
+  auto params_it = spec.find("params");
+  if (params_it != spec.end()) {
+    if (!params_it->is_object()) {
+      out.push_back({path + ".params", "must be an object of parameters"});
+      return;
+    }
+    params = *params_it;
+  }
+  rc->info.schema.validate(params, path + ".params", out, this, component_label(kind, plugin));
+}
+
+json resolve_params(const Schema& schema, const json& params, const std::string& base_dir,
+                    const Registry& registry) {
+  json out = json::object();
+  for (const auto& spec : schema.params()) {
+    auto it = params.is_object() ? params.find(spec.name) : params.end();
+    const bool given = params.is_object() && it != params.end() && !it->is_null();
+    json v = given ? *it : spec.default_json;
+    if (given && spec.type == ParamType::Path && v.is_string()) {
+      std::filesystem::path p(v.get<std::string>());
+      if (p.is_relative() && !base_dir.empty()) {
+        v = (std::filesystem::path(base_dir) / p).lexically_normal().string();
+      }
+    }
+    if (spec.type == ParamType::Component && v.is_object()) {
+      Kind kind;
+      const auto pit = v.find("plugin");
+      if (kind_from_name(spec.kind, kind) && pit != v.end() && pit->is_string()) {
+        if (const auto* rc = registry.find(kind, pit->get<std::string>())) {
+          const json nested = v.contains("params") ? v["params"] : json::object();
+          // Defaults are relative to wherever they are used; only written values are ours.
+          v["params"] = resolve_params(rc->info.schema, nested, given ? base_dir : "", registry);
+        }
+      }
+    }
+    out[spec.name] = v;
+  }
+  // Comments ("_doc") are kept so the resolved pipeline still reads like the original.
+  if (params.is_object()) {
+    for (auto it = params.begin(); it != params.end(); ++it) {
+      if (!it.key().empty() && it.key()[0] == '_') out[it.key()] = *it;
+    }
+  }
+  return out;
+}
+
+}  // namespace yoloflow::core

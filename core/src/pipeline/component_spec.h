@@ -1,0 +1,47 @@
+#pragma once
+// Component specifications in a pipeline ({"plugin": NAME, "params": {...}}): finding the
+// plugin in the registries, validating its parameters (recursively through Component-typed
+// parameters), and resolving them (defaults filled, relative paths made absolute).
+#include <string>
+
+#include "plugin/registry.h"
+#include "yoloflow/params.h"
+
+namespace yoloflow::core {
+
+// Validates Component-typed parameters through the registry: the plugin must exist in the
+// kind the parameter declares, and its own parameters must pass its schema.
+class RegistryComponentValidator final : public ComponentValidator {
+ public:
+  explicit RegistryComponentValidator(const Registry& registry) : registry_(registry) {}
+  void validate_component(const json& spec, const std::string& kind, const std::string& path,
+                          Diagnostics& out) const override;
+
+ private:
+  const Registry& registry_;
+};
+
+// The graph kinds a pipeline stage can be.
+bool is_graph_kind(Kind kind);
+
+// Finds the component a stage names. `kind_text` is the stage's optional "kind" ("" when
+// absent). On failure appends a diagnostic at `path` and returns null.
+const RegisteredComponent* find_stage_component(const Registry& registry, const std::string& plugin,
+                                                const std::string& kind_text,
+                                                const std::string& path, Diagnostics& out);
+
+// Finds `plugin` of `kind`, or explains at `path` why not (unknown, or of another kind).
+const RegisteredComponent* find_component_of_kind(const Registry& registry, Kind kind,
+                                                  const std::string& plugin,
+                                                  const std::string& path, Diagnostics& out);
+
+// Makes relative values of Path parameters absolute against `base_dir` and fills in
+// defaults, recursively through Component-typed parameters. Schedules are kept as written.
+// Assumes `params` passed validation.
+json resolve_params(const Schema& schema, const json& params, const std::string& base_dir,
+                    const Registry& registry);
+
+// "augmentation 'flip'"
+std::string component_label(Kind kind, const std::string& plugin);
+
+}  // namespace yoloflow::core

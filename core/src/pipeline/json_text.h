@@ -1,0 +1,18 @@
+#pragma once
+// Reads JSON documents written by people: a syntax error becomes a Diagnostic with the line
+// and column, which nlohmann reports only as a byte offset.
+#include <string>
+
+#include "yoloflow/params.h"
+
+namespace yoloflow::core {
+
+// Parses `text`; on a syntax error returns false and appends one diagnostic whose message
+// starts with "malformed JSON at line L, column C". `//` and `/* */` comments are allowed.
+bool parse_json_text(const std::string& text, json& out, Diagnostics& diagnostics);
+
+// 1-based line and column of the byte at 1-based offset `byte` in `text`.
+void line_and_column(const std::string& text, std::size_t byte, std::size_t& line,
+                     std::size_t& column);
+
+}  // namespace yoloflow::core

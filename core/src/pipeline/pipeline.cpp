@@ -1,0 +1,300 @@
+#include "pipeline/pipeline.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "pipeline/component_spec.h"
+#include "pipeline/json_text.h"
+#include "pipeline/overrides.h"
+#include "pipeline/topology.h"
+#include "yoloflow/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoloflow::core {
+namespace {
+
+bool is_comment(const std::string& key) { return !key.empty() && key[0] == '_'; }
+
+Schema make_pipeline_schema() {
+  Schema s;
+  s.add_string("name", "").doc("Name of the run (default: the pipeline file's name).");
+  s.add_int("epochs", 1).min(1).fixed().doc("Passes over the source.");
+  s.add_int("imgsz", 640).min(32).doc("Training image size (pixels); may follow a schedule.");
+  s.add_int("seed", 0).min(0).fixed().doc("Seed of shuffling and of every sample's random numbers.");
+  s.add_bool("deterministic", false).doc("Ask components for bit-reproducible algorithms.");
+  s.add_int("workers", 0).min(0).fixed().doc("Threads running plugin code; 0 = all cores.");
+  s.add_int("max_in_flight", 0).min(0).fixed().doc(
+      "Most samples alive between source and sink; 0 = automatic (2*batch + 2*workers).");
+  s.add_bool("ordered", false).doc("Deliver batches in epoch order (with seed: reproducible).");
+  s.add_bool("shuffle", true).doc("Shuffle the sample order each epoch (seeded by seed + epoch).");
+  s.add_string("device", "auto").doc("Device for sinks that compute: auto, cpu, cuda, cuda:N.");
+  s.add_json("stages", nullptr).required().doc("The graph's nodes, by name.");
+  s.add_json("monitors", json::array()).doc("Monitor plugins observing the run.");
+  return s;
+}
+
+// Schema::validate names paths relative to its argument; at the top level that is "".
+void strip_leading_dot(Diagnostics& d, std::size_t from) {
+  for (std::size_t i = from; i < d.size(); ++i) {
+    if (!d[i].path.empty() && d[i].path[0] == '.') d[i].path.erase(0, 1);
+  }
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  const auto guess = closest_name(name, candidates);
+  return guess.empty() ? std::string() : "; did you mean '" + guess + "'?";
+}
+
+struct StageDraft {
+  std::string name;
+  const json* node = nullptr;
+  const RegisteredComponent* rc = nullptr;
+};
+
+void validate_stage_keys(const std::string& name, const json& stage, Diagnostics& out) {
+  static const std::vector<std::string> keys = {"plugin", "kind", "params", "input", "inputs"};
+  for (auto it = stage.begin(); it != stage.end(); ++it) {
+    if (is_comment(it.key())) continue;
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) {
+      out.push_back({"stages." + name + "." + it.key(),
+                     "unknown key '" + it.key() + "' of a stage" + did_you_mean(it.key(), keys) +
+                         " (a stage has plugin, kind, params, input or inputs)"});
+    }
+  }
+}
+
+}  // namespace
+
+const Schema& pipeline_schema() {
+  static const Schema schema = make_pipeline_schema();
+  return schema;
+}
+
+std::string StageSpec::label() const { return component_label(kind, plugin); }
+
+const StageSpec& Pipeline::stage(const std::string& n) const {
+  for (const auto& s : stages) {
+    if (s.name == n) return s;
+  }
+  throw Error("the pipeline has no stage '" + n + "'");
+}
+
+int Pipeline::imgsz(int epoch) const {
+  const json resolved = pipeline_schema().resolve(document, epoch, epochs);
+  return static_cast<int>(resolved["imgsz"].get<std::int64_t>());
+}
+
+json Pipeline::stage_params(const std::string& n, int epoch) const {
+  const auto& s = stage(n);
+  return s.component->info.schema.resolve(s.params, epoch, epochs);
+}
+
+std::string format_diagnostics(const Diagnostics& diagnostics, const std::string& file) {
+  std::ostringstream os;
+  for (const auto& d : diagnostics) {
+    if (!file.empty()) os << file << ": ";
+    if (!d.path.empty()) os << d.path << ": ";
+    os << d.message << "\n";
+  }
+  return os.str();
+}
+
+LoadedPipeline load_pipeline(const std::string& path, const std::vector<std::string>& overrides,
+                             const Registry& registry) {
+  LoadedPipeline result;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    result.diagnostics.push_back(
+        {"", "cannot read pipeline '" + path + "': " +
+                 (fs::exists(path, ec) ? "not a regular file" : "no such file")});
+    return result;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in && !in.eof()) {
+    result.diagnostics.push_back({"", "cannot read pipeline '" + path + "'"});
+    return result;
+  }
+  const fs::path abs = fs::absolute(path).lexically_normal();
+  return parse_pipeline(ss.str(), abs.parent_path().string(), overrides, registry, abs.string());
+}
+
+LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_dir,
+                              const std::vector<std::string>& overrides, const Registry& registry,
+                              const std::string& file) {
+  LoadedPipeline result;
+  Diagnostics& out = result.diagnostics;
+  json doc;
+  if (!parse_json_text(text, doc, out)) return result;
+  if (!doc.is_object()) {
+    out.push_back({"", "a pipeline is a JSON object ({\"stages\": {...}, ...}), not " +
+                           std::string(doc.type_name())});
+    return result;
+  }
+  apply_overrides(doc, overrides, registry, out);
+
+  // Top-level settings.
+  const std::size_t before = out.size();
+  pipeline_schema().validate(doc, "", out, nullptr, "the pipeline");
+  strip_leading_dot(out, before);
+
+  // Stages: find each plugin and validate its parameters.
+  RegistryComponentValidator validator(registry);
+  std::vector<StageDraft> drafts;
+  auto sit = doc.find("stages");
+  if (sit != doc.end() && !sit->is_null()) {
+    if (!sit->is_object()) {
+      out.push_back({"stages", "must be an object mapping stage names to stages"});
+    } else if (sit->empty()) {
+      out.push_back({"stages", "is empty: a pipeline needs at least a source, a batcher and a sink"});
+    }
+  }
+  if (sit != doc.end() && sit->is_object()) {
+    for (auto it = sit->begin(); it != sit->end(); ++it) {
+      const std::string& name = it.key();
+      if (is_comment(name)) continue;
+      const std::string path = "stages." + name;
+      if (name.find('.') != std::string::npos) {
+        out.push_back({path, "a stage name may not contain '.' (edges name ports as node.port)"});
+        continue;
+      }
+      const json& stage = *it;
+      if (!stage.is_object()) {
+        out.push_back({path, "a stage must be an object with \"plugin\", got " +
+                                 std::string(stage.type_name())});
+        continue;
+      }
+      validate_stage_keys(name, stage, out);
+      StageDraft draft;
+      draft.name = name;
+      draft.node = &stage;
+      auto pit = stage.find("plugin");
+      if (pit == stage.end() || !pit->is_string()) {
+        out.push_back({path + ".plugin", pit == stage.end()
+                                             ? "is required: the name of a source, augmentation, "
+                                               "batcher or sink plugin"
+                                             : "must be a string (a plugin name)"});
+        drafts.push_back(draft);
+        continue;
+      }
+      std::string kind_text;
+      if (auto kit = stage.find("kind"); kit != stage.end()) {
+        if (kit->is_string()) {
+          kind_text = kit->get<std::string>();
+        } else {
+          out.push_back({path + ".kind", "must be a string: source, augmentation, batcher or sink"});
+        }
+      }
+      draft.rc = find_stage_component(registry, pit->get<std::string>(), kind_text, path, out);
+      drafts.push_back(draft);
+      if (!draft.rc) continue;
+      json params = json::object();
+      if (auto prm = stage.find("params"); prm != stage.end()) {
+        if (!prm->is_object()) {
+          out.push_back({path + ".params", "must be an object of parameters"});
+          continue;
+        }
+        params = *prm;
+      }
+      draft.rc->info.schema.validate(params, path + ".params", out, &validator,
+                                     component_label(draft.rc->info.kind, draft.rc->info.name));
+    }
+  }
+
+  // Monitors.
+  std::vector<MonitorSpec> monitors;
+  if (auto mit = doc.find("monitors"); mit != doc.end() && !mit->is_null()) {
+    if (!mit->is_array()) {
+      out.push_back({"monitors", "must be a list of {\"plugin\": NAME, \"params\": {...}}"});
+    } else {
+      for (std::size_t i = 0; i < mit->size(); ++i) {
+        const std::string path = "monitors[" + std::to_string(i) + "]";
+        const json& m = (*mit)[i];
+        if (!m.is_object()) {
+          out.push_back({path, "must be an object {\"plugin\": NAME, \"params\": {...}}"});
+          continue;
+        }
+        const std::size_t n = out.size();
+        validator.validate_component(m, "monitor", path, out);
+        if (out.size() != n) continue;
+        MonitorSpec spec;
+        spec.plugin = m["plugin"].get<std::string>();
+        spec.path = path;
+        spec.component = registry.find(Kind::Monitor, spec.plugin);
+        spec.params = m.contains("params") ? m["params"] : json::object();
+        monitors.push_back(std::move(spec));
+      }
+    }
+  }
+
+  // Ports and edges, only between stages whose plugin was found.
+  std::vector<TopologyStage> topo;
+  for (const auto& d : drafts) {
+    if (d.rc) topo.push_back({d.name, d.node, &d.rc->info});
+  }
+  std::set<std::string> all_names;
+  for (const auto& d : drafts) all_names.insert(d.name);
+  Topology topology = check_topology(topo, all_names, out);
+  if (!out.empty()) return result;
+
+  // Everything is valid: resolve.
+  Pipeline p;
+  p.file = file;
+  p.dir = base_dir;
+  json settings = doc;
+  settings.erase("stages");
+  settings.erase("monitors");
+  json resolved = resolve_params(pipeline_schema(), settings, "", registry);
+  resolved.erase("stages");
+  resolved.erase("monitors");
+  p.name = resolved["name"].get<std::string>();
+  if (p.name.empty()) p.name = file.empty() ? "pipeline" : fs::path(file).stem().string();
+  resolved["name"] = p.name;
+  p.epochs = static_cast<int>(resolved["epochs"].get<std::int64_t>());
+  p.seed = resolved["seed"].get<std::uint64_t>();
+  p.deterministic = resolved["deterministic"].get<bool>();
+  p.workers = static_cast<int>(resolved["workers"].get<std::int64_t>());
+  p.max_in_flight = static_cast<int>(resolved["max_in_flight"].get<std::int64_t>());
+  p.ordered = resolved["ordered"].get<bool>();
+  p.shuffle = resolved["shuffle"].get<bool>();
+  p.device = resolved["device"].get<std::string>();
+  resolved["stages"] = json::object();
+  for (const auto& name : topology.order) {
+    const auto& d = *std::find_if(drafts.begin(), drafts.end(),
+                                  [&](const StageDraft& x) { return x.name == name; });
+    StageSpec s;
+    s.name = name;
+    s.kind = d.rc->info.kind;
+    s.plugin = d.rc->info.name;
+    s.file = d.rc->file;
+    s.component = d.rc;
+    const json given = d.node->contains("params") ? (*d.node)["params"] : json::object();
+    s.params = resolve_params(d.rc->info.schema, given, base_dir, registry);
+    json node = *d.node;
+    node["kind"] = kind_name(s.kind);
+    node["params"] = s.params;
+    resolved["stages"][name] = node;
+    p.stages.push_back(std::move(s));
+  }
+  resolved["monitors"] = json::array();
+  for (auto& m : monitors) {
+    m.params = resolve_params(m.component->info.schema, m.params, base_dir, registry);
+    resolved["monitors"].push_back({{"plugin", m.plugin}, {"params", m.params}});
+  }
+  p.monitors = std::move(monitors);
+  p.edges = topology.edges;
+  p.source = topology.source;
+  p.augmentations = topology.augmentations;
+  p.batcher = topology.batcher;
+  p.sink = topology.sink;
+  p.document = std::move(resolved);
+  result.pipeline = std::move(p);
+  return result;
+}
+
+}  // namespace yoloflow::core

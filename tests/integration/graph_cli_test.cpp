@@ -1,0 +1,170 @@
+// `yoloflow validate` and `yoloflow run` as a user runs them: exit codes, every error listed
+// with its path, the run's summary, and SIGINT handling of a running child process.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "support/paths.h"
+#include "support/run_cli.h"
+#include "support/synthetic_pipeline.h"
+#include "yoloflow/error.h"
+
+using namespace yoloflow;
+using yoloflow::test::synthetic_pipeline;
+
+namespace {
+
+std::string plugin_arg() { return "--plugin-path " + test::test_plugin_dir("synthetic") + " "; }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("yoloflow validate lists every error with its path and exits 2") {
+  const auto dir = test::temp_dir("cli-validate");
+  test::write_file(dir + "/broken.json", R"({
+  "epoch": 2,
+  "stages": {
+    "source": {"plugin": "synthetic_source", "params": {"count": -1}},
+    "batch": {"plugin": "synthetic_batchr", "input": "source"},
+    "sink": {"plugin": "synthetic_sink", "input": "source"}
+  }
+})");
+  auto r = test::run_cli(plugin_arg() + "validate " + dir + "/broken.json");
+  INFO(r.output);
+  CHECK(r.exit_code == kExitInvalid);
+  const std::string f = dir + "/broken.json: ";
+  CHECK(contains(r.output, f + "epoch: unknown parameter 'epoch' of the pipeline; did you mean 'epochs'?"));
+  CHECK(contains(r.output, f + "stages.source.params.count: -1 is out of range"));
+  CHECK(contains(r.output, f + "stages.batch.plugin: unknown plugin 'synthetic_batchr'; did you mean 'synthetic_batcher'?"));
+  CHECK(contains(r.output, f + "stages.sink.input: type mismatch: 'source.out' produces Sample but 'sink.in' expects Batch"));
+  CHECK(contains(r.output, "4 problems; nothing was run"));
+
+  test::write_file(dir + "/syntax.json", "{\"epochs\": 1,,}");
+  auto syntax = test::run_cli(plugin_arg() + "validate " + dir + "/syntax.json");
+  CHECK(syntax.exit_code == kExitInvalid);
+  CHECK(contains(syntax.output, "malformed JSON at line 1, column 14"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("yoloflow validate accepts a good pipeline and prints it resolved") {
+  const auto dir = test::temp_dir("cli-validate-ok");
+  test::write_file(dir + "/good.json", synthetic_pipeline("", "\"count\": 10"));
+  auto r = test::run_cli(plugin_arg() + "validate " + dir + "/good.json");
+  INFO(r.output);
+  CHECK(r.exit_code == kExitOk);
+  CHECK(contains(r.output, "valid pipeline 'good' (source -> mark -> batch -> sink)"));
+  auto resolved = test::run_cli(plugin_arg() + "validate " + dir +
+                                "/good.json stages.batch.params.batch=5 --print-resolved");
+  INFO(resolved.output);
+  CHECK(resolved.exit_code == kExitOk);
+  const auto doc = json::parse(resolved.output.substr(resolved.output.find('{')));
+  CHECK(doc["stages"]["batch"]["params"]["batch"] == 5);
+  CHECK(doc["stages"]["sink"]["params"]["delay_ms"] == 0);
+  CHECK(doc["workers"] == 0);
+  auto bad = test::run_cli(plugin_arg() + "validate " + dir + "/good.json stages.batch.params.bach=5");
+  CHECK(bad.exit_code == kExitInvalid);
+  CHECK(contains(bad.output, "did you mean 'stages.batch.params.batch'?"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("yoloflow run on a synthetic pipeline exits 0 with a summary naming skipped samples") {
+  const auto dir = test::temp_dir("cli-run");
+  test::write_file(dir + "/run.json", synthetic_pipeline("\"epochs\": 2, \"workers\": 2",
+                                                         "\"count\": 20, \"fail\": [7]", "\"batch\": 4"));
+  auto r = test::run_cli(plugin_arg() + "run " + dir + "/run.json");
+  INFO(r.output);
+  CHECK(r.exit_code == kExitOk);
+  CHECK(contains(r.output, "epoch 1/2: 19 images in 5 batches"));
+  CHECK(contains(r.output, "epoch 2/2: 19 images in 5 batches"));
+  CHECK(contains(r.output, "done: 38 images in "));
+  CHECK(contains(r.output, "images/s"));
+  CHECK(contains(r.output, "skipped 1 sample that failed to load:\n  sample 7: corrupt image synthetic/7.png"));
+  CHECK(contains(r.output, "data issues reported by the source (1):\n  synthetic/7.png: corrupt image -> skipped image"));
+  CHECK(contains(r.output, "synthetic_sink: samples=38 batches=10"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("yoloflow run reports a failing stage and exits 1") {
+  const auto dir = test::temp_dir("cli-run-fail");
+  test::write_file(dir + "/fail.json", synthetic_pipeline("", "\"count\": 20", "", "", "\"throw_on\": 4"));
+  auto r = test::run_cli(plugin_arg() + "run " + dir + "/fail.json");
+  INFO(r.output);
+  CHECK(r.exit_code == kExitFailure);
+  CHECK(contains(r.output, "error: stage 'mark' (augmentation 'synthetic_mark', "));
+  CHECK(contains(r.output, "failed on sample 4 (synthetic/4.png): mark failed on purpose"));
+  auto invalid = test::run_cli(plugin_arg() + "run " + dir + "/fail.json epochs=0");
+  CHECK(invalid.exit_code == kExitInvalid);
+  CHECK(contains(invalid.output, "epochs: 0 is out of range"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("SIGINT stops a running `yoloflow run` promptly with exit code 130") {
+  const auto dir = test::temp_dir("cli-sigint");
+  const std::string file = dir + "/slow.json";
+  // 100000 samples at 20 ms per batch of 2 would take over 15 minutes.
+  test::write_file(file, synthetic_pipeline("\"workers\": 2", "\"count\": 100000", "\"batch\": 2",
+                                            "\"delay_ms\": 20"));
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const std::string cli = test::cli(), plugins = test::test_plugin_dir("synthetic");
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    close(out[0]);
+    execl(cli.c_str(), cli.c_str(), "--plugin-path", plugins.c_str(), "run", file.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string output;
+  auto read_for = [&](int ms, const std::string& until) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    char buf[4096];
+    while (std::chrono::steady_clock::now() < end && (until.empty() || !contains(output, until))) {
+      pollfd p{out[0], POLLIN, 0};
+      if (poll(&p, 1, 50) > 0) {
+        const ssize_t n = read(out[0], buf, sizeof buf);
+        if (n <= 0) break;
+        output.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+  };
+  read_for(20000, "running 'slow'");
+  REQUIRE(contains(output, "running 'slow'"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto sent = std::chrono::steady_clock::now();
+  kill(pid, SIGINT);
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - sent < std::chrono::seconds(10)) {
+    read_for(50, "");
+  }
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  read_for(500, "");
+  close(out[0]);
+  INFO(output);
+  REQUIRE(done == pid);
+  CHECK(std::chrono::steady_clock::now() - sent < std::chrono::seconds(5));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == kExitInterrupted);
+  CHECK(contains(output, "(interrupted)"));
+  CHECK(contains(output, "interrupted by SIGINT after 0 complete epochs of 1"));
+  CHECK(contains(output, "synthetic_sink: samples="));
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,247 @@
+// Pipeline validation: every error path with its message and JSON path, all reported at once,
+// before anything is constructed.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "pipeline/json_text.h"
+#include "pipeline/pipeline.h"
+#include "support/run_cli.h"
+#include "support/synthetic_pipeline.h"
+
+using namespace yoloflow;
+using yoloflow::test::synthetic_pipeline;
+using yoloflow::test::synthetic_plugins;
+
+namespace {
+
+core::LoadedPipeline parse(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return core::parse_pipeline(text, "/data/pipelines", overrides, synthetic_plugins().registry());
+}
+
+// True when some diagnostic has exactly this path and contains `text`.
+bool has(const core::LoadedPipeline& r, const std::string& path, const std::string& text) {
+  for (const auto& d : r.diagnostics) {
+    if (d.path == path && d.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string all(const core::LoadedPipeline& r) { return core::format_diagnostics(r.diagnostics, "p.json"); }
+
+// A stage object replacing one of the defaults of synthetic_pipeline().
+std::string with_stages(const std::string& stages, const std::string& top = "") {
+  return "{" + top + (top.empty() ? "" : ",") + "\"stages\": {" + stages + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("the synthetic plugin is loaded for these tests") {
+  REQUIRE(synthetic_plugins().registry().find(Kind::Source, "synthetic_source") != nullptr);
+}
+
+TEST_CASE("a valid pipeline resolves: kinds, chain, defaults filled, comments ignored") {
+  auto r = parse(synthetic_pipeline("\"_doc\": \"a comment\", \"epochs\": 2, \"seed\": 5", "\"count\": 10"));
+  INFO(all(r));
+  REQUIRE(r.ok());
+  const auto& p = *r.pipeline;
+  CHECK(p.epochs == 2);
+  CHECK(p.seed == 5);
+  CHECK(p.workers == 0);
+  CHECK(p.shuffle);
+  CHECK(p.name == "pipeline");
+  CHECK(p.source == "source");
+  REQUIRE(p.augmentations.size() == 1);
+  CHECK(p.augmentations[0] == "mark");
+  CHECK(p.batcher == "batch");
+  CHECK(p.sink == "sink");
+  CHECK(p.stage("batch").kind == Kind::Batcher);
+  CHECK(p.document["stages"]["batch"]["kind"] == "batcher");
+  CHECK(p.document["stages"]["batch"]["params"]["batch"] == 4);  // default filled in
+  CHECK(p.document["stages"]["source"]["params"]["count"] == 10);
+  CHECK(p.document["imgsz"] == 640);
+  CHECK(p.document["max_in_flight"] == 0);
+  CHECK(p.stage_params("batch", 0)["batch"] == 4);
+}
+
+TEST_CASE("malformed JSON is reported with its line and column") {
+  const std::string text = "{\n  \"epochs\": 1\n  \"stages\": {}\n}\n";
+  auto r = parse(text);
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].path == "");
+  // The unexpected token is the string "stages" that starts line 3 at column 3.
+  CHECK(r.diagnostics[0].message.find("malformed JSON at line 3, column ") == 0);
+  CHECK(r.diagnostics[0].message.find("unexpected string literal") != std::string::npos);
+
+  std::size_t line = 0, column = 0;
+  core::line_and_column("ab\ncd\nef", 5, line, column);  // the 'd'
+  CHECK(line == 2);
+  CHECK(column == 2);
+}
+
+TEST_CASE("an unknown plugin gets the closest name") {
+  auto r = parse(with_stages(R"("source": {"plugin": "synthetic_sorce"})"));
+  CHECK(has(r, "stages.source.plugin", "unknown plugin 'synthetic_sorce'; did you mean 'synthetic_source'?"));
+}
+
+TEST_CASE("a plugin of a non-graph kind cannot be a stage") {
+  auto r = parse(with_stages(R"("watch": {"plugin": "synthetic_monitor"})"));
+  CHECK(has(r, "stages.watch.plugin",
+            "'synthetic_monitor' is a monitor plugin, which cannot be a stage"));
+  auto k = parse(with_stages(R"("b": {"plugin": "synthetic_batcher", "kind": "sink"})"));
+  CHECK(has(k, "stages.b.plugin", "'synthetic_batcher' is a batcher plugin, not a sink plugin"));
+  auto bad_kind = parse(with_stages(R"("b": {"plugin": "synthetic_batcher", "kind": "batchr"})"));
+  CHECK(has(bad_kind, "stages.b.kind", "'batchr' is not a stage kind"));
+  CHECK(has(bad_kind, "stages.b.kind", "did you mean 'batcher'?"));
+}
+
+TEST_CASE("unknown parameters, wrong types and out-of-range values name their path") {
+  auto unknown = parse(synthetic_pipeline("", "", "\"bach\": 4"));
+  CHECK(has(unknown, "stages.batch.params.bach",
+            "unknown parameter 'bach' of batcher 'synthetic_batcher'; did you mean 'batch'?"));
+  auto type = parse(synthetic_pipeline("", "", "\"batch\": \"four\""));
+  CHECK(has(type, "stages.batch.params.batch", "expected int >= 1, got the string \"four\""));
+  auto range = parse(synthetic_pipeline("", "", "\"batch\": 0"));
+  CHECK(has(range, "stages.batch.params.batch", "0 is out of range: expected int >= 1"));
+  auto top = parse(synthetic_pipeline("\"epoch\": 3, \"workers\": -1"));
+  CHECK(has(top, "epoch", "unknown parameter 'epoch' of the pipeline; did you mean 'epochs'?"));
+  CHECK(has(top, "workers", "-1 is out of range: expected int >= 0"));
+  auto stage_key = parse(with_stages(R"("source": {"plugin": "synthetic_source", "parms": {}})"));
+  CHECK(has(stage_key, "stages.source.parms", "unknown key 'parms' of a stage; did you mean 'params'?"));
+}
+
+TEST_CASE("missing required values are reported") {
+  auto r = parse("{\"epochs\": 1}");
+  CHECK(has(r, "stages", "is required by the pipeline"));
+  auto plugin = parse(with_stages(R"("source": {"params": {}})"));
+  CHECK(has(plugin, "stages.source.plugin", "is required"));
+}
+
+TEST_CASE("Component-typed parameters are validated recursively through the registry") {
+  auto wrong_kind = parse(synthetic_pipeline("", "", "", R"("monitor": {"plugin": "synthetic_sink"})"));
+  CHECK(has(wrong_kind, "stages.sink.params.monitor.plugin",
+            "'synthetic_sink' is a sink plugin, not a monitor plugin"));
+  auto unknown = parse(synthetic_pipeline("", "", "", R"("monitor": {"plugin": "synthetic_monitr"})"));
+  CHECK(has(unknown, "stages.sink.params.monitor.plugin", "did you mean 'synthetic_monitor'?"));
+  auto nested_param = parse(
+      synthetic_pipeline("", "", "", R"("monitor": {"plugin": "synthetic_monitor", "params": {"x": 1}})"));
+  CHECK(has(nested_param, "stages.sink.params.monitor.params.x",
+            "unknown parameter 'x' of monitor 'synthetic_monitor'; it takes no parameters"));
+  auto missing = parse(synthetic_pipeline("", "", "", R"("monitor": {"params": {}})"));
+  CHECK(has(missing, "stages.sink.params.monitor.plugin", "is required"));
+  auto ok = parse(synthetic_pipeline("", "", "", R"("monitor": {"plugin": "synthetic_monitor"})"));
+  INFO(all(ok));
+  CHECK(ok.ok());
+}
+
+TEST_CASE("unknown ports and stages in edges get the closest name") {
+  auto in_port = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source"},
+    "mark": {"plugin": "synthetic_mark", "inputs": {"inn": "source.out"}},
+    "batch": {"plugin": "synthetic_batcher", "input": "mark"},
+    "sink": {"plugin": "synthetic_sink", "input": "batch.outt"})"));
+  CHECK(has(in_port, "stages.mark.inputs.inn",
+            "unknown input port 'inn' of augmentation 'synthetic_mark'; did you mean 'in'?"));
+  CHECK(has(in_port, "stages.sink.input",
+            "unknown output port 'outt' of stage 'batch' (batcher 'synthetic_batcher'); did you mean 'out'?"));
+  auto stage = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source"},
+    "batch": {"plugin": "synthetic_batcher", "input": "sorce"},
+    "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
+  CHECK(has(stage, "stages.batch.input", "unknown stage 'sorce'; did you mean 'source'?"));
+  auto source_input = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source", "input": "sink"},
+    "batch": {"plugin": "synthetic_batcher", "input": "source"},
+    "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
+  CHECK(has(source_input, "stages.source.input", "source 'synthetic_source' has no input port"));
+}
+
+TEST_CASE("an unconnected input and an unused output are errors") {
+  auto r = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source"},
+    "mark": {"plugin": "synthetic_mark"},
+    "batch": {"plugin": "synthetic_batcher", "input": "mark"},
+    "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
+  CHECK(has(r, "stages.mark",
+            "input port 'in' (Sample) of augmentation 'synthetic_mark' is not connected"));
+  CHECK(has(r, "stages.source", "output 'out' (Sample) of source 'synthetic_source' feeds no stage"));
+}
+
+TEST_CASE("an output feeding two stages is an error") {
+  auto r = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source"},
+    "a": {"plugin": "synthetic_mark", "input": "source"},
+    "b": {"plugin": "synthetic_mark", "input": "source"},
+    "batch": {"plugin": "synthetic_batcher", "input": "a"},
+    "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
+  CHECK(has(r, "stages.source", "feeds several stages ('a', 'b')"));
+}
+
+TEST_CASE("a cycle is reported with its members") {
+  auto r = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source"},
+    "m1": {"plugin": "synthetic_mark", "input": "m2"},
+    "m2": {"plugin": "synthetic_mark", "input": "m1"},
+    "batch": {"plugin": "synthetic_batcher", "input": "source"},
+    "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
+  CHECK(has(r, "stages", "the stages form a cycle: m1 -> m2 -> m1"));
+}
+
+TEST_CASE("a type mismatch names both ports and types") {
+  auto r = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source"},
+    "sink": {"plugin": "synthetic_sink", "input": "source"})"));
+  CHECK(has(r, "stages.sink.input",
+            "type mismatch: 'source.out' produces Sample but 'sink.in' expects Batch"));
+}
+
+TEST_CASE("a valid but non-linear graph is refused by the runner's shape check") {
+  auto r = parse(with_stages(R"(
+    "s1": {"plugin": "synthetic_source"}, "b1": {"plugin": "synthetic_batcher", "input": "s1"},
+    "k1": {"plugin": "synthetic_sink", "input": "b1"},
+    "s2": {"plugin": "synthetic_source"}, "b2": {"plugin": "synthetic_batcher", "input": "s2"},
+    "k2": {"plugin": "synthetic_sink", "input": "b2"})"));
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(has(r, "stages", "supports linear pipelines only"));
+  CHECK(has(r, "stages", "(this pipeline has 2 sources)"));
+}
+
+TEST_CASE("several errors are reported at once") {
+  auto r = parse(with_stages(R"(
+    "source": {"plugin": "synthetic_source", "params": {"count": "many"}},
+    "mark": {"plugin": "synthetic_mrk", "input": "source"},
+    "batch": {"plugin": "synthetic_batcher", "input": "mark", "params": {"bach": 2}},
+    "sink": {"plugin": "synthetic_sink", "input": "batch", "params": {"delay_ms": -5}})",
+                             "\"epochs\": 0"));
+  INFO(all(r));
+  CHECK(has(r, "epochs", "0 is out of range"));
+  CHECK(has(r, "stages.source.params.count", "expected int >= 0"));
+  CHECK(has(r, "stages.mark.plugin", "did you mean 'synthetic_mark'?"));
+  CHECK(has(r, "stages.batch.params.bach", "did you mean 'batch'?"));
+  CHECK(has(r, "stages.sink.params.delay_ms", "-5 is out of range"));
+  CHECK(r.diagnostics.size() == 5);
+}
+
+TEST_CASE("relative Path parameters are resolved against the pipeline's folder") {
+  auto r = parse(synthetic_pipeline("", "\"data\": \"../datasets/x/data.yaml\""));
+  REQUIRE(r.ok());
+  CHECK(r.pipeline->stage("source").params["data"] == "/data/datasets/x/data.yaml");
+  auto abs = parse(synthetic_pipeline("", "\"data\": \"/abs/data.yaml\""));
+  REQUIRE(abs.ok());
+  CHECK(abs.pipeline->stage("source").params["data"] == "/abs/data.yaml");
+}
+
+TEST_CASE("load_pipeline reads a file: name from the file, missing file reported") {
+  const auto dir = test::temp_dir("pipeline-load");
+  test::write_file(dir + "/my-run.json", synthetic_pipeline("", "\"data\": \"d.yaml\""));
+  auto r = core::load_pipeline(dir + "/my-run.json", {}, synthetic_plugins().registry());
+  INFO(all(r));
+  REQUIRE(r.ok());
+  CHECK(r.pipeline->name == "my-run");
+  CHECK(r.pipeline->stage("source").params["data"] == dir + "/d.yaml");
+  auto missing = core::load_pipeline(dir + "/nope.json", {}, synthetic_plugins().registry());
+  REQUIRE(missing.diagnostics.size() == 1);
+  CHECK(missing.diagnostics[0].message.find("no such file") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
