@@ -46,6 +46,21 @@ std::string category_of(const std::string& problem) {
   return best.empty() ? problem : best;
 }
 
+// True when an image for this label file exists (labels/ -> images/, any image extension):
+// such a label belongs to an image of another split (.txt lists often share one folder),
+// not to a missing one.
+bool image_exists_for_label(const std::string& label) {
+  std::string base = label;
+  const auto pos = base.rfind("/labels/");
+  if (pos != std::string::npos) base.replace(pos, 8, "/images/");
+  std::error_code ec;
+  for (const char* ext : {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".JPG", ".JPEG",
+                          ".PNG", ".BMP", ".TIF", ".TIFF", ".WEBP"}) {
+    if (fs::exists(fs::path(base).replace_extension(ext), ec)) return true;
+  }
+  return false;
+}
+
 struct Entry {
   std::string image;
   std::vector<NormalizedBox> boxes;
@@ -206,7 +221,8 @@ class YoloDataset final : public DataSource {
       std::vector<std::string> orphans;
       for (const auto& f : fs::directory_iterator(dir, ec)) {
         const std::string p = f.path().lexically_normal().string();
-        if (f.path().extension() == ".txt" && f.is_regular_file(ec) && !expected_labels.count(p)) {
+        if (f.path().extension() == ".txt" && f.is_regular_file(ec) && !expected_labels.count(p) &&
+            !image_exists_for_label(p)) {
           orphans.push_back(p);
         }
       }
