@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <filesystem>
 #include <sstream>
 
 #include "cli/cli.h"
@@ -90,6 +91,26 @@ void print_summary(core::GraphRunner& runner, std::size_t total_samples, double 
   std::cout.flush();
 }
 
+// The run folder convention: runs/<pipeline name>/<N> under the working directory, N one
+// more than the largest number already there. Claimed with create_directory, which fails
+// when another run took that number first, so concurrent runs get distinct folders.
+std::string claim_run_dir(const std::string& pipeline_name) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::path("runs") / (pipeline_name.empty() ? std::string("pipeline") : pipeline_name);
+  fs::create_directories(base);
+  int next = 1;
+  for (const auto& e : fs::directory_iterator(base)) {
+    const std::string n = e.path().filename().string();
+    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() < 9) {
+      next = std::max(next, std::stoi(n) + 1);
+    }
+  }
+  for (;; ++next) {
+    const fs::path dir = base / std::to_string(next);
+    if (fs::create_directory(dir)) return dir.string();
+  }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
@@ -123,12 +144,17 @@ void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
       g_stop_requested.store(false);
       StopSignals signals;
       core::RunnerOptions options;
-      options.run_dir = o->run_dir;
+      std::string run_dir = o->run_dir;
+      // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
+      const bool writes_outputs = p.stage(p.sink).plugin == "train";
+      if (run_dir.empty() && writes_outputs) run_dir = claim_run_dir(p.name);
+      if (!run_dir.empty()) std::cout << "run folder: " << run_dir << std::endl;
+      options.run_dir = run_dir;
       options.stop_flag = &g_stop_requested;
       core::GraphRunner runner(p, registry, options);
 
       RunEvent run_event;
-      run_event.run_dir = o->run_dir;
+      run_event.run_dir = run_dir;
       run_event.pipeline_name = p.name;
       run_event.epochs = p.epochs;
       run_event.device = p.device;

@@ -123,6 +123,8 @@ StageContext GraphRunner::context(const std::string& node, int epoch) const {
   c.workers = workers_;
   c.run_dir = options_.run_dir;
   c.device = options_.device.empty() ? pipeline_.device : options_.device;
+  // Every index of the source is delivered once per epoch (skipped loads aside).
+  c.samples_per_epoch = source_ ? static_cast<std::int64_t>(source_->size()) : 0;
   return c;
 }
 

@@ -6,10 +6,12 @@
 #include <iomanip>
 #include <sstream>
 
+#include <opencv2/imgproc.hpp>
 #include <tbb/parallel_for.h>
 #include <torch/torch.h>
 
 #include "detect/nms.h"
+#include "pipeline/component_factory.h"
 #include "plugin/host_registry.h"
 #include "train/checkpoint.h"
 #include "train/detection_loss.h"
@@ -24,37 +26,24 @@
 #include "yoloflow/model.h"
 #include "yoloflow/optimizer.h"
 #include "yoloflow/precision.h"
+#include "yoloflow/rng.h"
 #include "yoloflow/sink.h"
 #include "yoloflow/source.h"
+#include "yoloflow/version.h"
 
 namespace yoloflow::core {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Creates and configures a nested component from its {"plugin": ..., "params": ...} spec.
+// Creates and configures a nested component from its {"plugin": ..., "params": ...} spec
+// through the host registry (the same factory the graph runner uses for its stages).
 template <class T>
 std::unique_ptr<T> make_component(Kind kind, const json& spec, const std::string& path,
                                   const StageContext& ctx) {
-  const Registry& reg = host_registry();
-  const std::string plugin = spec.at("plugin").get<std::string>();
-  const auto* rc = reg.find(kind, plugin);
-  if (!rc) throw InvalidInput(path + ".plugin: no " + std::string(kind_name(kind)) + " plugin named '" + plugin + "'");
-  const json params = spec.contains("params") ? spec["params"] : json::object();
-  Diagnostics diags;
-  rc->info.schema.validate(params, path + ".params", diags, nullptr, std::string(kind_name(kind)) + " '" + plugin + "'");
-  if (!diags.empty()) throw InvalidInput(diags.front().path + ": " + diags.front().message);
-  auto c = reg.create_as<T>(kind, plugin, path);
   StageContext sub = ctx;
   sub.node = path;
-  try {
-    c->configure(Params(rc->info.schema.resolve(params, ctx.epoch, ctx.epochs), path + ".params"), sub);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error(path + ": " + kind_name(kind) + " '" + plugin + "' (" + rc->file + ") failed to configure: " + e.what());
-  }
-  return c;
+  return create_component<T>(host_registry(), kind, spec, path, sub);
 }
 
 torch::Device pick_device(const std::string& wanted) {
@@ -107,7 +96,8 @@ class TrainSink final : public Sink {
     s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
     s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
     s.add_int("save_period", 0).min(0).doc("Also keep epochN.pt every N epochs (0 = off).");
-    s.add_string("device", "auto").doc("\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\".");
+    s.add_string("device", "").doc(
+        "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
     return s;
   }
 
@@ -119,7 +109,7 @@ class TrainSink final : public Sink {
       return;
     }
     p_ = p;
-    device_ = pick_device(p.get_string("device"));
+    device_ = pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"));
     torch::manual_seed(ctx.seed);
     model_ = make_component<Model>(Kind::Model, p.get_json("model"), ctx.node + ".params.model", ctx);
     precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
@@ -332,7 +322,7 @@ class TrainSink final : public Sink {
     if (grads.empty()) return;
     std::vector<torch::Tensor> norms;
     norms.reserve(grads.size());
-    for (const auto& g : grads) norms.push_back(g.detach().norm(2.0, {}, false, torch::kFloat));
+    for (const auto& g : grads) norms.push_back(g.detach().to(torch::kFloat).norm());
     const auto total = torch::stack(norms).norm();
     const auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
     for (auto& g : grads) g.detach().mul_(coef.to(g.dtype()));
