@@ -10,6 +10,7 @@
 #include "train/detection_loss.h"
 #include "train/task_aligned_assigner.h"
 #include "yoloflow/error.h"
+#include "yoloflow/torch_compat.h"
 
 using namespace yoloflow;
 using namespace yoloflow::core;
@@ -304,4 +305,21 @@ TEST_CASE("loss on YOLO11-sized outputs (640 px, 80 classes, 8400 anchors) is fi
   CHECK(r.items[2].item<float>() > 0);
   r.total.backward();
   for (const auto& l : levels) CHECK(torch::isfinite(l.grad()).all().item<bool>());
+}
+
+TEST_CASE("loss computes in fp32 inside a bf16 autocast region") {
+  DetectionHead head{2, 16, {8, 16, 32}};
+  DetectionLoss loss(head);
+  torch::manual_seed(5);
+  auto levels = random_levels(2, 64, 2);
+  auto targets = torch::tensor({1.f, 0.5f, 0.5f, 0.5f, 0.5f, 0.f, 0.3f, 0.3f, 0.2f, 0.2f}).view({2, 1, 5});
+  auto plain = loss(levels, targets);
+  torch::Tensor inside;
+  {
+    yoloflow::compat::AutocastGuard bf16(c10::DeviceType::CPU, true, torch::kBFloat16);
+    inside = loss(levels, targets).items;
+    CHECK(yoloflow::compat::autocast_enabled(c10::DeviceType::CPU));  // restored after the loss
+  }
+  CHECK((inside.scalar_type() == torch::kFloat));
+  CHECK(torch::allclose(inside, plain.items, 1e-5, 1e-6));
 }
