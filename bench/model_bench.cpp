@@ -59,7 +59,7 @@ Timing measure(core::PluginManager& pm, const std::string& arch, const Config& c
   auto run_train = [&] {
     const auto out = model->forward_train(x);
     torch::Tensor loss = torch::zeros({}, x.options());
-    for (const auto& o : out) loss = loss + o.float().mean();
+    for (const auto& o : out) loss = loss + o.to(torch::kFloat).mean();
     loss.backward();
     for (auto& p : m.parameters()) {
       if (p.grad().defined()) p.mutable_grad().reset();

@@ -79,7 +79,7 @@ TEST_CASE("yoloflow validate accepts a good pipeline and prints it resolved") {
 
 TEST_CASE("yoloflow run on a synthetic pipeline exits 0 with a summary naming skipped samples") {
   const auto dir = test::temp_dir("cli-run");
-  test::write_file(dir + "/run.json", synthetic_pipeline("\"epochs\": 2, \"workers\": 2",
+  test::write_file(dir + "/run.json", synthetic_pipeline("\"epochs\": 2, \"workers\": 2, \"monitors\": [{\"plugin\": \"synthetic_monitor\"}]",
                                                          "\"count\": 20, \"fail\": [7]", "\"batch\": 4"));
   auto r = test::run_cli(plugin_arg() + "run " + dir + "/run.json");
   INFO(r.output);

@@ -58,6 +58,7 @@ class GraphRunner {
  public:
   // Creates every stage's component and the monitors, and configures the stages for
   // options.first_epoch. Throws yoloflow::Error naming the stage when a plugin fails.
+  // `pipeline` and `registry` are referenced, not copied: they must outlive the runner.
   GraphRunner(const Pipeline& pipeline, const Registry& registry, RunnerOptions options = {});
   ~GraphRunner();
   GraphRunner(const GraphRunner&) = delete;

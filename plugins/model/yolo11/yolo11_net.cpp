@@ -250,17 +250,19 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
         AutocastGuard autocast(AutocastState::from_ivalue(ctx->saved_data["autocast"]));
         outputs = stage->run(inputs);
       }
+      std::vector<Tensor> outs, gs;
+      for (std::size_t i = 0; i < outputs.size() && i < grads.size(); ++i) {
+        if (grads[i].defined() && outputs[i].requires_grad()) {
+          outs.push_back(outputs[i]);
+          gs.push_back(grads[i]);
+        }
+      }
+      if (!outs.empty()) torch::autograd::backward(outs, gs);
+      // Restored only now: batch norm's backward checks that its saved running statistics
+      // were not modified in place before it ran.
       torch::NoGradGuard no_grad;
       for (std::size_t i = 0; i < bn.size(); ++i) bn[i].copy_(bn_saved[i]);
     }
-    std::vector<Tensor> outs, gs;
-    for (std::size_t i = 0; i < outputs.size() && i < grads.size(); ++i) {
-      if (grads[i].defined() && outputs[i].requires_grad()) {
-        outs.push_back(outputs[i]);
-        gs.push_back(grads[i]);
-      }
-    }
-    if (!outs.empty()) torch::autograd::backward(outs, gs);
     variable_list result;
     result.emplace_back();  // stage pointer
     for (auto& x : inputs) result.push_back(x.requires_grad() ? x.grad() : Tensor());

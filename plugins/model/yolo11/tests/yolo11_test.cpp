@@ -261,7 +261,7 @@ TEST_CASE("yolo11 weights round trip through a file, and Python's torch.load rea
                                "sd['model.0.bn.num_batches_tracked'].dtype)\"");
   INFO(out);
   CHECK(rc == 0);
-  CHECK(out.find("499 (3, 80, 1, 1) torch.int64") != std::string::npos);
+  CHECK(out.find("499 (3, 64, 1, 1) torch.int64") != std::string::npos);
 }
 
 TEST_CASE("loading weights with wrong shapes and missing keys fails listing all of them") {
@@ -292,7 +292,7 @@ TEST_CASE("loading weights with wrong shapes and missing keys fails listing all 
     CHECK(msg.find("missing in file: model.17.bn.running_var") != std::string::npos);
     CHECK(msg.find("not in model: model.24.extra.weight") != std::string::npos);
     CHECK(msg.find("model.0.conv.weight: file [16, 3, 5, 5] vs model [16, 3, 3, 3]") != std::string::npos);
-    CHECK(msg.find("model.10.cv1.bn.bias: file [7] vs model [128]") != std::string::npos);
+    CHECK(msg.find("model.10.cv1.bn.bias: file [7] vs model [256]") != std::string::npos);
   }
   // Nothing was loaded.
   CHECK(torch::equal(m->module().named_parameters()["model.0.conv.weight"], before));
@@ -454,10 +454,22 @@ TEST_CASE("channels_last converts weights and inputs and gives the same results"
   for (std::size_t i = 0; i < ref.outputs.size(); ++i) {
     CHECK(torch::allclose(r.outputs[i], ref.outputs[i], 1e-4, 1e-4));
   }
+  // Some gradients are numerically zero (~1e-9, e.g. where batch norm cancels them): measure
+  // each difference against at least 1e-3 of the largest gradient, not against rounding noise.
+  double global = 0;
+  for (const auto& g : ref.grads) global = std::max(global, g.abs().max().item<double>());
   double worst = 0;
+  std::size_t worst_i = 0;
   for (std::size_t i = 0; i < ref.grads.size(); ++i) {
-    worst = std::max(worst, (r.grads[i] - ref.grads[i]).abs().max().item<double>() /
-                                (ref.grads[i].abs().max().item<double>() + 1e-12));
+    const double rel = (r.grads[i] - ref.grads[i]).abs().max().item<double>() /
+                       std::max(ref.grads[i].abs().max().item<double>(), 1e-3 * global);
+    if (rel > worst) {
+      worst = rel;
+      worst_i = i;
+    }
   }
+  MESSAGE("channels_last: worst relative gradient difference " << worst << " at parameter " << worst_i
+                                                               << " of size " << ref.grads[worst_i].sizes()
+                                                               << " max " << ref.grads[worst_i].abs().max().item<double>());
   CHECK(worst < 1e-3);
 }
