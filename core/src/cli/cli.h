@@ -29,5 +29,6 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_describe_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_validate_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_run_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected);
 
 }  // namespace yoloflow::cli
