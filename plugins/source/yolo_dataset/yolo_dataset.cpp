@@ -103,6 +103,9 @@ class YoloDataset final : public DataSource {
     s.add_float("cache_budget_gb", 4.0).range(0.0, 1e6).fixed().doc(
         "Most memory the 'ram' cache may use, in GB (1e9 bytes). Configuring fails, naming "
         "both numbers, when the images at this imgsz would need more.");
+    s.add_enum("cache_fill", {"lazy", "eager"}, "lazy").fixed().doc(
+        "When the 'ram' cache is filled: 'lazy' on each image's first load, 'eager' all at "
+        "configure time (on several threads), so the first epoch runs at cached speed.");
     s.add_string("cache_dir", "").fixed().doc(
         "Folder of the 'disk' cache; empty means '.yoloflow_cache' in the dataset root "
         "(shared by every run on that dataset). Entries are keyed by image path, size, "
@@ -234,6 +237,7 @@ class YoloDataset final : public DataSource {
                            "; raise cache_budget_gb, lower imgsz, or use cache 'disk' or 'none'");
       }
       ram_cache_.reset(entries_.size(), budget);
+      if (params.get_string("cache_fill") == "eager") fill_ram_cache();
       cached_imgsz_ = imgsz_;
       cached_interp_ = interp_name();
       cached_budget_ = budget;
@@ -249,6 +253,25 @@ class YoloDataset final : public DataSource {
       if (dir != disk_cache_.dir()) disk_cache_.open(dir, params.where() + ".cache_dir");
     }
     cache_ = cache;
+  }
+
+  // Decodes every image into the RAM cache on a few threads; an image that fails to decode
+  // is recorded by decode_resized() and left for load() to report again.
+  void fill_ram_cache() {
+    std::atomic<std::size_t> next{0};
+    auto work = [&]() {
+      for (std::size_t i = next++; i < entries_.size(); i = next++) {
+        try {
+          ram_cache_.put(i, decode_resized(i));
+        } catch (const Error&) {
+        }
+      }
+    };
+    const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 8));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads && t < entries_.size(); ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
   }
 
   void add_issue(DataIssue issue) {

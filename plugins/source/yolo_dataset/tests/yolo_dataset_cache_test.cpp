@@ -246,3 +246,18 @@ TEST_CASE("yolo_dataset cache 'disk' reports a cache folder it cannot create") {
   CHECK_THROWS_WITH_AS(open_source(pm, {{"data", dir + "/data.yaml"}, {"cache", "disk"}, {"cache_dir", dir + "/blocker/cache"}}, 128),
                        doctest::Contains("stages.source.params.cache_dir"), InvalidInput);
 }
+
+TEST_CASE("yolo_dataset cache_fill 'eager' decodes every image at configure time") {
+  core::PluginManager pm;
+  const int n = 5;
+  const std::string dir = write_dataset("yolo-eager", n);
+  const std::string data = dir + "/data.yaml";
+  auto plain = open_source(pm, {{"data", data}}, 128);
+  std::vector<Sample> ref;
+  for (int i = 0; i < n; ++i) ref.push_back(plain->load(i));
+  auto eager = open_source(pm, {{"data", data}, {"cache", "ram"}, {"cache_fill", "eager"}}, 128);
+  // The files are gone: every load must come from memory.
+  fs::remove_all(dir + "/images");
+  for (int i = 0; i < n; ++i) check_same_sample(ref[i], eager->load(i));
+  CHECK_THROWS_AS(plain->load(0), Error);  // the uncached source cannot
+}
