@@ -59,8 +59,8 @@ class RandomPerspective final : public Augmentation {
     for (int r = 0; r < 2; ++r)
       for (int c = 0; c < 3; ++c) R(r, c) = rot.at<double>(r, c);
     cv::Matx33d S = cv::Matx33d::eye();
-    S(0, 1) = std::tan(ctx.rng.uniform(-shear_, shear_) * M_PI / 180.0);
-    S(1, 0) = std::tan(ctx.rng.uniform(-shear_, shear_) * M_PI / 180.0);
+    S(0, 1) = std::tan(ctx.rng.uniform(-shear_, shear_) * CV_PI / 180.0);
+    S(1, 0) = std::tan(ctx.rng.uniform(-shear_, shear_) * CV_PI / 180.0);
     cv::Matx33d T = cv::Matx33d::eye();
     T(0, 2) = ctx.rng.uniform(0.5 - translate_, 0.5 + translate_) * out_w;
     T(1, 2) = ctx.rng.uniform(0.5 - translate_, 0.5 + translate_) * out_h;

@@ -14,6 +14,7 @@
 #include "plugin/plugin_manager.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/source.h"
 
@@ -281,6 +282,34 @@ TEST_CASE("yolo_dataset survives every kind of bad data and names each problem")
   fs::remove_all(dir);
 }
 
+TEST_CASE("yolo_dataset splits listed in .txt files may share one folder without orphan reports") {
+  const std::string dir = test::temp_dir("yolo-lists");
+  test::write_file(dir + "/data.yaml", "train: train.txt\nval: [val.txt]\nnames: [a, b]\n");
+  fs::create_directories(dir + "/images");
+  cv::Mat im(40, 60, CV_8UC3, cv::Scalar(5, 5, 5));
+  for (const char* name : {"t1", "t2", "v1"}) {
+    REQUIRE(cv::imwrite(dir + "/images/" + name + ".jpg", im));
+    test::write_file(dir + "/labels/" + std::string(name) + ".txt", "1 0.5 0.5 0.5 0.5\n");
+  }
+  test::write_file(dir + "/labels/gone.txt", "0 0.5 0.5 0.5 0.5\n");
+  test::write_file(dir + "/train.txt", "./images/t1.jpg\n" + dir + "/images/t2.jpg\n");
+  test::write_file(dir + "/val.txt", "images/v1.jpg\n");
+  core::PluginManager pm;
+  auto train = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}});
+  CHECK(train->size() == 2);
+  auto val = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "val"}});
+  CHECK(val->size() == 1);
+  CHECK(val->info().boxes == 1);
+  // v1.txt belongs to val, t1/t2.txt to train: only gone.txt has no image at all.
+  for (auto* src : {train.get(), val.get()}) {
+    const auto issues = src->issues();
+    REQUIRE(issues.size() == 1);
+    CHECK(issues[0].path == dir + "/labels/gone.txt");
+    CHECK(issues[0].problem == "label file without image");
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws naming the file") {
   const std::string dir = test::temp_dir("yolo-late");
   test::write_file(dir + "/data.yaml", "path: ds\ntrain: images\nnames: [thing]\n");
@@ -327,5 +356,75 @@ TEST_CASE("yolo_dataset refuses unusable data.yaml files with the file named") {
   expect_error("train: images\nnames: [a]\n", "has no 'test' split", "test");
   expect_error("train: images\nnames: [a]\n", "no usable images");
   expect_error("train: [images\nnames: [a]\n", "not valid YAML");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("labels read from files land on their painted pixels after load() and letterbox") {
+  // Lossless PNGs with filled rectangles exactly where their label lines say.
+  const std::string dir = test::temp_dir("yolo-painted");
+  test::write_file(dir + "/data.yaml", "train: images\nnames: [red, green, blue]\n");
+  fs::create_directories(dir + "/images");
+  const cv::Scalar colours[] = {{0, 0, 255}, {0, 255, 0}, {255, 0, 0}};
+  struct Image {
+    int w, h;
+    std::vector<cv::Rect> rects;
+  };
+  const std::vector<Image> images = {{500, 300, {{20, 30, 100, 80}, {300, 100, 150, 160}, {200, 240, 60, 50}}},
+                                     {240, 400, {{10, 10, 200, 100}, {50, 250, 100, 120}}}};
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const auto& im = images[i];
+    cv::Mat m(im.h, im.w, CV_8UC3, cv::Scalar(0, 0, 0));
+    std::string labels;
+    for (std::size_t k = 0; k < im.rects.size(); ++k) {
+      const auto& r = im.rects[k];
+      cv::rectangle(m, r, colours[k], cv::FILLED);
+      labels += std::to_string(k) + " " + std::to_string((r.x + r.width / 2.0) / im.w) + " " +
+                std::to_string((r.y + r.height / 2.0) / im.h) + " " + std::to_string(double(r.width) / im.w) +
+                " " + std::to_string(double(r.height) / im.h) + "\n";
+    }
+    REQUIRE(cv::imwrite(dir + "/images/p" + std::to_string(i) + ".png", m));
+    test::write_file(dir + "/labels/p" + std::to_string(i) + ".txt", labels);
+  }
+  core::PluginManager pm;
+  auto src = make_source(pm, {{"data", dir + "/data.yaml"}}, 320);
+  REQUIRE(src->size() == 2);
+  REQUIRE(pm.load(test::plugin_dir() + "/yoloflow_letterbox.so").loaded);
+  const auto* rc = pm.registry().find(Kind::Augmentation, "letterbox");
+  REQUIRE(rc != nullptr);
+  auto letterbox = pm.registry().create_as<Augmentation>(Kind::Augmentation, "letterbox", "test");
+  StageContext ctx;
+  ctx.imgsz = 320;
+  letterbox->configure(Params(rc->info.schema.resolve(json::object()), "letterbox"), ctx);
+  class NoLoader final : public SampleLoader {
+   public:
+    std::size_t size() const override { return 0; }
+    Sample load(std::size_t) override { throw Error("unused"); }
+  } loader;
+  for (std::size_t i = 0; i < src->size(); ++i) {
+    Sample s = src->load(i);
+    Rng rng(0);
+    AugmentContext actx{rng, loader, 320, 0};
+    letterbox->apply(s, actx);
+    REQUIRE(s.image.size() == cv::Size(320, 320));
+    REQUIRE(s.boxes.size() == images[i].rects.size());
+    for (const auto& b : s.boxes) {
+      CAPTURE(i);
+      CAPTURE(b.cls);
+      cv::Mat mask;
+      const cv::Scalar c = colours[b.cls];
+      // At least half the colour: blended edge pixels count where the true edge is.
+      cv::inRange(s.image, c - cv::Scalar(127, 127, 127), c + cv::Scalar(127, 127, 127), mask);
+      const cv::Rect r = cv::boundingRect(mask);
+      CHECK(std::abs(b.x1 - r.x) <= 1.0);
+      CHECK(std::abs(b.y1 - r.y) <= 1.0);
+      CHECK(std::abs(b.x2 - (r.x + r.width)) <= 1.0);
+      CHECK(std::abs(b.y2 - (r.y + r.height)) <= 1.0);
+      // And back to the file's pixels through Geometry.
+      const auto& orig = images[i].rects[static_cast<std::size_t>(b.cls)];
+      CHECK((b.x1 - s.geometry.pad_x) / s.geometry.ratio_x == doctest::Approx(orig.x).epsilon(0.002));
+      CHECK((b.y2 - s.geometry.pad_y) / s.geometry.ratio_y ==
+            doctest::Approx(orig.y + orig.height).epsilon(0.002));
+    }
+  }
   fs::remove_all(dir);
 }
