@@ -258,27 +258,18 @@ class YoloDataset final : public DataSource {
   // Decodes every image into the RAM cache on a few threads; an image that fails to decode
   // is recorded by decode_resized() and left for load() to report again.
   void fill_ram_cache() {
-    std::atomic<std::size_t> next{0};
-    auto work_one = [&](std::size_t i) {
-      if (i >= entries_.size()) return;
-      try {
-        ram_cache_.put(i, decode_resized(i));
-      } catch (const std::exception&) {
-        // recorded by decode_resized(); load() reports it again
+    // OpenCV's own parallel loop rather than raw threads: with raw std::threads this
+    // crashed (SIGSEGV) on the 16-core GPU machine, inside OpenCV calls that run their own
+    // parallel backend; cv::parallel_for_ nests correctly (inner loops run serially).
+    cv::parallel_for_(cv::Range(0, static_cast<int>(entries_.size())), [&](const cv::Range& r) {
+      for (int i = r.start; i < r.end; ++i) {
+        try {
+          ram_cache_.put(static_cast<std::size_t>(i), decode_resized(static_cast<std::size_t>(i)));
+        } catch (const std::exception&) {
+          // recorded by decode_resized(); load() reports it again
+        }
       }
-    };
-    auto work = [&]() {
-      for (std::size_t i = next++; i < entries_.size(); i = next++) work_one(i);
-    };
-    // The first image is decoded on this thread before any other starts: OpenCV sets up its
-    // own parallel backend lazily on first use, and several threads racing into that first
-    // use crashed on the 16-core GPU machine.
-    work_one(next++);
-    const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 8));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads && t < entries_.size(); ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    });
   }
 
   void add_issue(DataIssue issue) {
