@@ -243,7 +243,7 @@ TEST_CASE("load_pipeline reads a file: name from the file, missing file reported
   auto missing = core::load_pipeline(dir + "/nope.json", {}, synthetic_plugins().registry());
   REQUIRE(missing.diagnostics.size() == 1);
   CHECK(missing.diagnostics[0].message.find("no such file") != std::string::npos);
-  std::filesystem::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("monitors are validated as monitor components") {

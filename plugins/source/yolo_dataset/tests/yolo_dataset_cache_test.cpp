@@ -257,7 +257,7 @@ TEST_CASE("yolo_dataset cache_fill 'eager' decodes every image at configure time
   for (int i = 0; i < n; ++i) ref.push_back(plain->load(i));
   auto eager = open_source(pm, {{"data", data}, {"cache", "ram"}, {"cache_fill", "eager"}}, 128);
   // The files are gone: every load must come from memory.
-  fs::remove_all(dir + "/images");
+  yoloflow::test::remove_tree(dir + "/images");
   for (int i = 0; i < n; ++i) check_same_sample(ref[i], eager->load(i));
   CHECK_THROWS_AS(plain->load(0), Error);  // the uncached source cannot
 }
