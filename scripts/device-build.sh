@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/yoloflow-out}"
 mkdir -p "$OUT"
 . .device/env.sh
-export YOLOFLOW_SHARED_DIR="$PWD/.device/shared"
+export YOLOFLOW_SHARED_DIR="$PWD/.device/shared" YOLOFLOW_PYTHON=python3
 BUILD=/tmp/yoloflow-build
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 start=$(date +%s)

@@ -53,7 +53,7 @@ TEST_CASE("yoloflow validate lists every error with its path and exits 2") {
   auto syntax = test::run_cli(plugin_arg() + "validate " + dir + "/syntax.json");
   CHECK(syntax.exit_code == kExitInvalid);
   CHECK(contains(syntax.output, "malformed JSON at line 1, column 14"));
-  std::filesystem::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("yoloflow validate accepts a good pipeline and prints it resolved") {
@@ -74,12 +74,12 @@ TEST_CASE("yoloflow validate accepts a good pipeline and prints it resolved") {
   auto bad = test::run_cli(plugin_arg() + "validate " + dir + "/good.json stages.batch.params.bach=5");
   CHECK(bad.exit_code == kExitInvalid);
   CHECK(contains(bad.output, "did you mean 'stages.batch.params.batch'?"));
-  std::filesystem::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("yoloflow run on a synthetic pipeline exits 0 with a summary naming skipped samples") {
   const auto dir = test::temp_dir("cli-run");
-  test::write_file(dir + "/run.json", synthetic_pipeline("\"epochs\": 2, \"workers\": 2",
+  test::write_file(dir + "/run.json", synthetic_pipeline("\"epochs\": 2, \"workers\": 2, \"monitors\": [{\"plugin\": \"synthetic_monitor\"}]",
                                                          "\"count\": 20, \"fail\": [7]", "\"batch\": 4"));
   auto r = test::run_cli(plugin_arg() + "run " + dir + "/run.json");
   INFO(r.output);
@@ -91,7 +91,7 @@ TEST_CASE("yoloflow run on a synthetic pipeline exits 0 with a summary naming sk
   CHECK(contains(r.output, "skipped 1 sample that failed to load:\n  sample 7: corrupt image synthetic/7.png"));
   CHECK(contains(r.output, "data issues reported by the source (1):\n  synthetic/7.png: corrupt image -> skipped image"));
   CHECK(contains(r.output, "synthetic_sink: samples=38 batches=10"));
-  std::filesystem::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("yoloflow run reports a failing stage and exits 1") {
@@ -105,7 +105,7 @@ TEST_CASE("yoloflow run reports a failing stage and exits 1") {
   auto invalid = test::run_cli(plugin_arg() + "run " + dir + "/fail.json epochs=0");
   CHECK(invalid.exit_code == kExitInvalid);
   CHECK(contains(invalid.output, "epochs: 0 is out of range"));
-  std::filesystem::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("SIGINT stops a running `yoloflow run` promptly with exit code 130") {
@@ -166,5 +166,5 @@ TEST_CASE("SIGINT stops a running `yoloflow run` promptly with exit code 130") {
   CHECK(contains(output, "(interrupted)"));
   CHECK(contains(output, "interrupted by SIGINT after 0 complete epochs of 1"));
   CHECK(contains(output, "synthetic_sink: samples="));
-  std::filesystem::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }

@@ -19,5 +19,9 @@ inline std::string test_plugin_dir(const std::string& c) {
   return std::string(YOLOFLOW_TEST_PLUGIN_DIR) + "/" + c;
 }
 inline std::string cli() { return YOLOFLOW_CLI; }
+// A Python with PyTorch, to check that Python reads what we write: Debian's python3-torch
+// lives in /usr/bin/python3 (a python3 earlier on PATH may lack torch); $YOLOFLOW_PYTHON
+// overrides (the GPU machine's is plain `python3`).
+inline std::string python() { return env_or("YOLOFLOW_PYTHON", "/usr/bin/python3"); }
 
 }  // namespace yoloflow::test

@@ -1,6 +1,8 @@
 #include "support/run_cli.h"
 
+#include <ftw.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -31,7 +33,7 @@ std::string temp_dir(const std::string& tag) {
   std::random_device rd;
   auto p = std::filesystem::temp_directory_path() /
            ("yoloflow-test-" + tag + "-" + std::to_string(rd()));
-  std::filesystem::remove_all(p);
+  remove_tree(p.string());
   std::filesystem::create_directories(p);
   return p.string();
 }
@@ -41,6 +43,12 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
   if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+void remove_tree(const std::string& path) {
+  // Depth-first (FTW_DEPTH), no symlink following (FTW_PHYS); a missing path is not an error.
+  nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
+       FTW_DEPTH | FTW_PHYS);
 }
 
 std::string read_file(const std::string& path) {

@@ -243,5 +243,18 @@ TEST_CASE("load_pipeline reads a file: name from the file, missing file reported
   auto missing = core::load_pipeline(dir + "/nope.json", {}, synthetic_plugins().registry());
   REQUIRE(missing.diagnostics.size() == 1);
   CHECK(missing.diagnostics[0].message.find("no such file") != std::string::npos);
-  std::filesystem::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
+}
+
+TEST_CASE("monitors are validated as monitor components") {
+  auto wrong = parse(synthetic_pipeline(R"("monitors": [{"plugin": "synthetic_sink"}, {"plugin": "synthetic_monitor", "parms": {}}])"));
+  CHECK(has(wrong, "monitors[0].plugin", "'synthetic_sink' is a sink plugin, not a monitor plugin"));
+  CHECK(has(wrong, "monitors[1].parms", "unknown key 'parms' of a component"));
+  CHECK(has(wrong, "monitors[1].parms", "did you mean 'params'?"));
+  auto not_list = parse(synthetic_pipeline(R"("monitors": {"plugin": "synthetic_monitor"})"));
+  CHECK(has(not_list, "monitors", "must be a list"));
+  auto ok = parse(synthetic_pipeline(R"("monitors": [{"plugin": "synthetic_monitor"}])"));
+  REQUIRE(ok.ok());
+  REQUIRE(ok.pipeline->monitors.size() == 1);
+  CHECK(ok.pipeline->monitors[0].plugin == "synthetic_monitor");
 }

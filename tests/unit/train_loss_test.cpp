@@ -10,6 +10,7 @@
 #include "train/detection_loss.h"
 #include "train/task_aligned_assigner.h"
 #include "yoloflow/error.h"
+#include "yoloflow/torch_compat.h"
 
 using namespace yoloflow;
 using namespace yoloflow::core;
@@ -284,4 +285,41 @@ TEST_CASE("pad_targets lays rows out per image, padding with class -1") {
   CHECK(dropped == 1);
   CHECK((pad_targets(torch::zeros({0, 6}), 2).sizes() == torch::IntArrayRef({2, 0, 5})));
   CHECK_THROWS_WITH_AS(pad_targets(rows, 1), doctest::Contains("batch index 1"), yoloflow::Error);
+}
+
+TEST_CASE("loss on YOLO11-sized outputs (640 px, 80 classes, 8400 anchors) is finite and trains") {
+  DetectionHead head{80, 16, {8, 16, 32}};
+  DetectionLoss loss(head);
+  torch::manual_seed(11);
+  auto levels = random_levels(2, 640, 80, /*grad=*/true);
+  // Ten boxes per image: [batch_idx, cls, cx, cy, w, h].
+  auto batch_idx = torch::cat({torch::zeros({10, 1}), torch::ones({10, 1})});
+  auto rows = torch::cat({batch_idx, torch::randint(0, 80, {20, 1}).to(torch::kFloat),
+                          torch::rand({20, 2}) * 0.6 + 0.2, torch::rand({20, 2}) * 0.3 + 0.05},
+                         1);
+  auto targets = pad_targets(rows, 2, 16);
+  REQUIRE(targets.size(1) == 16);
+  auto r = loss(levels, targets);
+  CHECK(torch::isfinite(r.items).all().item<bool>());
+  CHECK(r.items[0].item<float>() > 0);
+  CHECK(r.items[2].item<float>() > 0);
+  r.total.backward();
+  for (const auto& l : levels) CHECK(torch::isfinite(l.grad()).all().item<bool>());
+}
+
+TEST_CASE("loss computes in fp32 inside a bf16 autocast region") {
+  DetectionHead head{2, 16, {8, 16, 32}};
+  DetectionLoss loss(head);
+  torch::manual_seed(5);
+  auto levels = random_levels(2, 64, 2);
+  auto targets = torch::tensor({1.f, 0.5f, 0.5f, 0.5f, 0.5f, 0.f, 0.3f, 0.3f, 0.2f, 0.2f}).view({2, 1, 5});
+  auto plain = loss(levels, targets);
+  torch::Tensor inside;
+  {
+    yoloflow::compat::AutocastGuard bf16(c10::DeviceType::CPU, true, torch::kBFloat16);
+    inside = loss(levels, targets).items;
+    CHECK(yoloflow::compat::autocast_enabled(c10::DeviceType::CPU));  // restored after the loss
+  }
+  CHECK((inside.scalar_type() == torch::kFloat));
+  CHECK(torch::allclose(inside, plain.items, 1e-5, 1e-6));
 }

@@ -31,5 +31,6 @@ void add_validate_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_run_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_info_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected);
 
 }  // namespace yoloflow::cli

@@ -6,6 +6,7 @@
 #include "train/box_ops.h"
 #include "train/task_aligned_assigner.h"
 #include "yoloflow/error.h"
+#include "yoloflow/torch_compat.h"
 
 namespace yoloflow::core {
 
@@ -43,6 +44,9 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
     throw Error("DetectionLoss: targets have shape " + std::string(c10::str(targets.sizes())) +
                 ", expected (" + std::to_string(B) + ", M, 5).");
   }
+  // All loss math in fp32 even when called inside an autocast region (matmul, CIoU and the
+  // soft targets lose too much in fp16/bf16); the guard restores the caller's state.
+  compat::AutocastGuard fp32_region(levels[0].device().type(), false, torch::kFloat);
   auto pred = torch::cat(flat, 2);                                        // (B, C, A)
   auto pred_distri = pred.narrow(1, 0, 4 * R).transpose(1, 2).contiguous();  // (B, A, 4R)
   auto pred_scores = pred.narrow(1, 4 * R, nc).transpose(1, 2).contiguous(); // (B, A, nc)

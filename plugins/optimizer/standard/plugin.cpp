@@ -70,7 +70,7 @@ class AdamWPlugin final : public Adam {
 
 Schema schema(bool with_nesterov) {
   Schema s;
-  s.add_float("lr0", 0.01).greater_than(0.0).doc("Initial learning rate (the host's schedules scale it).");
+  s.add_float("lr0", 0.01).greater_than(0.0).fixed().doc("Initial learning rate (the host's schedules scale it).");
   s.add_float("momentum", 0.937).range(0.0, 0.999999).doc("SGD momentum, or Adam's beta1.");
   s.add_float("weight_decay", 5e-4).min(0.0).doc(
       "Weight decay of the 'weights' group (the host scales it by batch size; norm weights and biases get none).");

@@ -94,10 +94,10 @@ class AmpBf16 final : public PrecisionStrategy {
 void register_precision(Registrar& r) {
   r.add_precision<Fp32>("fp32", Schema{}, "Full fp32: no autocast, no loss scaling.");
   Schema fp16;
-  fp16.add_float("init_scale", 65536.0).greater_than(0.0).doc("Initial loss scale.");
+  fp16.add_float("init_scale", 65536.0).greater_than(0.0).fixed().doc("Initial loss scale.");
   fp16.add_float("growth_factor", 2.0).greater_than(1.0).doc("Scale multiplier after growth_interval clean steps.");
   fp16.add_float("backoff_factor", 0.5).greater_than(0.0).max(0.999).doc("Scale multiplier after an overflow.");
-  fp16.add_int("growth_interval", 2000).min(1).doc("Clean steps before the scale grows.");
+  fp16.add_int("growth_interval", 2000).min(1).fixed().doc("Clean steps before the scale grows.");
   r.add_precision<AmpFp16>("amp_fp16", std::move(fp16),
                            "fp16 autocast on CUDA with dynamic loss scaling; overflowing steps are skipped on the device.");
   r.add_precision<AmpBf16>("amp_bf16", Schema{}, "bf16 autocast on CPU or CUDA, no loss scaling.");

@@ -121,25 +121,66 @@ SplitListing list_split(const std::vector<std::string>& entries, const std::stri
   return out;
 }
 
-std::string check_image_file(const std::string& path) {
+namespace {
+
+int be16(const std::vector<unsigned char>& b, std::size_t i) { return (b[i] << 8) | b[i + 1]; }
+
+// Width and height from a JPEG SOF segment or a PNG IHDR chunk; false for other formats.
+bool header_size(const std::vector<unsigned char>& b, int& w, int& h) {
+  if (b.size() > 24 && b[0] == 0x89 && b[1] == 'P') {
+    w = (b[16] << 24) | (b[17] << 16) | (b[18] << 8) | b[19];
+    h = (b[20] << 24) | (b[21] << 16) | (b[22] << 8) | b[23];
+    return w > 0 && h > 0;
+  }
+  if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return false;
+  std::size_t i = 2;
+  while (i + 9 < b.size()) {
+    if (b[i] != 0xFF) return false;
+    const int marker = b[i + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+      continue;
+    }
+    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      h = be16(b, i + 5);
+      w = be16(b, i + 7);
+      return w > 0 && h > 0;
+    }
+    if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) {
+      i += 2;  // markers without a length
+      continue;
+    }
+    i += 2 + static_cast<std::size_t>(be16(b, i + 2));
+  }
+  return false;
+}
+
+}  // namespace
+
+ImageCheck check_image_file(const std::string& path) {
+  ImageCheck out;
+  auto fail = [&](const char* problem) {
+    out.problem = problem;
+    return out;
+  };
   std::ifstream f(path, std::ios::binary);
-  if (!f) return "unreadable file";
+  if (!f) return fail("unreadable file");
   std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (bytes.empty()) return "empty file";
+  if (bytes.empty()) return fail("empty file");
   // Trailing zero padding after the end marker is common and harmless.
   std::size_t end = bytes.size();
   while (end > 0 && bytes[end - 1] == 0) --end;
   if (starts_with(bytes, {0xFF, 0xD8, 0xFF})) {
     // A JPEG cut short still decodes (grey where data is missing), with wrong pixels under
     // its labels: it must end with the EOI marker.
-    if (!ends_with(bytes, end, {0xFF, 0xD9})) return "truncated image (JPEG without end-of-image marker)";
+    if (!ends_with(bytes, end, {0xFF, 0xD9})) return fail("truncated image (JPEG without end-of-image marker)");
   } else if (starts_with(bytes, {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A})) {
     if (!ends_with(bytes, end, {'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82}))
-      return "truncated image (PNG without IEND chunk)";
+      return fail("truncated image (PNG without IEND chunk)");
   } else if (!starts_with(bytes, {'B', 'M'}) && !starts_with(bytes, {'I', 'I', 0x2A, 0x00}) &&
              !starts_with(bytes, {'M', 'M', 0x00, 0x2A}) &&
              !starts_with(bytes, {'R', 'I', 'F', 'F', -1, -1, -1, -1, 'W', 'E', 'B', 'P'})) {
-    return "not an image (unrecognised file header)";
+    return fail("not an image (unrecognised file header)");
   }
   // A reduced decode (1/8 scale for JPEG) proves the stream decodes at a fraction of the cost.
   cv::Mat reduced;
@@ -148,8 +189,21 @@ std::string check_image_file(const std::string& path) {
   } catch (const cv::Exception&) {
     reduced.release();
   }
-  if (reduced.empty()) return "corrupt image (cannot be decoded)";
-  return "";
+  if (reduced.empty()) return fail("corrupt image (cannot be decoded)");
+  // The exact size from the header when it is cheap to read (for the RAM cache's estimate);
+  // otherwise from a full decode.
+  if (!header_size(bytes, out.width, out.height)) {
+    cv::Mat full;
+    try {
+      full = cv::imdecode(bytes, cv::IMREAD_COLOR);
+    } catch (const cv::Exception&) {
+      full.release();
+    }
+    if (full.empty()) return fail("corrupt image (cannot be decoded)");
+    out.width = full.cols;
+    out.height = full.rows;
+  }
+  return out;
 }
 
 }  // namespace yoloflow::plugins::yolo

@@ -25,8 +25,13 @@ bool has_image_extension(const std::string& path);
 // Ultralytics' pairing: the last "/images/" becomes "/labels/", the extension ".txt".
 std::string label_path_for(const std::string& image_path);
 
-// Empty when the file is a decodable image; otherwise the problem, starting with one of
-// "empty file", "not an image", "truncated image", "corrupt image", "unreadable file".
-std::string check_image_file(const std::string& path);
+struct ImageCheck {
+  // Empty when the file is a decodable image; otherwise the problem, starting with one of
+  // "empty file", "not an image", "truncated image", "corrupt image", "unreadable file".
+  std::string problem;
+  int width = 0, height = 0;  // stored pixel size (before any EXIF rotation; the area is the same)
+};
+
+ImageCheck check_image_file(const std::string& path);
 
 }  // namespace yoloflow::plugins::yolo

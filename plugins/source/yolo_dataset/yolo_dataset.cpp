@@ -18,6 +18,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "data_yaml.h"
+#include "image_cache.h"
 #include "image_files.h"
 #include "label_file.h"
 #include "yoloflow/error.h"
@@ -64,7 +65,24 @@ bool image_exists_for_label(const std::string& label) {
 struct Entry {
   std::string image;
   std::vector<NormalizedBox> boxes;
+  int width = 0, height = 0;  // from the scan, for the RAM cache's estimate
 };
+
+// Ultralytics rounds up and caps at imgsz, so the long side is exactly imgsz.
+cv::Size resized_size(int w0, int h0, int imgsz) {
+  const double r = static_cast<double>(imgsz) / std::max(w0, h0);
+  if (r == 1.0) return {w0, h0};
+  const int w = std::min(static_cast<int>(std::ceil(w0 * r)), imgsz);
+  const int h = std::min(static_cast<int>(std::ceil(h0 * r)), imgsz);
+  return {std::max(w, 1), std::max(h, 1)};
+}
+
+std::string gb_text(double bytes) {
+  std::ostringstream s;
+  s.precision(bytes < 1e9 ? 3 : 4);
+  s << bytes / 1e9 << " GB (" << static_cast<std::uint64_t>(bytes) << " bytes)";
+  return s.str();
+}
 
 class YoloDataset final : public DataSource {
  public:
@@ -78,6 +96,20 @@ class YoloDataset final : public DataSource {
         "Resampling when an image is shrunk to imgsz: 'area' (sharper, Ultralytics' choice "
         "without augmentation) or 'linear' (faster, Ultralytics' choice when augmenting). "
         "Enlarging always uses linear.");
+    s.add_enum("cache", {"none", "ram", "disk"}, "none").fixed().doc(
+        "Keep decoded, resized images (before augmentation) to skip JPEG decoding after their "
+        "first use: 'ram' in memory within cache_budget_gb (checked against an estimate at "
+        "configure time), 'disk' as raw files in cache_dir, reused by later runs.");
+    s.add_float("cache_budget_gb", 4.0).range(0.0, 1e6).fixed().doc(
+        "Most memory the 'ram' cache may use, in GB (1e9 bytes). Configuring fails, naming "
+        "both numbers, when the images at this imgsz would need more.");
+    s.add_enum("cache_fill", {"lazy", "eager"}, "lazy").fixed().doc(
+        "When the 'ram' cache is filled: 'lazy' on each image's first load, 'eager' all at "
+        "configure time (on several threads), so the first epoch runs at cached speed.");
+    s.add_string("cache_dir", "").fixed().doc(
+        "Folder of the 'disk' cache; empty means '.yoloflow_cache' in the dataset root "
+        "(shared by every run on that dataset). Entries are keyed by image path, size, "
+        "modification time, imgsz and interpolation, so changed files or settings miss.");
     return s;
   }
 
@@ -87,10 +119,12 @@ class YoloDataset final : public DataSource {
     shrink_area_ = params.get_string("shrink_interpolation") == "area";
     const std::string data = params.get_string("data");
     const std::string split = params.get_string("split");
-    if (data == scanned_data_ && split == scanned_split_) return;  // a new epoch: keep the scan
-    scan(data, split);
-    scanned_data_ = data;
-    scanned_split_ = split;
+    if (data != scanned_data_ || split != scanned_split_) {
+      scan(data, split);
+      scanned_data_ = data;
+      scanned_split_ = split;
+    }
+    configure_cache(params);
   }
 
   std::size_t size() const override { return entries_.size(); }
@@ -101,31 +135,12 @@ class YoloDataset final : public DataSource {
                   " out of range (" + std::to_string(entries_.size()) + " samples)");
     }
     const Entry& e = entries_[index];
-    cv::Mat original;
-    try {
-      original = cv::imread(e.image, cv::IMREAD_COLOR);
-    } catch (const cv::Exception&) {
-      original.release();
-    }
-    if (original.empty()) {
-      add_issue({e.image, "cannot decode image at load time", "sample not loaded"});
-      throw Error("yolo_dataset '" + where_ + "': cannot decode image '" + e.image + "'");
-    }
+    ResizedImage img = cached_or_decoded(index);
     Sample s;
     s.index = index;
     s.path = e.image;
-    const int w0 = original.cols, h0 = original.rows;
-    const double r = static_cast<double>(imgsz_) / std::max(w0, h0);
-    if (r != 1.0) {
-      // Ultralytics rounds up and caps at imgsz, so the long side is exactly imgsz.
-      const int w = std::min(static_cast<int>(std::ceil(w0 * r)), imgsz_);
-      const int h = std::min(static_cast<int>(std::ceil(h0 * r)), imgsz_);
-      const int interp = (r > 1.0 || !shrink_area_) ? cv::INTER_LINEAR : cv::INTER_AREA;
-      cv::resize(original, s.image, cv::Size(std::max(w, 1), std::max(h, 1)), 0, 0, interp);
-    } else {
-      s.image = original;
-    }
-    if (!s.image.isContinuous()) s.image = s.image.clone();
+    s.image = std::move(img.image);
+    const int w0 = img.original_width, h0 = img.original_height;
     s.geometry.original_width = w0;
     s.geometry.original_height = h0;
     s.geometry.ratio_x = static_cast<double>(s.image.cols) / w0;
@@ -152,6 +167,111 @@ class YoloDataset final : public DataSource {
   }
 
  private:
+  ResizedImage cached_or_decoded(std::size_t index) {
+    if (cache_ == "ram") {
+      if (auto hit = ram_cache_.get(index)) return std::move(*hit);
+      ResizedImage img = decode_resized(index);
+      ram_cache_.put(index, img);
+      return img;
+    }
+    if (cache_ == "disk") {
+      const std::string key = DiskImageCache::key_for(entries_[index].image, imgsz_, interp_name());
+      if (auto hit = disk_cache_.get(key)) return std::move(*hit);
+      ResizedImage img = decode_resized(index);
+      disk_cache_.put(key, img);
+      return img;
+    }
+    return decode_resized(index);
+  }
+
+  ResizedImage decode_resized(std::size_t index) {
+    const Entry& e = entries_[index];
+    cv::Mat original;
+    try {
+      original = cv::imread(e.image, cv::IMREAD_COLOR);
+    } catch (const cv::Exception&) {
+      original.release();
+    }
+    if (original.empty()) {
+      add_issue({e.image, "cannot decode image at load time", "sample not loaded"});
+      throw Error("yolo_dataset '" + where_ + "': cannot decode image '" + e.image + "'");
+    }
+    ResizedImage out;
+    out.original_width = original.cols;
+    out.original_height = original.rows;
+    const cv::Size size = resized_size(original.cols, original.rows, imgsz_);
+    if (size.width != original.cols || size.height != original.rows) {
+      const bool enlarge = size.width > original.cols;
+      const int interp = (enlarge || !shrink_area_) ? cv::INTER_LINEAR : cv::INTER_AREA;
+      cv::resize(original, out.image, size, 0, 0, interp);
+    } else {
+      out.image = original;
+    }
+    if (!out.image.isContinuous()) out.image = out.image.clone();
+    return out;
+  }
+
+  std::string interp_name() const { return shrink_area_ ? "area" : "linear"; }
+
+  // Called on every configure: a new imgsz or interpolation empties the RAM cache (the disk
+  // cache's keys include both).
+  void configure_cache(const Params& params) {
+    const std::string cache = params.get_string("cache");
+    if (cache == "ram") {
+      const double budget_gb = params.get_float("cache_budget_gb");
+      const auto budget = static_cast<std::uint64_t>(budget_gb * 1e9);
+      if (cache_ == "ram" && cached_imgsz_ == imgsz_ && cached_interp_ == interp_name() &&
+          cached_budget_ == budget) {
+        return;
+      }
+      std::uint64_t need = 0;
+      for (const auto& e : entries_) {
+        const cv::Size s = resized_size(e.width, e.height, imgsz_);
+        need += static_cast<std::uint64_t>(s.width) * s.height * 3;
+      }
+      if (need > budget) {
+        throw InvalidInput(params.where() + ".cache_budget_gb: the RAM cache of " +
+                           std::to_string(entries_.size()) + " images at imgsz " +
+                           std::to_string(imgsz_) + " needs " + gb_text(static_cast<double>(need)) +
+                           " but cache_budget_gb allows " + gb_text(budget_gb * 1e9) +
+                           "; raise cache_budget_gb, lower imgsz, or use cache 'disk' or 'none'");
+      }
+      ram_cache_.reset(entries_.size(), budget);
+      if (params.get_string("cache_fill") == "eager") fill_ram_cache();
+      cached_imgsz_ = imgsz_;
+      cached_interp_ = interp_name();
+      cached_budget_ = budget;
+      YF_LOG_INFO("yolo_dataset '" + where_ + "': RAM cache of up to " +
+                  gb_text(static_cast<double>(need)) + " (budget " + gb_text(budget_gb * 1e9) + ")");
+    } else {
+      ram_cache_.reset(0, 0);
+      cached_imgsz_ = 0;
+    }
+    if (cache == "disk") {
+      std::string dir = params.get_string("cache_dir");
+      if (dir.empty()) dir = (fs::path(info_.root) / ".yoloflow_cache").string();
+      if (dir != disk_cache_.dir()) disk_cache_.open(dir, params.where() + ".cache_dir");
+    }
+    cache_ = cache;
+  }
+
+  // Decodes every image into the RAM cache on a few threads; an image that fails to decode
+  // is recorded by decode_resized() and left for load() to report again.
+  void fill_ram_cache() {
+    // OpenCV's own parallel loop rather than raw threads: with raw std::threads this
+    // crashed (SIGSEGV) on the 16-core GPU machine, inside OpenCV calls that run their own
+    // parallel backend; cv::parallel_for_ nests correctly (inner loops run serially).
+    cv::parallel_for_(cv::Range(0, static_cast<int>(entries_.size())), [&](const cv::Range& r) {
+      for (int i = r.start; i < r.end; ++i) {
+        try {
+          ram_cache_.put(static_cast<std::size_t>(i), decode_resized(static_cast<std::size_t>(i)));
+        } catch (const std::exception&) {
+          // recorded by decode_resized(); load() reports it again
+        }
+      }
+    });
+  }
+
   void add_issue(DataIssue issue) {
     std::lock_guard<std::mutex> lock(issues_mutex_);
     issues_.push_back(std::move(issue));
@@ -168,15 +288,15 @@ class YoloDataset final : public DataSource {
 
     // Check images and parse labels on a few threads: decoding dominates.
     struct Checked {
-      std::string image_problem;
+      ImageCheck image;
       LabelFile label;
     };
     std::vector<Checked> checked(listing.images.size());
     std::atomic<std::size_t> next{0};
     auto work = [&]() {
       for (std::size_t i = next++; i < checked.size(); i = next++) {
-        checked[i].image_problem = check_image_file(listing.images[i]);
-        if (checked[i].image_problem.empty()) {
+        checked[i].image = check_image_file(listing.images[i]);
+        if (checked[i].image.problem.empty()) {
           checked[i].label = read_label_file(label_path_for(listing.images[i]), nc);
         }
       }
@@ -198,8 +318,8 @@ class YoloDataset final : public DataSource {
       const std::string label_path = label_path_for(image);
       expected_labels.insert(label_path);
       Checked& c = checked[i];
-      if (!c.image_problem.empty()) {
-        issues.push_back({image, c.image_problem, "skipped image"});
+      if (!c.image.problem.empty()) {
+        issues.push_back({image, c.image.problem, "skipped image"});
         continue;
       }
       if (c.label.exists && !c.label.readable) {
@@ -214,7 +334,7 @@ class YoloDataset final : public DataSource {
       }
       if (c.label.boxes.empty()) ++background;
       boxes += c.label.boxes.size();
-      entries.push_back({image, std::move(c.label.boxes)});
+      entries.push_back({image, std::move(c.label.boxes), c.image.width, c.image.height});
     }
     std::error_code ec;
     for (const auto& dir : listing.label_dirs) {
@@ -273,6 +393,12 @@ class YoloDataset final : public DataSource {
 
   int imgsz_ = 640;
   bool shrink_area_ = true;
+  std::string cache_ = "none";
+  RamImageCache ram_cache_;
+  int cached_imgsz_ = 0;
+  std::string cached_interp_;
+  std::uint64_t cached_budget_ = 0;
+  DiskImageCache disk_cache_;
   std::string where_;
   std::string scanned_data_, scanned_split_;
   std::vector<Entry> entries_;

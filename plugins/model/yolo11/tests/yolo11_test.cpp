@@ -256,8 +256,8 @@ TEST_CASE("yolo11 weights round trip through a file, and Python's torch.load rea
   const auto x = torch::rand({1, 3, 64, 64});
   const auto ya = a->forward_train(x), yb = b->forward_train(x);
   for (int i = 0; i < 3; ++i) CHECK(torch::equal(ya[i], yb[i]));
-  const auto [rc, out] = shell("/usr/bin/python3 -c \"import torch; sd=torch.load('" + path +
-                               "'); print(len(sd), tuple(sd['model.23.cv3.0.2.weight'].shape), "
+  const auto [rc, out] = shell(test::python() + " -c \"import torch; sd=torch.load('" + path +
+                               "', weights_only=False); print(len(sd), tuple(sd['model.23.cv3.0.2.weight'].shape), "
                                "sd['model.0.bn.num_batches_tracked'].dtype)\"");
   INFO(out);
   CHECK(rc == 0);
@@ -363,8 +363,8 @@ TEST_CASE("weights export CLI writes a dict Python's torch.load reads, from a ch
   auto r = test::run_cli("weights export " + dir + "/ckpt.pt --model yolo11n --out " + dir + "/out.pt");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  const auto [rc, out] = shell("/usr/bin/python3 -c \"import torch; sd=torch.load('" + dir +
-                               "/out.pt'); print(type(sd).__name__, len(sd), list(sd)[0], float(sd['model.23.dfl.conv.weight'].sum()))\"");
+  const auto [rc, out] = shell(test::python() + " -c \"import torch; sd=torch.load('" + dir +
+                               "/out.pt', weights_only=False); print(type(sd).__name__, len(sd), list(sd)[0], float(sd['model.23.dfl.conv.weight'].sum()))\"");
   INFO(out);
   CHECK(rc == 0);
   CHECK(out.find("dict 499 model.0.conv.weight 120.0") != std::string::npos);

@@ -279,7 +279,7 @@ TEST_CASE("yolo_dataset survives every kind of bad data and names each problem")
   CHECK(vi[0].path == dir + "/images/val/missing.jpg");
   CHECK(vi[0].problem.rfind("image missing (listed in " + dir + "/val.txt)", 0) == 0);
   CHECK(vi[0].action == "skipped");
-  fs::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("yolo_dataset splits listed in .txt files may share one folder without orphan reports") {
@@ -307,7 +307,7 @@ TEST_CASE("yolo_dataset splits listed in .txt files may share one folder without
     CHECK(issues[0].path == dir + "/labels/gone.txt");
     CHECK(issues[0].problem == "label file without image");
   }
-  fs::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws naming the file") {
@@ -331,7 +331,7 @@ TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws namin
   const auto issues = src->issues();
   REQUIRE(issues.size() == 1);
   CHECK(issues[0].problem.rfind("cannot decode image", 0) == 0);
-  fs::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("yolo_dataset refuses unusable data.yaml files with the file named") {
@@ -356,7 +356,7 @@ TEST_CASE("yolo_dataset refuses unusable data.yaml files with the file named") {
   expect_error("train: images\nnames: [a]\n", "has no 'test' split", "test");
   expect_error("train: images\nnames: [a]\n", "no usable images");
   expect_error("train: [images\nnames: [a]\n", "not valid YAML");
-  fs::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }
 
 TEST_CASE("labels read from files land on their painted pixels after load() and letterbox") {
@@ -426,5 +426,5 @@ TEST_CASE("labels read from files land on their painted pixels after load() and 
             doctest::Approx(orig.y + orig.height).epsilon(0.002));
     }
   }
-  fs::remove_all(dir);
+  yoloflow::test::remove_tree(dir);
 }

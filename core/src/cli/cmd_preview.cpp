@@ -1,0 +1,190 @@
+// `yoloflow preview PIPELINE --out DIR [--batches N]`: runs the pipeline's source and
+// augmentation chain on a few samples and writes image grids with their boxes and class
+// names drawn: what to look at before a long run (are the labels on the objects, are the
+// augmentations sane).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <numeric>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "cli/cli.h"
+#include "pipeline/component_factory.h"
+#include "pipeline/pipeline.h"
+#include "yoloflow/augmentation.h"
+#include "yoloflow/error.h"
+#include "yoloflow/rng.h"
+#include "yoloflow/source.h"
+
+namespace fs = std::filesystem;
+
+namespace yoloflow::cli {
+
+namespace {
+
+// Box colour of a class (BGR): a fixed palette of saturated colours, cycled.
+cv::Scalar class_colour(int cls) {
+  static const cv::Scalar palette[] = {
+      {56, 56, 255},  {151, 157, 255}, {31, 112, 255}, {29, 178, 255}, {49, 210, 207},
+      {10, 249, 72},  {23, 204, 146},  {134, 219, 61}, {52, 147, 26},  {187, 212, 0},
+      {168, 153, 44}, {255, 194, 0},   {147, 69, 52},  {255, 115, 100}, {236, 24, 0},
+      {255, 56, 132}, {133, 0, 82},    {255, 56, 203}, {200, 149, 255}, {199, 55, 255}};
+  const int n = static_cast<int>(sizeof(palette) / sizeof(palette[0]));
+  return palette[((cls % n) + n) % n];
+}
+
+
+// The host's SampleLoader for mosaic and mixup: the source's own samples.
+class SourceLoader final : public SampleLoader {
+ public:
+  explicit SourceLoader(DataSource& source) : source_(source) {}
+  std::size_t size() const override { return source_.size(); }
+  Sample load(std::size_t i) override { return source_.load(i); }
+
+ private:
+  DataSource& source_;
+};
+
+// Draws one sample into its tile (top-left aligned, scaled by `scale`).
+void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale,
+               const std::vector<std::string>& names) {
+  cv::Mat small;
+  cv::resize(s.image, small, cv::Size(std::max(1, static_cast<int>(std::lround(s.image.cols * scale))),
+                                      std::max(1, static_cast<int>(std::lround(s.image.rows * scale)))),
+             0, 0, cv::INTER_AREA);
+  const cv::Rect dst(tile.x, tile.y, std::min(small.cols, tile.width), std::min(small.rows, tile.height));
+  small(cv::Rect(0, 0, dst.width, dst.height)).copyTo(grid(dst));
+  for (const auto& b : s.boxes) {
+    const cv::Scalar colour = class_colour(b.cls);
+    const cv::Point p1(tile.x + static_cast<int>(std::lround(b.x1 * scale)),
+                       tile.y + static_cast<int>(std::lround(b.y1 * scale)));
+    const cv::Point p2(tile.x + static_cast<int>(std::lround(b.x2 * scale)),
+                       tile.y + static_cast<int>(std::lround(b.y2 * scale)));
+    cv::rectangle(grid, p1, p2, colour, 2);
+    const std::string label = (b.cls >= 0 && b.cls < static_cast<int>(names.size()))
+                                  ? names[static_cast<std::size_t>(b.cls)]
+                                  : std::to_string(b.cls);
+    int base = 0;
+    const cv::Size ts = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, 0.4, 1, &base);
+    const cv::Point org(p1.x, std::max(tile.y + ts.height + 2, p1.y));
+    cv::rectangle(grid, cv::Point(org.x, org.y - ts.height - 2), cv::Point(org.x + ts.width + 2, org.y),
+                  colour, cv::FILLED);
+    cv::putText(grid, label, cv::Point(org.x + 1, org.y - 2), cv::FONT_HERSHEY_SIMPLEX, 0.4,
+                cv::Scalar(255, 255, 255), 1, cv::LINE_AA);
+  }
+  cv::rectangle(grid, tile, cv::Scalar(255, 255, 255), 1);  // tile border
+}
+
+}  // namespace
+
+void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
+  auto* cmd = app.add_subcommand(
+      "preview", "Write image grids of augmented training samples with their boxes and class names");
+  struct Opts {
+    std::string file, out, format = "jpg";
+    std::vector<std::string> overrides;
+    int batches = 3, per_grid = 16, max_side = 1920, epoch = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("pipeline", o->file, "Pipeline JSON file")->required();
+  cmd->add_option("overrides", o->overrides, "Overrides path=value, e.g. imgsz=320");
+  cmd->add_option("--out", o->out, "Folder to write preview_<n>.<format> into")->required();
+  cmd->add_option("--batches", o->batches, "Number of grids to write")->check(CLI::Range(1, 1000));
+  cmd->add_option("--per-grid", o->per_grid, "Images per grid")->check(CLI::Range(1, 256));
+  cmd->add_option("--max-side", o->max_side, "Longest side of a grid in pixels")
+      ->check(CLI::Range(64, 16384));
+  cmd->add_option("--epoch", o->epoch, "Epoch whose imgsz and schedules to use (0-based)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--format", o->format, "jpg or png")->check(CLI::IsMember({"jpg", "png"}));
+  cmd->callback([&ctx, &selected, o] {
+    selected = [&ctx, o]() -> int {
+      auto& registry = ctx.plugins().registry();
+      auto loaded = core::load_pipeline(o->file, o->overrides, registry);
+      if (!loaded.ok()) {
+        std::cerr << core::format_diagnostics(loaded.diagnostics, o->file);
+        std::cerr << o->file << ": " << loaded.diagnostics.size()
+                  << (loaded.diagnostics.size() == 1 ? " problem" : " problems")
+                  << "; nothing was previewed" << std::endl;
+        return kExitInvalid;
+      }
+      const core::Pipeline& p = *loaded.pipeline;
+      const int epoch = std::min(o->epoch, std::max(0, p.epochs - 1));
+      StageContext context;
+      context.imgsz = p.imgsz(epoch);
+      context.epoch = epoch;
+      context.epochs = p.epochs;
+      context.seed = p.seed;
+      context.deterministic = p.deterministic;
+      context.workers = 1;
+      context.device = "cpu";
+      auto make = [&](const std::string& name) {
+        const core::StageSpec& spec = p.stage(name);
+        StageContext c = context;
+        c.node = name;
+        return core::create_configured(registry, spec.kind, spec.plugin, p.stage_params(name, epoch),
+                                       spec.path(), c);
+      };
+      std::unique_ptr<DataSource> source(static_cast<DataSource*>(make(p.source).release()));
+      std::vector<std::unique_ptr<Augmentation>> chain;
+      for (const auto& a : p.augmentations)
+        chain.emplace_back(static_cast<Augmentation*>(make(a).release()));
+      const auto names = source->info().names;
+      SourceLoader loader(*source);
+
+      std::error_code ec;
+      fs::create_directories(o->out, ec);
+      if (!fs::is_directory(o->out, ec)) {
+        throw InvalidInput("--out: cannot create the folder '" + o->out + "'");
+      }
+      // A shuffled order from the pipeline's seed, as training would draw them.
+      std::vector<std::size_t> order(source->size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      Rng shuffle_rng(Rng::mix(p.seed, static_cast<std::uint64_t>(epoch)));
+      if (p.shuffle) std::shuffle(order.begin(), order.end(), shuffle_rng.engine());
+
+      const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o->per_grid))));
+      std::size_t next = 0, written = 0;
+      for (int g = 0; g < o->batches && next < order.size(); ++g) {
+        std::vector<Sample> samples;
+        while (static_cast<int>(samples.size()) < o->per_grid && next < order.size()) {
+          const std::size_t pos = next++;
+          Sample s = source->load(order[pos]);
+          Rng rng(Rng::mix(Rng::mix(p.seed, static_cast<std::uint64_t>(epoch)), pos));
+          AugmentContext actx{rng, loader, context.imgsz, epoch};
+          for (auto& aug : chain) aug->apply(s, actx);
+          samples.push_back(std::move(s));
+        }
+        int tile_w = 1, tile_h = 1;
+        for (const auto& s : samples) {
+          tile_w = std::max(tile_w, s.image.cols);
+          tile_h = std::max(tile_h, s.image.rows);
+        }
+        const int n = static_cast<int>(samples.size());
+        const int gcols = std::min(cols, n), grows = (n + gcols - 1) / gcols;
+        const double scale = std::min(1.0, static_cast<double>(o->max_side) /
+                                               std::max(gcols * tile_w, grows * tile_h));
+        const int tw = static_cast<int>(std::lround(tile_w * scale));
+        const int th = static_cast<int>(std::lround(tile_h * scale));
+        cv::Mat grid(grows * th, gcols * tw, CV_8UC3, cv::Scalar(114, 114, 114));
+        for (int i = 0; i < n; ++i) {
+          draw_tile(grid, samples[static_cast<std::size_t>(i)], cv::Rect((i % gcols) * tw, (i / gcols) * th, tw, th),
+                    scale, names);
+        }
+        const std::string path = (fs::path(o->out) / ("preview_" + std::to_string(g) + "." + o->format)).string();
+        if (!cv::imwrite(path, grid)) throw Error("cannot write '" + path + "'");
+        std::cout << path << ": " << n << " images, " << grid.cols << "x" << grid.rows << std::endl;
+        ++written;
+      }
+      std::cout << "wrote " << written << " preview grid" << (written == 1 ? "" : "s") << " of '"
+                << p.name << "' (imgsz " << context.imgsz << ", epoch " << epoch << ") to " << o->out
+                << std::endl;
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace yoloflow::cli

@@ -1,0 +1,144 @@
+#include "image_cache.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "yoloflow/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoloflow::plugins::yolo {
+
+void RamImageCache::reset(std::size_t slots, std::uint64_t budget_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  slots_.assign(slots, nullptr);
+  budget_ = budget_bytes;
+  used_ = 0;
+}
+
+std::optional<ResizedImage> RamImageCache::get(std::size_t index) const {
+  std::shared_ptr<const ResizedImage> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index < slots_.size()) entry = slots_[index];
+  }
+  if (!entry) return std::nullopt;
+  // The copy happens outside the lock: entries are never modified once stored.
+  return ResizedImage{entry->image.clone(), entry->original_width, entry->original_height};
+}
+
+void RamImageCache::put(std::size_t index, const ResizedImage& img) {
+  const std::uint64_t bytes = img.image.total() * img.image.elemSize();
+  auto entry = std::make_shared<const ResizedImage>(
+      ResizedImage{img.image.clone(), img.original_width, img.original_height});
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (index >= slots_.size() || slots_[index]) return;  // another thread filled it first
+  if (used_ + bytes > budget_) return;
+  slots_[index] = std::move(entry);
+  used_ += bytes;
+}
+
+namespace {
+
+constexpr char kMagic[8] = {'Y', 'F', 'I', 'M', 'G', 'v', '1', '\0'};
+
+std::uint64_t fnv1a64(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+void DiskImageCache::open(const std::string& dir, const std::string& param_where) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec)) {
+    throw InvalidInput(param_where + ": cannot create the image cache folder '" + dir + "'" +
+                       (ec ? " (" + ec.message() + ")" : std::string()));
+  }
+  dir_ = dir;
+}
+
+std::string DiskImageCache::key_for(const std::string& image_path, int imgsz,
+                                    const std::string& interp) {
+  std::error_code ec;
+  const auto abs = fs::absolute(image_path, ec).lexically_normal().string();
+  const auto size = fs::file_size(image_path, ec);
+  const auto mtime = fs::last_write_time(image_path, ec).time_since_epoch().count();
+  std::ostringstream k;
+  k << abs << '\n' << size << '\n' << mtime << '\n' << imgsz << '\n' << interp;
+  return k.str();
+}
+
+std::string DiskImageCache::file_for(const std::string& key) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.yfimg", static_cast<unsigned long long>(fnv1a64(key)));
+  return (fs::path(dir_) / name).string();
+}
+
+// File layout: magic, key length + key (checked, so a hash collision is a miss), then
+// int32 width, height, original width, original height, and width*height*3 BGR bytes.
+std::optional<ResizedImage> DiskImageCache::get(const std::string& key) const {
+  std::ifstream f(file_for(key), std::ios::binary);
+  if (!f) return std::nullopt;
+  char magic[8];
+  std::uint32_t key_len = 0;
+  if (!f.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
+  if (!f.read(reinterpret_cast<char*>(&key_len), 4) || key_len != key.size()) return std::nullopt;
+  std::string stored(key_len, '\0');
+  if (!f.read(&stored[0], key_len) || stored != key) return std::nullopt;
+  std::int32_t dims[4];
+  if (!f.read(reinterpret_cast<char*>(dims), sizeof dims)) return std::nullopt;
+  if (dims[0] <= 0 || dims[1] <= 0 || dims[0] > 65535 || dims[1] > 65535) return std::nullopt;
+  ResizedImage out;
+  out.image.create(dims[1], dims[0], CV_8UC3);
+  out.original_width = dims[2];
+  out.original_height = dims[3];
+  const auto bytes = static_cast<std::streamsize>(out.image.total() * 3);
+  if (!f.read(reinterpret_cast<char*>(out.image.data), bytes)) return std::nullopt;
+  return out;
+}
+
+void DiskImageCache::put(const std::string& key, const ResizedImage& img) const {
+  static std::atomic<unsigned> counter{0};
+  const std::string final_path = file_for(key);
+  std::ostringstream tmp;
+  tmp << final_path << ".tmp." << ::getpid() << '.'
+      << std::hash<std::thread::id>{}(std::this_thread::get_id()) << '.' << counter++;
+  {
+    std::ofstream f(tmp.str(), std::ios::binary | std::ios::trunc);
+    if (!f) return;  // a read-only cache only costs speed
+    const auto key_len = static_cast<std::uint32_t>(key.size());
+    const std::int32_t dims[4] = {img.image.cols, img.image.rows, img.original_width,
+                                  img.original_height};
+    f.write(kMagic, 8);
+    f.write(reinterpret_cast<const char*>(&key_len), 4);
+    f.write(key.data(), static_cast<std::streamsize>(key.size()));
+    f.write(reinterpret_cast<const char*>(dims), sizeof dims);
+    const cv::Mat cont = img.image.isContinuous() ? img.image : img.image.clone();
+    f.write(reinterpret_cast<const char*>(cont.data), static_cast<std::streamsize>(cont.total() * 3));
+    if (!f.flush()) {
+      f.close();
+      std::remove(tmp.str().c_str());
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp.str(), final_path, ec);
+  if (ec) fs::remove(tmp.str(), ec);
+}
+
+}  // namespace yoloflow::plugins::yolo
