@@ -184,7 +184,12 @@ void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
         ev.values["images_per_second"] = s.images_per_second;
         ev.values["samples"] = static_cast<double>(s.samples);
         ev.values["skipped"] = static_cast<double>(s.skipped.size());
-        for (auto& m : runner.monitors()) m->on_epoch(ev);
+        for (const auto& kv : runner.take_epoch_values()) ev.values[kv.first] = kv.second;
+        for (auto& m : runner.monitors()) {
+          m->on_epoch(ev);
+          const std::string line = m->epoch_summary();
+          if (!line.empty()) std::cout << "  " << line << std::endl;
+        }
         if (s.interrupted) {
           interrupted = true;
           break;

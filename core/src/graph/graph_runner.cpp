@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "graph/epoch_order.h"
 #include "pipeline/component_factory.h"
@@ -73,12 +74,51 @@ std::string sample_text(std::size_t index, const std::string& path) {
 
 }  // namespace
 
+// Forwards stage reports to the monitors. Sinks run serially, so calls do not overlap;
+// the lock covers stages that report from their own threads.
+class GraphRunner::Reporter final : public RunReporter {
+ public:
+  explicit Reporter(GraphRunner& runner) : runner_(runner) {}
+  void step(const StepEvent& event) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i < runner_.monitors_.size(); ++i) {
+      try {
+        runner_.monitors_[i]->on_step(event);
+      } catch (const std::exception& e) {
+        const auto& spec = runner_.pipeline_.monitors.at(i);
+        throw Error("monitor " + spec.path + " (plugin '" + spec.plugin + "') failed in on_step: " + e.what());
+      }
+    }
+  }
+  void epoch_values(const std::map<std::string, double>& values) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& kv : values) values_[kv.first] = kv.second;
+  }
+  std::map<std::string, double> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(values_, {});
+  }
+
+ private:
+  GraphRunner& runner_;
+  std::mutex mutex_;
+  std::map<std::string, double> values_;
+};
+
+std::map<std::string, double> GraphRunner::take_epoch_values() { return reporter_->take(); }
+
 GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, RunnerOptions options)
     : pipeline_(pipeline), registry_(registry), options_(std::move(options)) {
   if (pipeline_.source.empty() || pipeline_.batcher.empty() || pipeline_.sink.empty()) {
     throw Error("the pipeline has no linear source -> batcher -> sink chain to run");
   }
   workers_ = pipeline_.workers > 0 ? pipeline_.workers : std::max(1, tbb::info::default_concurrency());
+  reporter_ = std::make_unique<Reporter>(*this);
+  for (const auto& m : pipeline_.monitors) {
+    StageContext ctx = context(m.path, options_.first_epoch);
+    monitors_.push_back(create_component<Monitor>(
+        registry_, Kind::Monitor, {{"plugin", m.plugin}, {"params", m.params}}, m.path, ctx));
+  }
   auto make = [&](const std::string& name) {
     const StageSpec& spec = pipeline_.stage(name);
     return registry_.create(spec.kind, spec.plugin, "stage '" + name + "'");
@@ -103,11 +143,6 @@ GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, Run
   prepare(options_.first_epoch);
   if (PixelAllocator allocator = sink_->pixel_allocator()) batcher_->set_allocator(allocator);
 
-  for (const auto& m : pipeline_.monitors) {
-    StageContext ctx = context(m.path, options_.first_epoch);
-    monitors_.push_back(create_component<Monitor>(
-        registry_, Kind::Monitor, {{"plugin", m.plugin}, {"params", m.params}}, m.path, ctx));
-  }
 }
 
 GraphRunner::~GraphRunner() = default;
@@ -123,6 +158,7 @@ StageContext GraphRunner::context(const std::string& node, int epoch) const {
   c.workers = workers_;
   c.run_dir = options_.run_dir;
   c.device = options_.device.empty() ? pipeline_.device : options_.device;
+  c.reporter = reporter_.get();
   // Every index of the source is delivered once per epoch (skipped loads aside).
   c.samples_per_epoch = source_ ? static_cast<std::int64_t>(source_->size()) : 0;
   return c;

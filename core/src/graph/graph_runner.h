@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,8 +83,12 @@ class GraphRunner {
   Sink& sink() { return *sink_; }
   std::size_t augmentation_count() const { return augmentations_.size(); }
   Augmentation& augmentation(std::size_t i) { return *augmentations_.at(i); }
-  // Monitors are created here; events are sent by whoever drives the run.
+  // Monitors are created here (before the stages, so stages may report while configuring).
+  // Step events reach them through the stages' StageContext::reporter; run and epoch
+  // events are sent by whoever drives the run.
   std::vector<std::unique_ptr<Monitor>>& monitors() { return monitors_; }
+  // The values stages reported for the current epoch (RunReporter::epoch_values), cleared.
+  std::map<std::string, double> take_epoch_values();
   int workers() const { return workers_; }
   // The limit for `epoch` (resolves 0 = automatic with that epoch's batch size).
   std::size_t max_in_flight_for(std::int64_t batch_size) const;
@@ -110,6 +115,8 @@ class GraphRunner {
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<Sink> sink_;
   std::vector<std::unique_ptr<Monitor>> monitors_;
+  class Reporter;
+  std::unique_ptr<Reporter> reporter_;
   std::vector<Stage> stages_;  // source, augmentations..., batcher, sink
   std::vector<EpochStats> history_;
 };

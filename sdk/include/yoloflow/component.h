@@ -44,8 +44,10 @@ struct PortSpec {
   std::string type;  // kSampleType or kBatchType
 };
 
+class RunReporter;  // yoloflow/monitor.h
+
 // What the host tells a component when it configures it (and again at each epoch whose
-// scheduled values differ). Plain data: no host objects cross the boundary here.
+// scheduled values differ). Plain data, plus the one host object stages report through.
 struct StageContext {
   std::string node;       // pipeline node name ("augment"), or the component's JSON path
   int imgsz = 640;        // training image size of this epoch
@@ -57,6 +59,9 @@ struct StageContext {
   std::string run_dir;    // where outputs go ("" when the command writes none)
   std::string device;     // "cpu", "cuda", "cuda:0"
   std::int64_t samples_per_epoch = 0;  // samples the source delivers each epoch (0 = unknown)
+  // Forwards progress to the pipeline's monitors; set by the host for every stage of a run
+  // (null when a component is used outside a run, e.g. by `describe` or a unit test).
+  RunReporter* reporter = nullptr;
 };
 
 // Base of every component. configure() is called once before the run and again whenever

@@ -36,6 +36,17 @@ struct EpochEvent {
   std::string summary;                   // one-line text, if the producer wrote one
 };
 
+// How a stage (usually the sink) reports progress. The host forwards each call to every
+// monitor of the pipeline at once, on the caller's thread.
+class RunReporter {
+ public:
+  virtual ~RunReporter() = default;
+  virtual void step(const StepEvent& event) = 0;
+  // Values (losses, metrics, learning rates) the host merges into the EpochEvent it sends
+  // to the monitors when the epoch ends; later values under the same name win.
+  virtual void epoch_values(const std::map<std::string, double>& values) = 0;
+};
+
 class YOLOFLOW_SDK_API Monitor : public Component {
  public:
   ~Monitor() override;
