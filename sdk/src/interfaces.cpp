@@ -47,6 +47,7 @@ Batcher::~Batcher() = default;
 Sink::~Sink() = default;
 void Sink::begin_epoch(int) {}
 void Sink::end_epoch(int) {}
+void Sink::interrupted(int) {}
 std::string Sink::summary() const { return {}; }
 PixelAllocator Sink::pixel_allocator() { return {}; }
 

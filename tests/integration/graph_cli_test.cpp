@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "support/child_process.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "support/synthetic_pipeline.h"
@@ -114,57 +115,18 @@ TEST_CASE("SIGINT stops a running `yoloflow run` promptly with exit code 130") {
   // 100000 samples at 20 ms per batch of 2 would take over 15 minutes.
   test::write_file(file, synthetic_pipeline("\"workers\": 2", "\"count\": 100000", "\"batch\": 2",
                                             "\"delay_ms\": 20"));
-  int out[2];
-  REQUIRE(pipe(out) == 0);
-  const std::string cli = test::cli(), plugins = test::test_plugin_dir("synthetic");
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    dup2(out[1], 1);
-    dup2(out[1], 2);
-    close(out[0]);
-    execl(cli.c_str(), cli.c_str(), "--plugin-path", plugins.c_str(), "run", file.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string output;
-  auto read_for = [&](int ms, const std::string& until) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    char buf[4096];
-    while (std::chrono::steady_clock::now() < end && (until.empty() || !contains(output, until))) {
-      pollfd p{out[0], POLLIN, 0};
-      if (poll(&p, 1, 50) > 0) {
-        const ssize_t n = read(out[0], buf, sizeof buf);
-        if (n <= 0) break;
-        output.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-  };
-  read_for(20000, "running 'slow'");
-  REQUIRE(contains(output, "running 'slow'"));
+  const std::string plugins = test::test_plugin_dir("synthetic");
+  test::ChildProcess child({"--plugin-path", plugins, "run", file});
+  REQUIRE(child.wait_for_output("running 'slow'", 20000));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto sent = std::chrono::steady_clock::now();
-  kill(pid, SIGINT);
-  int status = 0;
-  pid_t done = 0;
-  while ((done = waitpid(pid, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() - sent < std::chrono::seconds(10)) {
-    read_for(50, "");
-  }
-  if (done == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
-  read_for(500, "");
-  close(out[0]);
-  INFO(output);
-  REQUIRE(done == pid);
+  child.signal(SIGINT);
+  const int code = child.wait(10000);
+  INFO(child.output());
   CHECK(std::chrono::steady_clock::now() - sent < std::chrono::seconds(5));
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == kExitInterrupted);
-  CHECK(contains(output, "(interrupted)"));
-  CHECK(contains(output, "interrupted by SIGINT after 0 complete epochs of 1"));
-  CHECK(contains(output, "synthetic_sink: samples="));
+  CHECK(code == kExitInterrupted);
+  CHECK(contains(child.output(), "(interrupted)"));
+  CHECK(contains(child.output(), "interrupted by SIGINT after 0 complete epochs of 1"));
+  CHECK(contains(child.output(), "synthetic_sink: samples="));
   yoloflow::test::remove_tree(dir);
 }

@@ -11,6 +11,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
@@ -24,49 +25,21 @@ namespace {
 // The CLI finds the built plugins by itself.
 std::string plugin_arg() { return ""; }
 
-// 8 coco128 train images (sorted, the first ones with labels) listed in a .txt beside a
-// data.yaml that uses the list for both train and val.
-std::string write_subset(const std::string& dir, int count) {
-  std::vector<fs::path> images;
-  for (const auto& e : fs::directory_iterator(test::coco128_dir() + "/images/train2017")) images.push_back(e.path());
-  std::sort(images.begin(), images.end());
-  std::ostringstream list;
-  int n = 0;
-  for (const auto& p : images) {
-    const auto label = fs::path(test::coco128_dir()) / "labels/train2017" / p.filename().replace_extension(".txt");
-    if (!fs::exists(label) || fs::file_size(label) == 0) continue;
-    list << fs::absolute(p).string() << "\n";
-    if (++n == count) break;
-  }
-  test::write_file(dir + "/subset.txt", list.str());
-  std::string yaml = "path: .\ntrain: subset.txt\nval: subset.txt\nnames:\n";
-  // Class names come from coco128's own data.yaml ("names:" map lines).
-  std::istringstream src(test::read_file(test::coco128_dir() + "/data.yaml"));
-  std::string line;
-  bool in_names = false;
-  while (std::getline(src, line)) {
-    if (line.rfind("names:", 0) == 0) { in_names = true; continue; }
-    if (in_names && line.rfind("  ", 0) == 0) yaml += line + "\n";
-  }
-  test::write_file(dir + "/data.yaml", yaml);
-  return dir + "/data.yaml";
-}
-
 std::string overfit_pipeline(int epochs, const std::string& train_extra = "") {
   return R"({
   "name": "overfit8",
   "epochs": )" + std::to_string(epochs) + R"(,
-  "imgsz": 160,
+  "imgsz": 96,
   "seed": 0,
   "stages": {
     "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
     "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 8}},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
     "train": {"plugin": "train", "input": "batch", "params": {
       "data": "data.yaml",
       "model": {"plugin": "yolo11", "params": {"scale": "n"}},
       "optimizer": {"plugin": "adamw", "params": {"lr0": 0.002}},
-      "nominal_batch": 8, "warmup_epochs": 0, "val_every": 20, "log_every": 5)" + train_extra + R"(
+      "nominal_batch": 2, "warmup_epochs": 0, "val_every": 25, "log_every": 4)" + train_extra + R"(
     }}
   }
 })";
@@ -76,8 +49,11 @@ std::string overfit_pipeline(int epochs, const std::string& train_extra = "") {
 
 TEST_CASE("train sink: YOLO11n overfits 8 coco128 images on the CPU and writes its run folder") {
   const auto dir = test::temp_dir("train-overfit");
-  write_subset(dir, 8);
-  const int epochs = 40;  // ~2 minutes on 2 busy cores (3 s an epoch at imgsz 160)
+  test::write_coco128_subset(dir, 8);
+  // 4 optimizer steps an epoch. BatchNorm's running statistics (momentum 0.03) need ~100
+  // steps to follow the weights: before that eval-mode scores stay near the initial bias and
+  // mAP is 0 (measured: epoch 20 mAP50 0, epoch 40 0.73). ~1 minute on 2 cores.
+  const int epochs = 50;
   test::write_file(dir + "/overfit.json", overfit_pipeline(epochs));
   const std::string run_dir = dir + "/run";
   auto r = test::run_cli(plugin_arg() + "run " + dir + "/overfit.json --run-dir " + run_dir);
@@ -104,7 +80,7 @@ TEST_CASE("train sink: YOLO11n overfits 8 coco128 images on the CPU and writes i
                  << tail_mean(cls) << ", final mAP50 " << map50.back());
   CHECK(tail_mean(box) < 0.8 * box.front());
   CHECK(tail_mean(cls) < 0.5 * cls.front());
-  CHECK(map50.back() > 0.1);
+  CHECK(map50.back() > 0.3);
 
   for (const char* name : {"last.pt", "best.pt"}) {
     const auto ck = core::load_checkpoint(run_dir + "/weights/" + name);
@@ -121,7 +97,7 @@ TEST_CASE("train sink: YOLO11n overfits 8 coco128 images on the CPU and writes i
 
 TEST_CASE("train sink: a wrong precision name inside the train params fails validation with its path") {
   const auto dir = test::temp_dir("train-bad");
-  write_subset(dir, 8);
+  test::write_coco128_subset(dir, 8);
   test::write_file(dir + "/bad.json", overfit_pipeline(1, R"(, "precision": {"plugin": "fp33"})"));
   auto r = test::run_cli(plugin_arg() + "validate " + dir + "/bad.json");
   INFO(r.output);

@@ -24,11 +24,23 @@ struct CliContext {
 // A subcommand's action; returns the process exit code (yoloflow::ExitCode).
 using Action = std::function<int()>;
 
+// What `run` and `train` execute (cmd_run.cpp).
+struct RunRequest {
+  std::string file;
+  std::vector<std::string> overrides;
+  std::string run_dir, device;
+  bool print_resolved = false;
+  bool training = false;          // `train`: the pipeline must end in the train sink
+  std::string resume_checkpoint;  // continue from this checkpoint (epoch, data position)
+};
+int run_pipeline(CliContext& ctx, const RunRequest& request);
+
 // Each adds one subcommand; its callback stores the action to run in `selected`.
 void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_describe_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_validate_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_run_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_train_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_info_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected);

@@ -1,6 +1,7 @@
 // `yoloflow run PIPELINE [path=value ...]`: validates the pipeline, then runs its flow graph
 // for every epoch, printing progress and a summary. SIGINT/SIGTERM stop it gracefully:
-// samples already loaded drain to the sink, and the command exits 130.
+// batches already assembled drain to the sink; a training run saves its state and exits 0
+// with the resume command, any other run exits 130.
 #include <signal.h>
 
 #include <algorithm>
@@ -14,10 +15,14 @@
 #include "cli/cli.h"
 #include "graph/graph_runner.h"
 #include "pipeline/pipeline.h"
+#include "train/checkpoint.h"
+#include "util/atomic_file.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::atomic<bool> g_stop_requested{false};
 std::atomic<int> g_stop_signal{0};
@@ -113,102 +118,135 @@ std::string claim_run_dir(const std::string& pipeline_name) {
 
 }  // namespace
 
+int run_pipeline(CliContext& ctx, const RunRequest& request) {
+  auto& registry = ctx.plugins().registry();
+  auto loaded = core::load_pipeline(request.file, request.overrides, registry);
+  if (!loaded.ok()) {
+    std::cerr << core::format_diagnostics(loaded.diagnostics, request.file);
+    std::cerr << request.file << ": " << loaded.diagnostics.size()
+              << (loaded.diagnostics.size() == 1 ? " problem" : " problems") << "; nothing was run"
+              << std::endl;
+    return kExitInvalid;
+  }
+  core::Pipeline& p = *loaded.pipeline;
+  if (request.print_resolved) std::cout << p.document.dump(2) << std::endl;
+
+  // A training sink saves resumable state when stopped; other sinks just stop.
+  const bool resumable = p.stage(p.sink).plugin == "train";
+  if (request.training && !resumable) {
+    std::cerr << request.file << ": stages." << p.sink << ".plugin: `yoloflow train` needs the 'train' sink, this "
+              << "pipeline ends in '" << p.stage(p.sink).plugin << "' (use `yoloflow run`)" << std::endl;
+    return kExitInvalid;
+  }
+  std::string run_dir = request.run_dir;
+  // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
+  if (run_dir.empty() && resumable) run_dir = claim_run_dir(p.name);
+  if (!run_dir.empty()) {
+    fs::create_directories(run_dir);
+    std::cout << "run folder: " << run_dir << std::endl;
+    // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
+    // `train --resume` reads back.
+    core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
+  }
+
+  core::RunnerOptions options;
+  int first_epoch = 0;
+  std::uint64_t first_sequence = 0;
+  if (!request.resume_checkpoint.empty()) {
+    const auto ck = core::load_checkpoint(request.resume_checkpoint);
+    first_epoch = ck.epoch;
+    first_sequence = ck.next_sequence;
+    if (first_epoch >= p.epochs) {
+      std::cout << request.resume_checkpoint << " finished all " << p.epochs
+                << " epochs; to train longer, pass a larger count: epochs=" << p.epochs + 10 << std::endl;
+      return kExitOk;
+    }
+    auto& sink = const_cast<core::StageSpec&>(p.stage(p.sink));
+    sink.params["resume"] = request.resume_checkpoint;
+  }
+  g_stop_requested.store(false);
+  StopSignals signals;
+  options.run_dir = run_dir;
+  options.device = request.device;
+  options.stop_flag = &g_stop_requested;
+  options.first_epoch = first_epoch;
+  core::GraphRunner runner(p, registry, options);
+
+  RunEvent run_event;
+  run_event.run_dir = run_dir;
+  run_event.pipeline_name = p.name;
+  run_event.epochs = p.epochs;
+  run_event.device = request.device.empty() ? p.device : request.device;
+  for (auto& m : runner.monitors()) m->on_run_start(run_event);
+
+  std::cout << (request.resume_checkpoint.empty() ? "running '" : "resuming '") << p.name << "': " << p.epochs
+            << " epoch" << (p.epochs == 1 ? "" : "s") << ", " << runner.source().size() << " samples, "
+            << runner.workers() << " worker" << (runner.workers() == 1 ? "" : "s")
+            << (p.ordered ? ", ordered" : "") << std::endl;
+  std::size_t total = 0;
+  double seconds = 0;
+  int epochs_done = 0;
+  bool interrupted = false;
+  for (int epoch = first_epoch; epoch < p.epochs && !runner.stop_requested(); ++epoch) {
+    const auto s = runner.run_epoch(epoch, epoch == first_epoch ? first_sequence : 0);
+    total += s.samples;
+    seconds += s.seconds;
+    std::cout << "epoch " << epoch + 1 << "/" << p.epochs << ": " << s.samples << " images in " << s.batches
+              << " batches, " << fixed(s.seconds, 2) << " s, " << fixed(s.images_per_second, 1)
+              << " images/s, " << s.skipped.size() << " skipped, peak " << s.peak_in_flight << "/"
+              << s.max_in_flight << " samples in flight" << (s.interrupted ? " (interrupted)" : "") << std::endl;
+    for (const auto& skipped : s.skipped) {
+      std::cout << "  skipped sample " << skipped.index << ": " << skipped.reason << std::endl;
+    }
+    EpochEvent ev;
+    ev.epoch = epoch;
+    ev.epochs = p.epochs;
+    ev.seconds = s.seconds;
+    ev.values["images_per_second"] = s.images_per_second;
+    ev.values["samples"] = static_cast<double>(s.samples);
+    ev.values["skipped"] = static_cast<double>(s.skipped.size());
+    for (const auto& kv : runner.take_epoch_values()) ev.values[kv.first] = kv.second;
+    for (auto& m : runner.monitors()) {
+      m->on_epoch(ev);
+      const std::string line = m->epoch_summary();
+      if (!line.empty()) std::cout << "  " << line << std::endl;
+    }
+    if (s.interrupted) {
+      interrupted = true;
+      break;
+    }
+    ++epochs_done;
+  }
+  interrupted = interrupted || runner.stop_requested();
+  for (auto& m : runner.monitors()) m->on_run_end(run_event);
+  print_summary(runner, total, seconds);
+  if (interrupted) {
+    const std::string reason = runner.stop_reason();
+    const int sig = g_stop_signal.load();
+    if (!reason.empty()) std::cout << "stopped: " << reason;
+    else std::cout << "interrupted by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    std::cout << " after " << epochs_done << " complete epoch" << (epochs_done == 1 ? "" : "s") << " of "
+              << p.epochs << std::endl;
+    if (resumable) {
+      std::cout << "state saved; continue with: yoloflow train --resume " << run_dir << std::endl;
+      return kExitOk;
+    }
+    return reason.empty() ? kExitInterrupted : kExitOk;
+  }
+  return kExitOk;
+}
+
 void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand("run", "Validate a pipeline and run its graph for every epoch");
-  struct Opts {
-    std::string file, run_dir, device;
-    std::vector<std::string> overrides;
-    bool print_resolved = false;
-  };
-  auto o = std::make_shared<Opts>();
-  cmd->add_option("pipeline", o->file, "Pipeline JSON file")->required();
-  cmd->add_option("overrides", o->overrides,
+  auto r = std::make_shared<RunRequest>();
+  cmd->add_option("pipeline", r->file, "Pipeline JSON file")->required();
+  cmd->add_option("overrides", r->overrides,
                   "Overrides path=value, e.g. epochs=3 stages.letterbox.params.auto=true");
-  cmd->add_flag("--print-resolved", o->print_resolved,
+  cmd->add_flag("--print-resolved", r->print_resolved,
                 "Print the resolved pipeline (defaults filled in) before running");
-  cmd->add_option("--run-dir", o->run_dir, "Folder components may write outputs to");
-  cmd->callback([&ctx, &selected, o] {
-    selected = [&ctx, o]() -> int {
-      auto& registry = ctx.plugins().registry();
-      auto loaded = core::load_pipeline(o->file, o->overrides, registry);
-      if (!loaded.ok()) {
-        std::cerr << core::format_diagnostics(loaded.diagnostics, o->file);
-        std::cerr << o->file << ": " << loaded.diagnostics.size()
-                  << (loaded.diagnostics.size() == 1 ? " problem" : " problems")
-                  << "; nothing was run" << std::endl;
-        return kExitInvalid;
-      }
-      const core::Pipeline& p = *loaded.pipeline;
-      if (o->print_resolved) std::cout << p.document.dump(2) << std::endl;
-
-      g_stop_requested.store(false);
-      StopSignals signals;
-      core::RunnerOptions options;
-      std::string run_dir = o->run_dir;
-      // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
-      const bool writes_outputs = p.stage(p.sink).plugin == "train";
-      if (run_dir.empty() && writes_outputs) run_dir = claim_run_dir(p.name);
-      if (!run_dir.empty()) std::cout << "run folder: " << run_dir << std::endl;
-      options.run_dir = run_dir;
-      options.stop_flag = &g_stop_requested;
-      core::GraphRunner runner(p, registry, options);
-
-      RunEvent run_event;
-      run_event.run_dir = run_dir;
-      run_event.pipeline_name = p.name;
-      run_event.epochs = p.epochs;
-      run_event.device = p.device;
-      for (auto& m : runner.monitors()) m->on_run_start(run_event);
-
-      std::cout << "running '" << p.name << "': " << p.epochs << " epoch"
-                << (p.epochs == 1 ? "" : "s") << ", " << runner.source().size() << " samples, "
-                << runner.workers() << " worker" << (runner.workers() == 1 ? "" : "s")
-                << (p.ordered ? ", ordered" : "") << std::endl;
-      std::size_t total = 0;
-      double seconds = 0;
-      int epochs_done = 0;
-      bool interrupted = false;
-      for (int epoch = 0; epoch < p.epochs && !runner.stop_requested(); ++epoch) {
-        const auto s = runner.run_epoch(epoch);
-        total += s.samples;
-        seconds += s.seconds;
-        std::cout << "epoch " << epoch + 1 << "/" << p.epochs << ": " << s.samples
-                  << " images in " << s.batches << " batches, " << fixed(s.seconds, 2) << " s, "
-                  << fixed(s.images_per_second, 1) << " images/s, " << s.skipped.size()
-                  << " skipped, peak " << s.peak_in_flight << "/" << s.max_in_flight
-                  << " samples in flight" << (s.interrupted ? " (interrupted)" : "") << std::endl;
-        EpochEvent ev;
-        ev.epoch = epoch;
-        ev.epochs = p.epochs;
-        ev.seconds = s.seconds;
-        ev.values["images_per_second"] = s.images_per_second;
-        ev.values["samples"] = static_cast<double>(s.samples);
-        ev.values["skipped"] = static_cast<double>(s.skipped.size());
-        for (const auto& kv : runner.take_epoch_values()) ev.values[kv.first] = kv.second;
-        for (auto& m : runner.monitors()) {
-          m->on_epoch(ev);
-          const std::string line = m->epoch_summary();
-          if (!line.empty()) std::cout << "  " << line << std::endl;
-        }
-        if (s.interrupted) {
-          interrupted = true;
-          break;
-        }
-        ++epochs_done;
-      }
-      interrupted = interrupted || runner.stop_requested();
-      for (auto& m : runner.monitors()) m->on_run_end(run_event);
-      print_summary(runner, total, seconds);
-      if (interrupted) {
-        const int sig = g_stop_signal.load();
-        std::cout << "interrupted by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << " after "
-                  << epochs_done << " complete epoch" << (epochs_done == 1 ? "" : "s") << " of "
-                  << p.epochs << std::endl;
-        return kExitInterrupted;
-      }
-      return kExitOk;
-    };
-  });
+  cmd->add_option("--run-dir", r->run_dir, "Folder components may write outputs to");
+  cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
+  cmd->callback([&ctx, &selected, r] { selected = [&ctx, r]() -> int { return run_pipeline(ctx, *r); }; });
 }
 
 }  // namespace yoloflow::cli

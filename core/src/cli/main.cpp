@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   cli::add_describe_command(app, ctx, selected);
   cli::add_validate_command(app, ctx, selected);
   cli::add_run_command(app, ctx, selected);
+  cli::add_train_command(app, ctx, selected);
   cli::add_info_command(app, ctx, selected);
   cli::add_weights_command(app, ctx, selected);
   cli::add_preview_command(app, ctx, selected);

@@ -94,6 +94,13 @@ class GraphRunner::Reporter final : public RunReporter {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& kv : values) values_[kv.first] = kv.second;
   }
+  void request_stop(const std::string& reason) override {
+    {
+      std::lock_guard<std::mutex> lock(runner_.stop_mutex_);
+      if (runner_.stop_reason_.empty()) runner_.stop_reason_ = reason.empty() ? "stop requested" : reason;
+    }
+    runner_.request_stop();
+  }
   std::map<std::string, double> take() {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(values_, {});
@@ -106,6 +113,11 @@ class GraphRunner::Reporter final : public RunReporter {
 };
 
 std::map<std::string, double> GraphRunner::take_epoch_values() { return reporter_->take(); }
+
+std::string GraphRunner::stop_reason() const {
+  std::lock_guard<std::mutex> lock(stop_mutex_);
+  return stop_reason_;
+}
 
 GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, RunnerOptions options)
     : pipeline_(pipeline), registry_(registry), options_(std::move(options)) {
@@ -159,6 +171,7 @@ StageContext GraphRunner::context(const std::string& node, int epoch) const {
   c.run_dir = options_.run_dir;
   c.device = options_.device.empty() ? pipeline_.device : options_.device;
   c.reporter = reporter_.get();
+  c.schedule = scheduled_values(epoch);
   // Every index of the source is delivered once per epoch (skipped loads aside).
   c.samples_per_epoch = source_ ? static_cast<std::int64_t>(source_->size()) : 0;
   return c;
@@ -168,11 +181,30 @@ std::string GraphRunner::stage_label(const Stage& s) const {
   return "stage '" + s.spec->name + "' (" + s.spec->label() + ", " + s.spec->file + ")";
 }
 
+std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
+  std::map<std::string, double> out;
+  // A schedule is an object where the resolved value is a number.
+  if (pipeline_.document.contains("imgsz") && pipeline_.document["imgsz"].is_object()) {
+    out["imgsz"] = pipeline_.imgsz(epoch);
+  }
+  for (const auto& s : stages_) {
+    const json& raw = s.spec->params;
+    const json resolved = pipeline_.stage_params(s.spec->name, epoch);
+    for (auto it = resolved.begin(); it != resolved.end(); ++it) {
+      if (!it.value().is_number() || !raw.contains(it.key()) || !raw[it.key()].is_object()) continue;
+      out["stages." + s.spec->name + ".params." + it.key()] = it.value().get<double>();
+    }
+  }
+  return out;
+}
+
 void GraphRunner::prepare(int epoch) {
   const int imgsz = pipeline_.imgsz(epoch);
   for (auto& s : stages_) {
     json params = pipeline_.stage_params(s.spec->name, epoch);
-    if (s.configured && params == s.last_params && imgsz == s.last_imgsz) continue;
+    std::map<std::string, double> schedule;
+    if (s.component == sink_.get()) schedule = scheduled_values(epoch);
+    if (s.configured && params == s.last_params && imgsz == s.last_imgsz && schedule == s.last_schedule) continue;
     if (s.configured) {
       YF_LOG_DEBUG("epoch " << epoch << ": reconfiguring stage '" << s.spec->name << "'");
     }
@@ -181,6 +213,7 @@ void GraphRunner::prepare(int epoch) {
     s.configured = true;
     s.last_params = std::move(params);
     s.last_imgsz = imgsz;
+    s.last_schedule = std::move(schedule);
   }
 }
 
@@ -190,7 +223,7 @@ std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
   return static_cast<std::size_t>(2 * std::max<std::int64_t>(1, batch_size) + 2 * workers_);
 }
 
-EpochStats GraphRunner::run_epoch(int epoch) {
+EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   prepare(epoch);
   EpochStats stats;
   stats.epoch = epoch;
@@ -240,7 +273,7 @@ EpochStats GraphRunner::run_epoch(int epoch) {
   tbb::task_arena arena(workers_);
   arena.execute([&] {
     flow::graph g;
-    std::size_t next = 0;  // the input node's body runs serially
+    std::size_t next = static_cast<std::size_t>(first_sequence);  // the input node runs serially
     flow::input_node<Token> input(g, [&](tbb::flow_control& fc) -> Token {
       if (next >= order.size() || error.failed() || stop_requested()) {
         fc.stop();
@@ -346,7 +379,10 @@ EpochStats GraphRunner::run_epoch(int epoch) {
     flow::make_edge(limiter, work);
     std::optional<flow::sequencer_node<Item>> sequencer;
     if (pipeline_.ordered) {
-      sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.sequence); });
+      // The sequencer counts from 0: a resumed epoch starts at first_sequence.
+      sequencer.emplace(g, [first_sequence](const Item& item) {
+        return static_cast<std::size_t>(item.sequence - first_sequence);
+      });
       flow::make_edge(work, *sequencer);
       flow::make_edge(*sequencer, batch_node);
     } else {
@@ -362,6 +398,8 @@ EpochStats GraphRunner::run_epoch(int epoch) {
   error.rethrow();
 
   // The epoch's last, partial batch (the graph is idle: no other thread touches these).
+  // After a stop it is dropped: a resumed run loads those samples again.
+  stats.interrupted = stop_requested();
   std::optional<Batch> last;
   try {
     last = batcher_->flush();
@@ -369,7 +407,7 @@ EpochStats GraphRunner::run_epoch(int epoch) {
     throw Error(stage_label(batcher_stage) + " failed in flush at the end of epoch " +
                 std::to_string(epoch) + ": " + e.what());
   }
-  if (last && last->size > 0) {
+  if (last && last->size > 0 && !stats.interrupted) {
     last->epoch = epoch;
     last->index = batch_index++;
     try {
@@ -382,8 +420,11 @@ EpochStats GraphRunner::run_epoch(int epoch) {
     ++batches_done;
   }
 
-  stats.interrupted = stop_requested();
-  if (!stats.interrupted) call_sink("end_epoch", [&] { sink_->end_epoch(epoch); });
+  if (stats.interrupted) {
+    call_sink("interrupted", [&] { sink_->interrupted(epoch); });
+  } else {
+    call_sink("end_epoch", [&] { sink_->end_epoch(epoch); });
+  }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   stats.samples = samples_done;
   stats.batches = batches_done;

@@ -66,13 +66,17 @@ class GraphRunner {
   GraphRunner& operator=(const GraphRunner&) = delete;
 
   // Runs one epoch (0-based) to its end, or until a stop is requested (then drains: every
-  // sample already loaded reaches the sink, and end_epoch is not called).
-  EpochStats run_epoch(int epoch);
+  // full batch already assembled reaches the sink, a partial one is dropped, and the sink's
+  // interrupted() is called instead of end_epoch). `first_sequence` continues an epoch
+  // where a resumed run stopped: positions before it in the epoch's order are not loaded.
+  EpochStats run_epoch(int epoch, std::uint64_t first_sequence = 0);
   // (Re)configures components whose resolved parameters or image size differ at `epoch`.
   void prepare(int epoch);
 
   // Thread-safe and async-signal-safe: stop emitting samples; the running epoch drains.
   void request_stop() { stop_.store(true); }
+  // Why a stage asked to stop (RunReporter::request_stop), "" when it did not.
+  std::string stop_reason() const;
   bool stop_requested() const {
     return stop_.load() || (options_.stop_flag != nullptr && options_.stop_flag->load());
   }
@@ -94,6 +98,8 @@ class GraphRunner {
   std::size_t max_in_flight_for(std::int64_t batch_size) const;
   const std::vector<EpochStats>& history() const { return history_; }
   StageContext context(const std::string& node, int epoch) const;
+  // StageContext::schedule for `epoch`.
+  std::map<std::string, double> scheduled_values(int epoch) const;
 
  private:
   struct Stage {
@@ -102,6 +108,7 @@ class GraphRunner {
     bool configured = false;
     json last_params;
     int last_imgsz = 0;
+    std::map<std::string, double> last_schedule;  // compared for the sink only
   };
   std::string stage_label(const Stage& s) const;
 
@@ -110,6 +117,8 @@ class GraphRunner {
   RunnerOptions options_;
   int workers_ = 1;
   std::atomic<bool> stop_{false};
+  mutable std::mutex stop_mutex_;
+  std::string stop_reason_;
   std::unique_ptr<DataSource> source_;
   std::vector<std::unique_ptr<Augmentation>> augmentations_;
   std::unique_ptr<Batcher> batcher_;

@@ -46,6 +46,8 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
   d.insert("ema", to_dict(c.ema));
   d.insert("optimizer", to_dict(c.optimizer));
   d.insert("precision", to_dict(c.precision));
+  d.insert("grads", to_dict(c.grads));
+  d.insert("next_sequence", static_cast<int64_t>(c.next_sequence));
   d.insert("ema_updates", c.ema_updates);
   d.insert("epoch", static_cast<int64_t>(c.epoch));
   d.insert("step_in_epoch", c.step_in_epoch);
@@ -81,6 +83,8 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.ema = from_ivalue(get("ema"), path, "ema");
   c.optimizer = from_ivalue(get("optimizer"), path, "optimizer");
   c.precision = from_ivalue(get("precision"), path, "precision");
+  if (d.contains("grads")) c.grads = from_ivalue(d.at("grads"), path, "grads");
+  if (d.contains("next_sequence")) c.next_sequence = static_cast<std::uint64_t>(d.at("next_sequence").toInt());
   c.ema_updates = get("ema_updates").toInt();
   c.epoch = static_cast<int>(get("epoch").toInt());
   c.step_in_epoch = get("step_in_epoch").toInt();

@@ -21,9 +21,11 @@ struct Checkpoint {
   TensorList ema;        // EMA weights (what validation and export use)
   TensorList optimizer;  // optimizer state (momentum buffers, Adam moments)
   TensorList precision;  // loss scaler state
+  TensorList grads;      // gradients accumulated since the last optimizer step (mid-accumulation stop)
   std::int64_t ema_updates = 0;
   int epoch = 0;                    // epoch in progress (0-based)
   std::int64_t step_in_epoch = 0;   // batches of `epoch` already trained
+  std::uint64_t next_sequence = 0;  // position in `epoch`'s sample order to continue from
   std::int64_t global_step = 0;     // optimizer steps so far
   double best_fitness = -1.0;
   nlohmann::json meta = nlohmann::json::object();  // pipeline, RNG and data-order state, names...

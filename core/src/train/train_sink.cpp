@@ -9,6 +9,9 @@
 #include <opencv2/imgproc.hpp>
 #include <tbb/parallel_for.h>
 #include <torch/torch.h>
+#ifdef YOLOFLOW_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include "detect/nms.h"
 #include "pipeline/component_factory.h"
@@ -24,6 +27,7 @@
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/model.h"
+#include "yoloflow/monitor.h"
 #include "yoloflow/optimizer.h"
 #include "yoloflow/precision.h"
 #include "yoloflow/rng.h"
@@ -96,6 +100,12 @@ class TrainSink final : public Sink {
     s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
     s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
     s.add_int("save_period", 0).min(0).doc("Also keep epochN.pt every N epochs (0 = off).");
+    s.add_int("save_every", 0).min(0).doc(
+        "Also rewrite last.pt (resumable, mid-epoch) at the first optimizer step after every N batches (0 = only at epoch ends).");
+    s.add_int("max_steps", 0).min(0).doc(
+        "Stop after this many batches in this process, saving a resumable last.pt (chunked jobs on time-limited machines; 0 = no limit).");
+    s.add_string("resume", "").doc(
+        "Checkpoint to continue from (set by `yoloflow train --resume RUN_DIR`): weights, EMA, optimizer, scaler, schedule, data position.");
     s.add_string("device", "").doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
     return s;
@@ -106,6 +116,7 @@ class TrainSink final : public Sink {
     gains_ = LossGains{p.get_float("box"), p.get_float("cls"), p.get_float("dfl")};
     if (loss_) {  // reconfigured at an epoch boundary: only scheduled values change
       loss_->set_gains(gains_);
+      ctx_ = ctx;
       return;
     }
     p_ = p;
@@ -126,22 +137,49 @@ class TrainSink final : public Sink {
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
     std::filesystem::create_directories(run_dir_ + "/weights");
     results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
+    if (!p.get_string("resume").empty()) restore(p.get_string("resume"));
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
                           << p.get_json("precision").at("plugin").get<std::string>() << ", run folder "
                           << run_dir_);
   }
 
   void begin_epoch(int epoch) override {
+    model_->module().train();
+    first_batch_of_epoch_ = true;
+    steps_this_process_ = 0;
+    last_batch_end_ = Clock::now();
+    if (resume_ && resume_->epoch == epoch) {
+      // Continuing an epoch a previous process stopped in: keep its counters.
+      epoch_ = epoch;
+      step_ = resume_->step_in_epoch;
+      next_sequence_ = resume_->next_sequence;
+      const auto& m = resume_->meta;
+      images_ = m.value("epoch_images", std::int64_t{0});
+      epoch_start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(m.value("epoch_seconds", 0.0)));
+      const auto l = m.value("epoch_loss_sum", std::vector<double>{0.0, 0.0, 0.0});
+      loss_sum_ = torch::tensor(std::vector<float>(l.begin(), l.end())).to(device_);
+      return;
+    }
     epoch_ = epoch;
     epoch_start_ = Clock::now();
     step_ = 0;
     images_ = 0;
+    next_sequence_ = 0;
     loss_sum_ = torch::zeros({3}, torch::TensorOptions().device(device_));
-    model_->module().train();
   }
 
   void consume(Batch& batch) override {
-    if (!optimizer_) setup_optimizer(batch.size);
+    // Batches already assembled when this sink asked to stop are left for the resumed run.
+    if (budget_spent_) return;
+    const auto t0 = Clock::now();
+    data_wait_ += std::chrono::duration<double>(t0 - last_batch_end_).count();
+    if (!optimizer_) {
+      setup_optimizer(batch.size);
+    } else if (first_batch_of_epoch_ && batch.size != batch_size_) {
+      set_batch(batch.size);  // a batch-size schedule changed it at this epoch boundary
+    }
+    first_batch_of_epoch_ = false;
     const std::int64_t ni = step_ + batches_per_epoch_ * epoch_;  // iteration over the run
     apply_schedule(ni);
 
@@ -163,11 +201,34 @@ class TrainSink final : public Sink {
     if (micro_ >= accumulate_) optimizer_step();
 
     ++step_;
+    ++steps_this_process_;
+    ++batches_since_save_;
     images_ += batch.size;
+    for (const auto& s : batch.samples) next_sequence_ = std::max<std::uint64_t>(next_sequence_, s.sequence + 1);
+    const auto t1 = Clock::now();
+    step_time_ += std::chrono::duration<double>(t1 - t0).count();
     if (step_ % log_every_ == 0 || step_ == batches_per_epoch_) log_progress();
+    const std::int64_t every = p_.get_int("save_every");
+    if (every > 0 && micro_ == 0 && batches_since_save_ >= every) {
+      save_last(/*mid_epoch=*/true);
+    }
+    const std::int64_t budget = p_.get_int("max_steps");
+    if (budget > 0 && steps_this_process_ >= budget && ctx_.reporter != nullptr) {
+      budget_spent_ = true;
+      ctx_.reporter->request_stop("max_steps: " + std::to_string(budget) + " batches trained in this process");
+    }
+    last_batch_end_ = Clock::now();
+  }
+
+  void interrupted(int epoch) override {
+    save_last(/*mid_epoch=*/true);
+    YF_LOG_INFO("stopped in epoch " << epoch + 1 << " after batch " << step_ << "; saved " << run_dir_
+                                    << "/weights/last.pt");
   }
 
   void end_epoch(int epoch) override {
+    // A resumed run that stopped after the epoch's last batch reaches here without a batch.
+    if (!optimizer_) setup_optimizer(resume_ ? resume_->meta.value("batch", std::int64_t{16}) : 16);
     if (micro_ > 0) optimizer_step();  // the epoch's last partial accumulation
     const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
     total_seconds_ += seconds;
@@ -182,6 +243,10 @@ class TrainSink final : public Sink {
     for (std::size_t g = 0; g < groups.size() && g < 3; ++g) row["lr/pg" + std::to_string(g)] = groups[g].lr;
     row["images_per_second"] = images_ / std::max(seconds, 1e-9);
     row["imgsz"] = ctx_.imgsz;
+    row["batch"] = static_cast<double>(batch_size_);
+    row["accumulate"] = static_cast<double>(target_accumulate_);
+    for (const auto& kv : scheduled_values()) row[kv.first] = kv.second;
+    if (const double gib = peak_memory_gib(); gib >= 0) row["gpu_mem_GiB"] = gib;
 
     const bool last = epoch + 1 == ctx_.epochs;
     const int every = static_cast<int>(p_.get_int("val_every"));
@@ -201,7 +266,18 @@ class TrainSink final : public Sink {
     results_->add_row(row);
     results_->save();
     plot_results(*results_, run_dir_ + "/results.png");
+    const bool improved = fitness >= 0 && fitness > best_fitness_;
     save_checkpoints(epoch, fitness);
+    if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
+    if (fitness >= 0) {
+      epochs_without_improvement_ = improved ? 0 : epochs_without_improvement_ + std::max(every, 1);
+      const auto patience = p_.get_int("patience");
+      if (patience > 0 && epochs_without_improvement_ >= patience && !last && ctx_.reporter != nullptr) {
+        ctx_.reporter->request_stop("early stop: no fitness improvement in the last " +
+                                    std::to_string(epochs_without_improvement_) + " epochs (patience " +
+                                    std::to_string(patience) + ")");
+      }
+    }
     YF_LOG_INFO("epoch " << epoch + 1 << "/" << ctx_.epochs << " done in " << format_seconds(seconds)
                          << ": box " << row["train/box_loss"] << " cls " << row["train/cls_loss"] << " dfl "
                          << row["train/dfl_loss"]
@@ -230,14 +306,28 @@ class TrainSink final : public Sink {
     YF_LOG_INFO("validation: " << val_source_->size() << " images of split '" << p.get_string("val_split") << "'");
   }
 
-  void setup_optimizer(std::int64_t batch) {
+  // Batch-dependent settings: accumulation to the nominal batch, batches per epoch, the
+  // weight-decay scale and the warmup length (in batches).
+  void set_batch(std::int64_t batch) {
     const std::int64_t nbs = p_.get_int("nominal_batch");
+    batch_size_ = batch;
     target_accumulate_ = std::max<std::int64_t>(std::llround(static_cast<double>(nbs) / batch), 1);
     accumulate_ = target_accumulate_;
-    log_every_ = p_.get_int("log_every");
     // The graph runner tells how many samples an epoch has; the last batch may be partial.
     expected_images_ = ctx_.samples_per_epoch;
     batches_per_epoch_ = std::max<std::int64_t>((expected_images_ + batch - 1) / batch, 1);
+    if (!optimizer_) return;
+    auto& g = optimizer_->groups();
+    g[0].weight_decay = base_weight_decay_ * static_cast<double>(batch * target_accumulate_) / nbs;
+    schedule_ = std::make_unique<LrSchedule>(schedule_options_, batches_per_epoch_);
+    YF_LOG_INFO("batch " << batch << " x accumulate " << target_accumulate_ << " (nominal " << nbs << "), "
+                         << batches_per_epoch_ << " batches an epoch");
+  }
+
+  void setup_optimizer(std::int64_t batch) {
+    const std::int64_t nbs = p_.get_int("nominal_batch");
+    set_batch(batch);
+    log_every_ = p_.get_int("log_every");
     std::vector<ParamGroup> groups(3);
     groups[0].name = "weights";
     groups[1].name = "norm";
@@ -258,6 +348,7 @@ class TrainSink final : public Sink {
     optimizer_->setup(std::move(groups), setup);
     // Weight decay applies to the weights group only, scaled like Ultralytics' recipe.
     auto& g = optimizer_->groups();
+    base_weight_decay_ = g[0].weight_decay;
     const double wd_scale = static_cast<double>(batch * target_accumulate_) / nbs;
     g[0].weight_decay *= wd_scale;
     g[1].weight_decay = 0.0;
@@ -273,7 +364,20 @@ class TrainSink final : public Sink {
     o.warmup_epochs = p_.get_float("warmup_epochs");
     o.warmup_momentum = p_.get_float("warmup_momentum");
     o.warmup_bias_lr = p_.get_float("warmup_bias_lr");
+    // Ultralytics' auto rule also drops the bias warmup (too high for Adam-type updates).
+    if (p_.get_json("optimizer").value("plugin", std::string()) == "auto") o.warmup_bias_lr = 0.0;
+    schedule_options_ = o;
     schedule_ = std::make_unique<LrSchedule>(o, batches_per_epoch_);
+    if (resume_) {
+      optimizer_->load_state(to_map(resume_->optimizer));
+      // Gradients accumulated before the stop, so the pending optimizer step sees them all.
+      const auto grads = to_map(resume_->grads);
+      for (auto& np : model_->module().named_parameters()) {
+        const auto it = grads.find(np.key());
+        if (it != grads.end()) np.value().mutable_grad() = it->second.to(device_).clone();
+      }
+      micro_ = resume_->meta.value("micro", std::int64_t{0});
+    }
     YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch << " x accumulate "
                               << target_accumulate_ << " (nominal " << nbs << ")");
   }
@@ -341,6 +445,29 @@ class TrainSink final : public Sink {
        << "  dfl " << l[2].item<double>() << std::setprecision(1) << "  " << ips << " img/s  ETA "
        << format_seconds(eta);
     YF_LOG_INFO(os.str());
+    if (ctx_.reporter != nullptr) {
+      StepEvent ev;
+      ev.epoch = epoch_;
+      ev.step = step_ - 1;
+      ev.steps_in_epoch = batches_per_epoch_;
+      ev.global_step = global_step_;
+      ev.images_per_second = ips;
+      ev.eta_seconds = eta;
+      ev.values["train/box_loss"] = l[0].item<double>();
+      ev.values["train/cls_loss"] = l[1].item<double>();
+      ev.values["train/dfl_loss"] = l[2].item<double>();
+      const auto& groups = optimizer_->groups();
+      for (std::size_t g = 0; g < groups.size() && g < 3; ++g) ev.values["lr/pg" + std::to_string(g)] = groups[g].lr;
+      // Host seconds per batch since the last report: waiting for the graph vs in the step
+      // (on CUDA the step time is launch time plus whatever the loss read-back waited for).
+      const double batches = static_cast<double>(std::max<std::int64_t>(step_ - last_report_step_, 1));
+      ev.values["time/data_wait"] = data_wait_ / batches;
+      ev.values["time/step"] = step_time_ / batches;
+      ev.values["loss_scale"] = precision_->scale();
+      data_wait_ = step_time_ = 0.0;
+      last_report_step_ = step_;
+      ctx_.reporter->step(ev);
+    }
   }
 
   // Validation on the EMA weights: returns metrics and mean val losses (box, cls, dfl).
@@ -424,7 +551,8 @@ class TrainSink final : public Sink {
     return {metrics.compute(), {mean[0].item<double>(), mean[1].item<double>(), mean[2].item<double>()}};
   }
 
-  void save_checkpoints(int epoch, double fitness) {
+  // The state a resumed run needs. At an epoch end: the next epoch, position 0.
+  Checkpoint make_checkpoint(bool mid_epoch, double fitness) const {
     Checkpoint c;
     for (const auto& kv : model_->module().named_parameters()) c.model.emplace_back(kv.key(), kv.value());
     for (const auto& kv : model_->module().named_buffers()) c.model.emplace_back(kv.key(), kv.value());
@@ -432,17 +560,96 @@ class TrainSink final : public Sink {
       c.ema = ema_->state();
       c.ema_updates = ema_->updates();
     }
-    c.optimizer = optimizer_->state();
+    if (optimizer_) c.optimizer = optimizer_->state();
     c.precision = precision_->state();
-    c.epoch = epoch + 1;
-    c.step_in_epoch = 0;
     c.global_step = global_step_;
-    const bool improved = fitness > best_fitness_;
-    if (improved) best_fitness_ = fitness;
     c.best_fitness = best_fitness_;
     c.meta = {{"architecture", model_->architecture()}, {"nc", model_->head().nc}, {"names", names_},
-              {"imgsz", ctx_.imgsz}, {"epochs", ctx_.epochs}, {"fitness", fitness}};
+              {"imgsz", ctx_.imgsz}, {"epochs", ctx_.epochs}, {"fitness", fitness},
+              {"total_seconds", total_seconds_}, {"epochs_without_improvement", epochs_without_improvement_},
+              {"seed", ctx_.seed}, {"batch", batch_size_}};
+    if (mid_epoch) {
+      c.epoch = epoch_;
+      c.step_in_epoch = step_;
+      c.next_sequence = next_sequence_;
+      const auto l = loss_sum_.to(torch::kCPU).to(torch::kDouble);
+      c.meta["epoch_loss_sum"] = std::vector<double>{l[0].item<double>(), l[1].item<double>(), l[2].item<double>()};
+      c.meta["epoch_images"] = images_;
+      c.meta["epoch_seconds"] = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
+      c.meta["micro"] = micro_;
+      if (micro_ > 0 && optimizer_) {
+        for (const auto& np : model_->module().named_parameters()) {
+          if (np.value().grad().defined()) c.grads.emplace_back(np.key(), np.value().grad());
+        }
+      }
+    } else {
+      c.epoch = epoch_ + 1;
+    }
+    return c;
+  }
+
+  void save_last(bool mid_epoch) {
+    save_checkpoint(run_dir_ + "/weights/last.pt", make_checkpoint(mid_epoch, -1.0));
+    batches_since_save_ = 0;
+  }
+
+  // Continues from a checkpoint written by this sink (same architecture and class count).
+  void restore(const std::string& path) {
+    auto ck = std::make_unique<Checkpoint>(load_checkpoint(path));
+    const std::string arch = ck->meta.value("architecture", std::string());
+    if (arch != model_->architecture() || ck->meta.value("nc", -1) != model_->head().nc) {
+      throw InvalidInput(path + " holds a " + arch + " with nc=" + std::to_string(ck->meta.value("nc", -1)) +
+                         "; this pipeline trains a " + model_->architecture() + " with nc=" +
+                         std::to_string(model_->head().nc));
+    }
+    torch::NoGradGuard no_grad;
+    const auto weights = to_map(ck->model);
+    auto copy_into = [&](const std::string& name, torch::Tensor& dst) {
+      const auto it = weights.find(name);
+      if (it == weights.end()) throw InvalidInput(path + ": no entry '" + name + "' for the model");
+      dst.copy_(it->second);
+    };
+    for (auto& np : model_->module().named_parameters()) copy_into(np.key(), np.value());
+    for (auto& nb : model_->module().named_buffers()) copy_into(nb.key(), nb.value());
+    if (ema_ && !ck->ema.empty()) ema_->load_state(to_map(ck->ema), ck->ema_updates);
+    precision_->load_state(to_map(ck->precision));
+    global_step_ = ck->global_step;
+    best_fitness_ = ck->best_fitness;
+    total_seconds_ = ck->meta.value("total_seconds", 0.0);
+    epochs_without_improvement_ = ck->meta.value("epochs_without_improvement", 0);
+    results_->load(ck->epoch);
+    YF_LOG_INFO("resuming from " << path << ": epoch " << ck->epoch + 1 << ", batch " << ck->step_in_epoch
+                                 << " (sample position " << ck->next_sequence << "), " << global_step_
+                                 << " optimizer steps so far");
+    resume_ = std::move(ck);
+  }
+
+  // The pipeline's per-epoch schedules as they stand this epoch, recorded in results.csv.
+  std::map<std::string, double> scheduled_values() const { return ctx_.schedule; }
+
+  // Peak CUDA memory allocated by tensors since the last call, in GiB; -1 on the CPU.
+  double peak_memory_gib() {
+#ifdef YOLOFLOW_WITH_CUDA
+    if (device_.is_cuda()) {
+      namespace alloc = c10::cuda::CUDACachingAllocator;
+      const int index = device_.has_index() ? device_.index() : 0;
+      const auto stats = alloc::getDeviceStats(index);
+      const double peak = static_cast<double>(
+          stats.allocated_bytes[static_cast<std::size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)].peak);
+      alloc::resetPeakStats(index);
+      return peak / (1024.0 * 1024.0 * 1024.0);
+    }
+#endif
+    return -1.0;
+  }
+
+  void save_checkpoints(int epoch, double fitness) {
+    const bool improved = fitness > best_fitness_;
+    if (improved) best_fitness_ = fitness;
+    Checkpoint c = make_checkpoint(/*mid_epoch=*/false, fitness);
+    (void)epoch;
     save_checkpoint(run_dir_ + "/weights/last.pt", c);
+    batches_since_save_ = 0;
     if (improved) save_checkpoint(run_dir_ + "/weights/best.pt", c);
     const auto period = p_.get_int("save_period");
     if (period > 0 && (epoch + 1) % period == 0) {
@@ -472,6 +679,16 @@ class TrainSink final : public Sink {
   int epoch_ = 0;
   std::int64_t step_ = 0, images_ = 0, micro_ = 0, global_step_ = 0;
   std::int64_t accumulate_ = 1, target_accumulate_ = 1, batches_per_epoch_ = 1, log_every_ = 10;
+  std::int64_t batch_size_ = 0, steps_this_process_ = 0, batches_since_save_ = 0, last_report_step_ = 0;
+  std::uint64_t next_sequence_ = 0;
+  int epochs_without_improvement_ = 0;
+  bool first_batch_of_epoch_ = true;
+  bool budget_spent_ = false;
+  double base_weight_decay_ = 0.0;
+  LrScheduleOptions schedule_options_;
+  double data_wait_ = 0.0, step_time_ = 0.0;
+  Clock::time_point last_batch_end_;
+  std::unique_ptr<Checkpoint> resume_;  // set while a resumed run has not yet passed its first epoch
   double base_momentum_ = 0.937, best_fitness_ = -1.0, total_seconds_ = 0.0;
 };
 

@@ -58,7 +58,7 @@ class Collate final : public Batcher {
                         (box.x1 + box.x2) * 0.5f / W, (box.y1 + box.y2) * 0.5f / H,
                         box.width() / W, box.height() / H});
     }
-    b.samples.push_back(SampleInfo{sample.index, std::move(sample.path), sample.geometry});
+    b.samples.push_back(SampleInfo{sample.index, std::move(sample.path), sample.geometry, sample.sequence});
     ++b.size;
     if (b.size < capacity_) return std::nullopt;
     return finish();

@@ -2,6 +2,7 @@
 // What every plugin component has in common: its kind, its ports, its schema, and the
 // context the host hands it when it is configured.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ struct StageContext {
   // Forwards progress to the pipeline's monitors; set by the host for every stage of a run
   // (null when a component is used outside a run, e.g. by `describe` or a unit test).
   RunReporter* reporter = nullptr;
+  // Every numeric value the pipeline schedules per epoch, resolved for this epoch, named by
+  // JSON path ("imgsz", "stages.batch.params.batch"). The sink is reconfigured when it changes.
+  std::map<std::string, double> schedule;
 };
 
 // Base of every component. configure() is called once before the run and again whenever

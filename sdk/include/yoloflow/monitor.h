@@ -45,6 +45,9 @@ class RunReporter {
   // Values (losses, metrics, learning rates) the host merges into the EpochEvent it sends
   // to the monitors when the epoch ends; later values under the same name win.
   virtual void epoch_values(const std::map<std::string, double>& values) = 0;
+  // Ends the run after the current batch (early stopping, a step budget); the host drains
+  // the graph, calls Sink::interrupted and prints `reason`.
+  virtual void request_stop(const std::string& reason) = 0;
 };
 
 class YOLOFLOW_SDK_API Monitor : public Component {

@@ -43,6 +43,7 @@ struct SampleInfo {
   std::size_t index = 0;
   std::string path;
   Geometry geometry;
+  std::uint64_t sequence = 0;  // Sample::sequence: where a resumed epoch continues from
 };
 
 // A batch as training and evaluation consume it.

@@ -15,6 +15,9 @@ class YOLOFLOW_SDK_API Sink : public Component {
   // Called from one thread at a time, in batch order when the graph runs ordered.
   virtual void consume(Batch& batch) = 0;
   virtual void end_epoch(int epoch);
+  // Called instead of end_epoch when the run stops early (signal, RunReporter::request_stop):
+  // every batch already assembled has been consumed; a sink that can resume saves its state.
+  virtual void interrupted(int epoch);
   // Text printed when the run ends (statistics), may be empty.
   virtual std::string summary() const;
   // A batch pixel allocator the batcher should use (pinned memory), or empty.

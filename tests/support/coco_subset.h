@@ -1,0 +1,12 @@
+#pragma once
+// A small training set cut from coco128 for fast training tests.
+#include <string>
+
+namespace yoloflow::test {
+
+// Lists the first `count` labelled coco128 train images (sorted by name) in
+// DIR/subset.txt and writes DIR/data.yaml using that list for both train and val, with
+// coco128's class names. Returns the data.yaml path.
+std::string write_coco128_subset(const std::string& dir, int count);
+
+}  // namespace yoloflow::test
