@@ -9,10 +9,25 @@
 #include <fstream>
 
 #include "model/state_dict_pickle.h"
+#include "model/weights_io.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 
 using namespace yoloflow;
+
+namespace {
+
+std::pair<int, std::string> python(const std::string& args) {
+  std::string out;
+  FILE* p = popen((test::python() + " " + args + " 2>&1").c_str(), "r");
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int rc = pclose(p);
+  return {WEXITSTATUS(rc), out};
+}
+
+}  // namespace
 
 TEST_CASE("state-dict pickle: large integers, many memo slots and 1000+ items unpickle in Python") {
   std::vector<core::PickledTensor> tensors;
@@ -52,18 +67,75 @@ ok = all(sd['layer.%d.weight' % i][0] == ('storage', 'HalfStorage' if i % 2 else
          for i in range(1203) if i != 7)
 print('pids', ok)
 )");
-  std::string out;
-  FILE* p = popen((test::python() + " " + dir + "/check.py " + dir + "/data.pkl 2>&1").c_str(), "r");
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int rc = pclose(p);
+  const auto [rc, out] = python(dir + "/check.py " + dir + "/data.pkl");
   INFO(out);
-  CHECK(WEXITSTATUS(rc) == 0);
+  CHECK(rc == 0);
   CHECK(out.find("OrderedDict 1203 layer.0.weight layer.1202.weight") != std::string::npos);
   CHECK(out.find("7: (('storage', 'HalfStorage', '7', 'cpu', 5000000000), 3000000000, (70000, 2), (2, 1), False, "
                  "OrderedDict())") != std::string::npos);
   CHECK(out.find("1202: (('storage', 'FloatStorage', '1202', 'cpu', 1203), 0, (1203,), (1,), False, OrderedDict())") !=
         std::string::npos);
   CHECK(out.find("pids True") != std::string::npos);
+}
+
+TEST_CASE("read_weights reads Python's model.state_dict() files: OrderedDict with _metadata, protocol 4, shared storages") {
+  const auto dir = test::temp_dir("pyread");
+  test::write_file(dir + "/save.py", R"(import sys, torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4))
+m(torch.rand(2, 3, 8, 8))  # BN statistics move, num_batches_tracked becomes 1
+sd = m.state_dict()  # an OrderedDict carrying a _metadata attribute
+torch.save(sd, sys.argv[1] + '/p2.pt')
+torch.save(sd, sys.argv[1] + '/p4.pt', pickle_protocol=4)
+x = torch.arange(10.)
+torch.save({'whole': x, 'tail': x[6:], 'half': x.half()}, sys.argv[1] + '/views.pt')
+for k, t in sd.items():
+    print('entry', k, repr(float(t.double().sum())))
+)");
+  const auto [rc, out] = python(dir + "/save.py " + dir);
+  INFO(out);
+  REQUIRE(rc == 0);
+  for (const char* file : {"/p2.pt", "/p4.pt"}) {
+    INFO(file);
+    const auto w = core::read_weights(dir + file);
+    const std::vector<std::string> names = {"0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
+                                            "1.running_var", "1.num_batches_tracked"};
+    REQUIRE(w.size() == names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      CHECK(w[i].first == names[i]);
+      const auto line = "entry " + names[i] + " ";
+      const auto at = out.find(line);
+      REQUIRE(at != std::string::npos);
+      const double py_sum = std::stod(out.substr(at + line.size()));
+      CHECK(w[i].second.to(torch::kDouble).sum().item<double>() == doctest::Approx(py_sum).epsilon(1e-12));
+    }
+    CHECK(w[0].second.sizes() == torch::IntArrayRef({4, 3, 3, 3}));
+    CHECK((w[6].second.scalar_type() == torch::kLong));
+    CHECK(w[6].second.item<std::int64_t>() == 1);
+  }
+  const auto v = core::read_weights(dir + "/views.pt");
+  REQUIRE(v.size() == 3);
+  CHECK(torch::equal(v[0].second, torch::arange(10, torch::kFloat)));
+  CHECK(torch::equal(v[1].second, torch::arange(6, 10, torch::kFloat)));
+  CHECK((v[2].second.scalar_type() == torch::kHalf));
+  CHECK(torch::equal(v[2].second, torch::arange(10, torch::kHalf)));
+}
+
+TEST_CASE("read_weights refuses a pickle that calls anything beyond tensors and dicts, naming the file") {
+  const auto dir = test::temp_dir("pyevil");
+  test::write_file(dir + "/save.py", R"(import sys, torch, fractions
+torch.save({'w': torch.ones(2), 'x': fractions.Fraction(1, 3)}, sys.argv[1] + '/evil.pt')
+)");
+  const auto [rc, out] = python(dir + "/save.py " + dir);
+  INFO(out);
+  REQUIRE(rc == 0);
+  try {
+    core::read_weights(dir + "/evil.pt");
+    FAIL("expected an error");
+  } catch (const std::exception& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    CHECK(msg.find(dir + "/evil.pt") != std::string::npos);
+    CHECK(msg.find("global 'fractions.Fraction' is not allowed") != std::string::npos);
+  }
 }
