@@ -19,6 +19,7 @@
 #include "model/weights_io.h"
 #include "plugin/plugin_manager.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "support/run_cli.h"
 #include "yoloflow/error.h"
 
@@ -26,14 +27,7 @@ using namespace yoloflow;
 
 namespace {
 
-core::PluginManager& plugins() {
-  static core::PluginManager* pm = [] {
-    auto* m = new core::PluginManager();
-    m->load(test::plugin_dir() + "/yoloflow_yolo11.so");
-    return m;
-  }();
-  return *pm;
-}
+core::PluginManager& plugins() { return test::plugins_with("yolo11"); }
 
 std::unique_ptr<Model> make(const std::string& arch, int nc = 80) {
   return core::create_model(plugins().registry(), arch, nc);
