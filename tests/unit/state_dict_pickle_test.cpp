@@ -139,3 +139,28 @@ torch.save({'w': torch.ones(2), 'x': fractions.Fraction(1, 3)}, sys.argv[1] + '/
     CHECK(msg.find("global 'fractions.Fraction' is not allowed") != std::string::npos);
   }
 }
+
+TEST_CASE("read_weights refuses a storage record of the wrong size, naming the file and the record") {
+  const auto dir = test::temp_dir("pyshort");
+  core::write_weights(dir + "/w.pt", {{"a", torch::ones({4, 4})}, {"b", torch::ones({3})}});
+  // The same archive with data/0 cut to 10 bytes.
+  test::write_file(dir + "/cut.py", R"(import sys, zipfile
+src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2], 'w')
+for n in src.namelist():
+    data = src.read(n)
+    dst.writestr(n, data[:10] if n.endswith('/data/0') else data)
+dst.close()
+)");
+  const auto [rc, out] = python(dir + "/cut.py " + dir + "/w.pt " + dir + "/cut.pt");
+  INFO(out);
+  REQUIRE(rc == 0);
+  try {
+    core::read_weights(dir + "/cut.pt");
+    FAIL("expected an error");
+  } catch (const std::exception& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    CHECK(msg.find(dir + "/cut.pt") != std::string::npos);
+    CHECK(msg.find("record data/0 holds 10 bytes, its storage of 16 elements needs 64") != std::string::npos);
+  }
+}

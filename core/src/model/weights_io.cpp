@@ -131,14 +131,16 @@ class TreeToIValue {
         if (t.storage_type == type) dtype = d;
       }
       if (dtype == c10::ScalarType::Undefined) throw UnsupportedPickle("storage type torch." + t.storage_type);
-      auto storage = torch::empty({t.storage_numel}, torch::TensorOptions().dtype(dtype));
       const auto record = "data/" + t.storage_key;
       if (!zip_.hasRecord(record)) throw UnsupportedPickle("no record " + record);
       const auto [data, size] = zip_.getRecord(record);
-      if (size != storage.nbytes()) {
-        throw UnsupportedPickle("record " + record + " holds " + std::to_string(size) + " bytes, its storage needs " +
-                                std::to_string(storage.nbytes()));
+      // Checked before allocating: the element count comes from the file.
+      const auto need = static_cast<std::uint64_t>(t.storage_numel) * c10::elementSize(dtype);
+      if (t.storage_numel < 0 || size != need) {
+        throw UnsupportedPickle("record " + record + " holds " + std::to_string(size) + " bytes, its storage of " +
+                                std::to_string(t.storage_numel) + " elements needs " + std::to_string(need));
       }
+      auto storage = torch::empty({t.storage_numel}, torch::TensorOptions().dtype(dtype));
       if (size > 0) std::memcpy(storage.data_ptr(), data.get(), size);
       it = storages_.emplace(t.storage_key, storage).first;
     }
@@ -225,8 +227,9 @@ void write_weights(const std::string& path, const NamedTensors& tensors) {
   for (const auto& [name, t] : tensors) {
     if (!t.defined()) throw Error("cannot write tensor '" + name + "': it is undefined");
     if (t.layout() != torch::kStrided || t.is_quantized()) throw Error("cannot write tensor '" + name + "': only dense tensors");
-    // A fresh contiguous CPU copy owns exactly its elements: storage offset 0, row-major strides.
-    auto c = t.detach().to(torch::kCPU).contiguous().clone();
+    // Written from its first element: each file storage holds exactly this tensor's elements,
+    // so offset 0 and row-major strides, whatever storage the tensor shares in memory.
+    auto c = t.detach().to(torch::kCPU).contiguous();
     PickledTensor e;
     e.name = name;
     e.storage_type = storage_type(c, name);
