@@ -4,8 +4,7 @@
 
 #include <limits>
 
-#include "plugin/plugin_manager.h"
-#include "support/paths.h"
+#include "support/plugins.h"
 #include "yoloflow/optimizer.h"
 #include "yoloflow/precision.h"
 
@@ -13,16 +12,10 @@ using namespace yoloflow;
 
 TEST_CASE("fp16 step: a clean step updates, an overflowing step is skipped and backs off") {
   core::PluginManager pm;
-  REQUIRE(pm.load(test::plugin_dir() + "/yoloflow_optimizer_standard.so").loaded);
-  REQUIRE(pm.load(test::plugin_dir() + "/yoloflow_precision_standard.so").loaded);
-  auto opt = pm.registry().create_as<Optimizer>(Kind::Optimizer, "sgd", "test.optimizer");
-  opt->configure(Params(pm.registry().find(Kind::Optimizer, "sgd")->info.schema.resolve(
-                            json{{"lr0", 0.1}, {"momentum", 0.5}}), "test.optimizer"),
-                 StageContext{});
-  auto amp = pm.registry().create_as<PrecisionStrategy>(Kind::Precision, "amp_fp16", "test.precision");
-  amp->configure(Params(pm.registry().find(Kind::Precision, "amp_fp16")->info.schema.resolve(json::object()),
-                        "test.precision"),
-                 StageContext{});
+  auto opt = test::make_component<Optimizer>(pm, Kind::Optimizer, "sgd", {{"lr0", 0.1}, {"momentum", 0.5}},
+                                             {640, "optimizer", "optimizer_standard"});
+  auto amp = test::make_component<PrecisionStrategy>(pm, Kind::Precision, "amp_fp16", json::object(),
+                                                     {640, "precision", "precision_standard"});
 
   auto w = torch::tensor({1.f, 2.f}).set_requires_grad(true);
   ParamGroup g;

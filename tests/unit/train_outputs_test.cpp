@@ -10,6 +10,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <torch/torch.h>
 
+#include "support/paths.h"
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
@@ -142,4 +143,42 @@ TEST_CASE("checkpoints round-trip every field and refuse truncated files") {
   test::write_file(dir + "/cut.pt", bytes.substr(0, bytes.size() / 2));
   CHECK_THROWS_WITH_AS(core::load_checkpoint(dir + "/cut.pt"), doctest::Contains("cut.pt"), Error);
   CHECK_THROWS_WITH_AS(core::load_checkpoint(dir + "/missing.pt"), doctest::Contains("missing.pt"), Error);
+}
+
+TEST_CASE("a checkpoint: Python reads it with weights_only=False, and weights export makes its EMA a file plain torch.load reads") {
+  const auto dir = test::temp_dir("ckpt_py");
+  core::Checkpoint c;
+  c.model = {{"model.0.conv.weight", torch::full({4, 3, 3, 3}, 0.5)}};
+  c.ema = {{"model.0.conv.weight", torch::full({4, 3, 3, 3}, 0.25)},
+           {"model.0.bn.num_batches_tracked", torch::tensor(9, torch::kLong)}};
+  c.epoch = 4;
+  c.best_fitness = 0.5;
+  core::save_checkpoint(dir + "/last.pt", c);
+  const auto r = test::run_cli("weights export " + dir + "/last.pt --out " + dir + "/sd.pt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  test::write_file(dir + "/check.py", R"(import sys, torch
+ck = torch.load(sys.argv[1] + '/last.pt', weights_only=False)
+print('ckpt', ck['format'], ck['epoch'], ck['best_fitness'], float(ck['ema']['model.0.conv.weight'].sum()))
+try:
+    torch.load(sys.argv[1] + '/last.pt', weights_only=True)
+    print('checkpoint weights_only: read')
+except Exception:
+    print('checkpoint weights_only: refused')
+sd = torch.load(sys.argv[1] + '/sd.pt')
+print('sd', type(sd).__name__, list(sd), float(sd['model.0.conv.weight'].sum()), int(sd['model.0.bn.num_batches_tracked']))
+)");
+  std::string out;
+  FILE* p = popen((test::python() + " " + dir + "/check.py " + dir + " 2>&1").c_str(), "r");
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int rc = pclose(p);
+  INFO(out);
+  CHECK(WEXITSTATUS(rc) == 0);
+  CHECK(out.find("ckpt yoloflow-checkpoint-1 4 0.5 27.0") != std::string::npos);
+  // Documented in docs/model.md: LibTorch's type tags are not on the weights_only allowlist.
+  CHECK(out.find("checkpoint weights_only: refused") != std::string::npos);
+  CHECK(out.find("sd OrderedDict ['model.0.conv.weight', 'model.0.bn.num_batches_tracked'] 27.0 9") !=
+        std::string::npos);
 }

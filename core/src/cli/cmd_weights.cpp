@@ -85,7 +85,8 @@ void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected) {
   });
 
   auto* exp = cmd->add_subcommand(
-      "export", "Write our weights or checkpoint file as a plain dict name -> tensor for Python's torch.load");
+      "export", "Write our weights or checkpoint file as a state dict (OrderedDict name -> tensor) that a plain "
+                "torch.load in Python reads");
   exp->add_option("src", o->src, "Our weights or checkpoint file")->required();
   exp->add_option("--out", o->out, "Output file")->required();
   exp->add_option("--key", o->key, "Checkpoint entry holding the weights (default: ema, then model, then state_dict)");

@@ -1,8 +1,9 @@
 #pragma once
 // Weights files that move between yoloflow and PyTorch: a Python `torch.save(state_dict)`
-// file is read with torch::pickle_load, and what we write (a plain dict name -> tensor,
-// torch::pickle_save) is what Python's torch.load returns. Names are the reference
-// implementation's state-dict names ("model.0.conv.weight"), which our models use.
+// file is read by a restricted unpickler (state_dict_pickle.h; torch::pickle_load for what it
+// refuses), and we write the same zip layout torch.save writes, which a plain Python
+// `torch.load(f)` (weights_only=True) reads. Names are the reference implementation's
+// state-dict names ("model.0.conv.weight"), which our models use.
 #include <functional>
 #include <string>
 #include <utility>
@@ -19,7 +20,8 @@ using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 // Throws InvalidInput naming the file when it cannot be read or holds something else.
 NamedTensors read_weights(const std::string& path, const std::string& key = "");
 
-// Writes a plain dict name -> tensor (CPU, contiguous) in the given order.
+// Writes an OrderedDict name -> tensor (CPU, contiguous copies) in the given order, as
+// Python's torch.save does. Throws Error naming the file or tensor on failure.
 void write_weights(const std::string& path, const NamedTensors& tensors);
 
 // Parameters and buffers of `module` in PyTorch's state_dict order (per module: its own

@@ -14,35 +14,17 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "plugin/plugin_manager.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::test {
 
-// Loads plugins/<kind>/<name> as a real library and configures one component.
-template <class T>
-std::unique_ptr<T> make_component(core::PluginManager& pm, Kind kind, const std::string& name,
-                                  const json& params, int imgsz) {
-  const auto report = pm.load(plugin_dir() + "/yoloflow_" + name + ".so");
-  REQUIRE_MESSAGE(report.loaded, report.reason);
-  const auto* rc = pm.registry().find(kind, name);
-  REQUIRE(rc != nullptr);
-  Diagnostics diags;
-  rc->info.schema.validate(params, "params", diags);
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? "" : diags[0].message));
-  auto c = pm.registry().create_as<T>(kind, name, "test");
-  StageContext ctx;
-  ctx.node = name;
-  ctx.imgsz = imgsz;
-  c->configure(Params(rc->info.schema.resolve(params), "stages." + name + ".params"), ctx);
-  return c;
-}
 
 inline std::unique_ptr<Augmentation> make_augmentation(core::PluginManager& pm, const std::string& name,
                                                        const json& params, int imgsz) {
-  return make_component<Augmentation>(pm, Kind::Augmentation, name, params, imgsz);
+  return make_component<Augmentation>(pm, Kind::Augmentation, name, params, {imgsz});
 }
 
 // Pure colours far apart from each other, from black and from the grey 114 padding.

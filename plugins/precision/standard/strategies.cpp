@@ -18,20 +18,33 @@ class GuardScope final : public AutocastScope {
   compat::AutocastGuard guard_;
 };
 
-// Everything in fp32: autocast is switched off inside the scope even if a caller enabled it.
-class Fp32 final : public PrecisionStrategy {
+// Every strategy's autocast scope: refuse a device the strategy does not support (with its
+// reason), else autocast to its compute dtype, or switch autocast off (`enabled` false).
+std::unique_ptr<AutocastScope> autocast_scope(const PrecisionStrategy& s, const torch::Device& device, bool enabled) {
+  std::string why;
+  if (!s.supports(device, why)) throw Error(why);
+  return std::make_unique<GuardScope>(device.type(), enabled, s.compute_dtype());
+}
+
+// Strategies without loss scaling: the loss and gradients pass unchanged, no step is skipped.
+class WithoutLossScaling : public PrecisionStrategy {
  public:
-  torch::ScalarType compute_dtype() const override { return torch::kFloat; }
-  bool supports(const torch::Device&, std::string&) const override { return true; }
-  std::unique_ptr<AutocastScope> autocast(const torch::Device& device) override {
-    return std::make_unique<GuardScope>(device.type(), false, torch::kFloat);
-  }
   torch::Tensor scale_loss(const torch::Tensor& loss) override { return loss; }
   torch::Tensor unscale(const std::vector<torch::Tensor>&) override { return {}; }
   void update(const torch::Tensor&) override {}
   double scale() const override { return 1.0; }
   NamedTensors state() const override { return {}; }
   void load_state(const std::map<std::string, torch::Tensor>&) override {}
+};
+
+// Everything in fp32: autocast is switched off inside the scope even if a caller enabled it.
+class Fp32 final : public WithoutLossScaling {
+ public:
+  torch::ScalarType compute_dtype() const override { return torch::kFloat; }
+  bool supports(const torch::Device&, std::string&) const override { return true; }
+  std::unique_ptr<AutocastScope> autocast(const torch::Device& device) override {
+    return autocast_scope(*this, device, false);
+  }
 };
 
 // fp16 autocast on CUDA with dynamic loss scaling (fp16's range is too narrow for raw
@@ -54,9 +67,7 @@ class AmpFp16 final : public PrecisionStrategy {
     return false;
   }
   std::unique_ptr<AutocastScope> autocast(const torch::Device& device) override {
-    std::string why;
-    if (!supports(device, why)) throw Error(why);
-    return std::make_unique<GuardScope>(device.type(), true, torch::kHalf);
+    return autocast_scope(*this, device, true);
   }
   torch::Tensor scale_loss(const torch::Tensor& loss) override { return scaler_.scale_loss(loss); }
   torch::Tensor unscale(const std::vector<torch::Tensor>& grads) override { return scaler_.unscale(grads); }
@@ -70,7 +81,7 @@ class AmpFp16 final : public PrecisionStrategy {
 };
 
 // bf16 autocast: fp32's range, so no loss scaling and no skipped steps.
-class AmpBf16 final : public PrecisionStrategy {
+class AmpBf16 final : public WithoutLossScaling {
  public:
   torch::ScalarType compute_dtype() const override { return torch::kBFloat16; }
   bool supports(const torch::Device& device, std::string& why_not) const override {
@@ -79,16 +90,8 @@ class AmpBf16 final : public PrecisionStrategy {
     return false;
   }
   std::unique_ptr<AutocastScope> autocast(const torch::Device& device) override {
-    std::string why;
-    if (!supports(device, why)) throw Error(why);
-    return std::make_unique<GuardScope>(device.type(), true, torch::kBFloat16);
+    return autocast_scope(*this, device, true);
   }
-  torch::Tensor scale_loss(const torch::Tensor& loss) override { return loss; }
-  torch::Tensor unscale(const std::vector<torch::Tensor>&) override { return {}; }
-  void update(const torch::Tensor&) override {}
-  double scale() const override { return 1.0; }
-  NamedTensors state() const override { return {}; }
-  void load_state(const std::map<std::string, torch::Tensor>&) override {}
 };
 
 void register_precision(Registrar& r) {

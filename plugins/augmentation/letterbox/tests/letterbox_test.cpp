@@ -4,8 +4,7 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "plugin/plugin_manager.h"
-#include "support/paths.h"
+#include "support/plugins.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 
@@ -14,19 +13,7 @@ using namespace yoloflow;
 namespace {
 
 std::unique_ptr<Augmentation> make_letterbox(core::PluginManager& pm, const json& params, int imgsz) {
-  const auto report = pm.load(test::plugin_dir() + "/yoloflow_letterbox.so");
-  REQUIRE_MESSAGE(report.loaded, report.reason);
-  const auto* rc = pm.registry().find(Kind::Augmentation, "letterbox");
-  REQUIRE(rc != nullptr);
-  Diagnostics diags;
-  rc->info.schema.validate(params, "params", diags);
-  REQUIRE(diags.empty());
-  auto aug = pm.registry().create_as<Augmentation>(Kind::Augmentation, "letterbox", "test");
-  StageContext ctx;
-  ctx.node = "letterbox";
-  ctx.imgsz = imgsz;
-  aug->configure(Params(rc->info.schema.resolve(params), "stages.letterbox.params"), ctx);
-  return aug;
+  return test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", params, {imgsz});
 }
 
 // Letterbox never needs other samples.

@@ -21,13 +21,13 @@ class SourceLoader final : public SampleLoader {
 std::vector<std::uint8_t> run_recipe(core::PluginManager& pm, std::uint64_t seed, std::size_t& boxes) {
   const int imgsz = 256;
   auto source = test::make_component<DataSource>(
-      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}}, imgsz);
+      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}}, {imgsz});
   std::vector<std::unique_ptr<Augmentation>> recipe;
   recipe.push_back(test::make_augmentation(pm, "mosaic", json::object(), imgsz));
   recipe.push_back(test::make_augmentation(pm, "random_perspective", json::object(), imgsz));
   recipe.push_back(test::make_augmentation(pm, "hsv", json::object(), imgsz));
   recipe.push_back(test::make_augmentation(pm, "flip", json::object(), imgsz));
-  auto collate = test::make_component<Batcher>(pm, Kind::Batcher, "collate", {{"batch", 8}}, imgsz);
+  auto collate = test::make_component<Batcher>(pm, Kind::Batcher, "collate", {{"batch", 8}}, {imgsz});
   SourceLoader loader(*source);
   std::vector<std::uint8_t> bytes;
   boxes = 0;

@@ -4,8 +4,7 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "plugin/plugin_manager.h"
-#include "support/paths.h"
+#include "support/plugins.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
 
@@ -14,18 +13,7 @@ using namespace yoloflow;
 namespace {
 
 std::unique_ptr<Batcher> make_collate(core::PluginManager& pm, const json& params) {
-  const auto report = pm.load(test::plugin_dir() + "/yoloflow_collate.so");
-  REQUIRE_MESSAGE(report.loaded, report.reason);
-  const auto* rc = pm.registry().find(Kind::Batcher, "collate");
-  REQUIRE(rc != nullptr);
-  Diagnostics diags;
-  rc->info.schema.validate(params, "params", diags);
-  REQUIRE(diags.empty());
-  auto b = pm.registry().create_as<Batcher>(Kind::Batcher, "collate", "test");
-  StageContext ctx;
-  ctx.node = "batch";
-  b->configure(Params(rc->info.schema.resolve(params), "stages.batch.params"), ctx);
-  return b;
+  return test::make_component<Batcher>(pm, Kind::Batcher, "collate", params, {640, "batch"});
 }
 
 // A w x h image whose pixel (x, y) is BGR (x, y, seed): every byte tells where it came from.

@@ -12,12 +12,14 @@
 #include <set>
 #include <memory>
 #include <regex>
+#include <sstream>
 
 #include "model/flop_counter.h"
 #include "model/model_factory.h"
 #include "model/weights_io.h"
 #include "plugin/plugin_manager.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "support/run_cli.h"
 #include "yoloflow/error.h"
 
@@ -25,14 +27,7 @@ using namespace yoloflow;
 
 namespace {
 
-core::PluginManager& plugins() {
-  static core::PluginManager* pm = [] {
-    auto* m = new core::PluginManager();
-    m->load(test::plugin_dir() + "/yoloflow_yolo11.so");
-    return m;
-  }();
-  return *pm;
-}
+core::PluginManager& plugins() { return test::plugins_with("yolo11"); }
 
 std::unique_ptr<Model> make(const std::string& arch, int nc = 80) {
   return core::create_model(plugins().registry(), arch, nc);
@@ -257,7 +252,7 @@ TEST_CASE("yolo11 weights round trip through a file, and Python's torch.load rea
   const auto ya = a->forward_train(x), yb = b->forward_train(x);
   for (int i = 0; i < 3; ++i) CHECK(torch::equal(ya[i], yb[i]));
   const auto [rc, out] = shell(test::python() + " -c \"import torch; sd=torch.load('" + path +
-                               "', weights_only=False); print(len(sd), tuple(sd['model.23.cv3.0.2.weight'].shape), "
+                               "', weights_only=True); print(len(sd), tuple(sd['model.23.cv3.0.2.weight'].shape), "
                                "sd['model.0.bn.num_batches_tracked'].dtype)\"");
   INFO(out);
   CHECK(rc == 0);
@@ -364,15 +359,126 @@ TEST_CASE("weights export CLI writes a dict Python's torch.load reads, from a ch
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto [rc, out] = shell(test::python() + " -c \"import torch; sd=torch.load('" + dir +
-                               "/out.pt', weights_only=False); print(type(sd).__name__, len(sd), list(sd)[0], float(sd['model.23.dfl.conv.weight'].sum()))\"");
+                               "/out.pt', weights_only=True); print(type(sd).__name__, len(sd), list(sd)[0], float(sd['model.23.dfl.conv.weight'].sum()))\"");
   INFO(out);
   CHECK(rc == 0);
-  CHECK(out.find("dict 499 model.0.conv.weight 120.0") != std::string::npos);
+  CHECK(out.find("OrderedDict 499 model.0.conv.weight 120.0") != std::string::npos);
   // A file that is not a weights file: a clear error naming it.
   test::write_file(dir + "/junk.pt", "not a pickle");
   r = test::run_cli("weights export " + dir + "/junk.pt --out " + dir + "/x.pt");
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("junk.pt") != std::string::npos);
+}
+
+TEST_CASE("weights export writes what Python's torch.save writes: plain torch.load and weights_only=True read all 499 entries") {
+  const auto dir = test::temp_dir("export_sd");
+  const auto out_path = dir + "/out.pt";
+  auto r = test::run_cli("weights export " + fixture("yolo11n.pt") + " --model yolo11n --out " + out_path);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // Python loads our file both ways, compares it with the fixture (written by Python's
+  // torch.save) entry by entry, and prints name, dtype, shape and sum of every entry. It also
+  // saves what it loaded with torch.save and compares that pickle with ours byte for byte.
+  test::write_file(dir + "/check.py", R"(import collections, sys, zipfile, torch
+ours, ref_path, resaved = sys.argv[1:4]
+ref = torch.load(ref_path, weights_only=True)
+strict = torch.load(ours, weights_only=True)
+plain = torch.load(ours)
+for sd in (strict, plain):
+    assert type(sd) is collections.OrderedDict, type(sd)
+    assert list(sd) == list(ref)
+    for k, t in ref.items():
+        assert sd[k].dtype == t.dtype and sd[k].shape == t.shape and torch.equal(sd[k], t), k
+        assert not sd[k].requires_grad, k
+torch.save(strict, resaved)
+z_ours, z_py = zipfile.ZipFile(ours), zipfile.ZipFile(resaved)
+names = lambda z: {n.split('/', 1)[1] for n in z.namelist()}
+# Every record of ours is one torch.save writes too (PyTorch < 2.0 writes no byteorder; newer
+# versions add bookkeeping records such as .format_version that loading does not need).
+print('records', names(z_ours) - {'byteorder'} <= names(z_py), 'data.pkl' in names(z_ours), len([n for n in names(z_ours) if n.startswith('data/')]))
+print('pickle identical', z_ours.read('archive/data.pkl') == z_py.read('archive/data.pkl'))
+print('byteorder', z_ours.read('archive/byteorder').decode())
+for k, t in plain.items():
+    print('entry', k, str(t.dtype).replace('torch.', ''), 'x'.join(map(str, t.shape)) or '-', repr(float(t.double().sum())))
+)");
+  const auto [rc, out] = shell(test::python() + " " + dir + "/check.py " + out_path + " " + fixture("yolo11n.pt") +
+                               " " + dir + "/archive.pt");
+  INFO(out);
+  REQUIRE(rc == 0);
+  CHECK(out.find("records True True 499") != std::string::npos);
+  CHECK(out.find("pickle identical True") != std::string::npos);
+  CHECK(out.find("byteorder little") != std::string::npos);
+  // Every entry as C++ sees the fixture: same order, dtype, shape and sum.
+  const auto ref = core::read_weights(fixture("yolo11n.pt"));
+  REQUIRE(ref.size() == 499);
+  std::istringstream lines(out);
+  std::string line;
+  std::size_t i = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("entry ", 0) != 0) continue;
+    REQUIRE(i < ref.size());
+    std::istringstream f(line.substr(6));
+    std::string name, dtype, shape;
+    double sum = 0;
+    f >> name >> dtype >> shape >> sum;
+    const auto& [ref_name, t] = ref[i++];
+    CHECK(name == ref_name);
+    CHECK(dtype == (t.scalar_type() == torch::kLong ? "int64" : "float32"));
+    std::string ref_shape;
+    for (const auto d : t.sizes()) ref_shape += (ref_shape.empty() ? "" : "x") + std::to_string(d);
+    CHECK_MESSAGE(shape == (ref_shape.empty() ? "-" : ref_shape), name);
+    const double ref_sum = t.to(torch::kDouble).sum().item<double>();
+    CHECK_MESSAGE(std::abs(sum - ref_sum) <= 1e-9 * std::max(1.0, std::abs(ref_sum)), name);
+  }
+  CHECK(i == 499);
+  // Our import reads our export back bit-identically.
+  const auto back = core::read_weights(out_path);
+  REQUIRE(back.size() == ref.size());
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    CHECK(back[k].first == ref[k].first);
+    CHECK((back[k].second.scalar_type() == ref[k].second.scalar_type()));
+    CHECK_MESSAGE(torch::equal(back[k].second, ref[k].second), ref[k].first);
+  }
+}
+
+TEST_CASE("weights files keep float16, bfloat16, int64 and other dtypes, views and empty tensors, for us and for Python") {
+  const auto dir = test::temp_dir("dtypes");
+  const auto path = dir + "/w.pt";
+  const auto base = torch::arange(12, torch::kFloat).reshape({3, 4});
+  core::NamedTensors w = {
+      {"half", (base / 8).to(torch::kHalf)},
+      {"bf16", (base - 5.5).to(torch::kBFloat16)},
+      {"count", torch::tensor(int64_t{7} << 40)},                      // 0-dim int64, like num_batches_tracked
+      {"long", torch::tensor({int64_t{-3}, int64_t{1} << 33, int64_t{5}})},
+      {"double", base.to(torch::kDouble) / 3},
+      {"flag", base.gt(4)},
+      {"int8", (base - 6).to(torch::kChar)},
+      {"empty", torch::zeros({0, 3})},
+      {"transposed", base.t()},                                        // not contiguous
+      {"row", base[2]},                                                // storage offset 8 in its base
+      {"wide", torch::arange(140000, torch::kFloat).reshape({2, 70000})},  // sizes past 65535
+  };
+  core::write_weights(path, w);
+  const auto back = core::read_weights(path);
+  REQUIRE(back.size() == w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    INFO(w[i].first);
+    CHECK(back[i].first == w[i].first);
+    CHECK((back[i].second.scalar_type() == w[i].second.scalar_type()));
+    CHECK(back[i].second.sizes() == w[i].second.sizes());
+    CHECK(torch::equal(back[i].second, w[i].second));
+  }
+  const auto [rc, out] = shell(test::python() + " -c \"import torch\nb = torch.arange(12.).reshape(3, 4)\n"
+                               "sd = torch.load('" + path + "', weights_only=True)\n"
+                               "exp = dict(half=(b / 8).half(), bf16=(b - 5.5).bfloat16(), count=torch.tensor(7 << 40), "
+                               "long=torch.tensor([-3, 1 << 33, 5]), double=b.double() / 3, flag=b > 4, int8=(b - 6).to(torch.int8), "
+                               "empty=torch.zeros(0, 3), transposed=b.t(), row=b[2], wide=torch.arange(140000.).reshape(2, 70000))\n"
+                               "assert list(sd) == list(exp), list(sd)\n"
+                               "bad = [k for k in exp if sd[k].dtype != exp[k].dtype or sd[k].shape != exp[k].shape or not torch.equal(sd[k], exp[k])]\n"
+                               "print('mismatches', bad, sd['count'].dtype, sd['bf16'].dtype, sd['half'].dtype)\"");
+  INFO(out);
+  CHECK(rc == 0);
+  CHECK(out.find("mismatches [] torch.int64 torch.bfloat16 torch.float16") != std::string::npos);
 }
 
 TEST_CASE("info CLI prints the layer table, parameters and GFLOPs") {

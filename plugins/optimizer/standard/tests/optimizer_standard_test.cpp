@@ -4,32 +4,16 @@
 #include <cmath>
 #include <map>
 
-#include "plugin/plugin_manager.h"
-#include "support/paths.h"
+#include "support/plugins.h"
 #include "yoloflow/optimizer.h"
 
 using namespace yoloflow;
 
 namespace {
 
-core::PluginManager& optimizer_plugins() {
-  static core::PluginManager pm;
-  static bool loaded = false;
-  if (!loaded) {
-    auto r = pm.load(test::plugin_dir() + "/yoloflow_optimizer_standard.so");
-    REQUIRE_MESSAGE(r.loaded, r.reason);
-    loaded = true;
-  }
-  return pm;
-}
-
 std::unique_ptr<Optimizer> make(const std::string& name, const json& params = json::object()) {
-  auto& pm = optimizer_plugins();
-  const auto* rc = pm.registry().find(Kind::Optimizer, name);
-  REQUIRE(rc != nullptr);
-  auto opt = pm.registry().create_as<Optimizer>(Kind::Optimizer, name, "test." + name);
-  opt->configure(Params(rc->info.schema.resolve(params), "test." + name), StageContext{});
-  return opt;
+  return test::make_component<Optimizer>(test::plugins_with("optimizer_standard"), Kind::Optimizer, name, params,
+                                         {640, "", "optimizer_standard"});
 }
 
 torch::Tensor param(std::vector<float> v) { return torch::tensor(v).set_requires_grad(true); }

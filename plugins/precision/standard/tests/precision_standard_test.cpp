@@ -4,8 +4,7 @@
 
 #include <limits>
 
-#include "plugin/plugin_manager.h"
-#include "support/paths.h"
+#include "support/plugins.h"
 #include "yoloflow/precision.h"
 #include "yoloflow/torch_compat.h"
 
@@ -13,24 +12,9 @@ using namespace yoloflow;
 
 namespace {
 
-core::PluginManager& precision_plugins() {
-  static core::PluginManager pm;
-  static bool loaded = false;
-  if (!loaded) {
-    auto r = pm.load(test::plugin_dir() + "/yoloflow_precision_standard.so");
-    REQUIRE_MESSAGE(r.loaded, r.reason);
-    loaded = true;
-  }
-  return pm;
-}
-
 std::unique_ptr<PrecisionStrategy> make(const std::string& name, const json& params = json::object()) {
-  auto& pm = precision_plugins();
-  const auto* rc = pm.registry().find(Kind::Precision, name);
-  REQUIRE(rc != nullptr);
-  auto p = pm.registry().create_as<PrecisionStrategy>(Kind::Precision, name, "test." + name);
-  p->configure(Params(rc->info.schema.resolve(params), "test." + name), StageContext{});
-  return p;
+  return test::make_component<PrecisionStrategy>(test::plugins_with("precision_standard"), Kind::Precision, name,
+                                                 params, {640, "", "precision_standard"});
 }
 
 const float kInf = std::numeric_limits<float>::infinity();

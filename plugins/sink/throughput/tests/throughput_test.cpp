@@ -6,8 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "plugin/plugin_manager.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
@@ -21,19 +21,7 @@ namespace {
 template <class T>
 std::unique_ptr<T> make(core::PluginManager& pm, Kind kind, const std::string& name,
                         const json& params, int imgsz = 640) {
-  const auto report = pm.load(test::plugin_dir() + "/yoloflow_" + name + ".so");
-  REQUIRE_MESSAGE(report.loaded, report.reason);
-  const auto* rc = pm.registry().find(kind, name);
-  REQUIRE(rc != nullptr);
-  Diagnostics diags;
-  rc->info.schema.validate(params, "params", diags);
-  REQUIRE(diags.empty());
-  auto c = pm.registry().create_as<T>(kind, name, "test");
-  StageContext ctx;
-  ctx.node = name;
-  ctx.imgsz = imgsz;
-  c->configure(Params(rc->info.schema.resolve(params), "stages." + name + ".params"), ctx);
-  return c;
+  return test::make_component<T>(pm, kind, name, params, {imgsz});
 }
 
 // A 640x640 batch of `n` images with the given target rows.

@@ -11,8 +11,8 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "plugin/plugin_manager.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "support/run_cli.h"
 #include "yoloflow/error.h"
 #include "yoloflow/source.h"
@@ -23,19 +23,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::unique_ptr<DataSource> open_source(core::PluginManager& pm, const json& params, int imgsz) {
-  const auto report = pm.load(test::plugin_dir() + "/yoloflow_yolo_dataset.so");
-  REQUIRE_MESSAGE(report.loaded, report.reason);
-  const auto* rc = pm.registry().find(Kind::Source, "yolo_dataset");
-  REQUIRE(rc != nullptr);
-  Diagnostics diags;
-  rc->info.schema.validate(params, "params", diags);
-  REQUIRE(diags.empty());
-  auto src = pm.registry().create_as<DataSource>(Kind::Source, "yolo_dataset", "test");
-  StageContext ctx;
-  ctx.node = "source";
-  ctx.imgsz = imgsz;
-  src->configure(Params(rc->info.schema.resolve(params), "stages.source.params"), ctx);
-  return src;
+  return test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", params, {imgsz, "source"});
 }
 
 void check_same_sample(const Sample& a, const Sample& b) {
@@ -104,12 +92,12 @@ TEST_CASE("yolo_dataset cache 'ram' returns the same samples as uncached loads")
     check_same_sample(ref, cached->load(i));  // ...does not reach the cache
   }
   // A new imgsz at an epoch boundary drops the old entries.
-  const auto* rc = pm.registry().find(Kind::Source, "yolo_dataset");
   StageContext ctx;
   ctx.node = "source";
   ctx.imgsz = 160;
-  cached->configure(Params(rc->info.schema.resolve({{"data", data}, {"cache", "ram"}, {"cache_budget_gb", 1.0}}),
-                           "stages.source.params"),
+  cached->configure(test::checked_params(pm, Kind::Source, "yolo_dataset",
+                                         {{"data", data}, {"cache", "ram"}, {"cache_budget_gb", 1.0}},
+                                         "stages.source.params"),
                     ctx);
   auto plain160 = open_source(pm, {{"data", data}}, 160);
   for (std::size_t i = 0; i < 3; ++i) {

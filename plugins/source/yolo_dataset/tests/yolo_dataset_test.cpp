@@ -11,8 +11,8 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "plugin/plugin_manager.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "support/run_cli.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
@@ -25,19 +25,7 @@ namespace {
 
 std::unique_ptr<DataSource> make_source(core::PluginManager& pm, const json& params,
                                         int imgsz = 640) {
-  const auto report = pm.load(test::plugin_dir() + "/yoloflow_yolo_dataset.so");
-  REQUIRE_MESSAGE(report.loaded, report.reason);
-  const auto* rc = pm.registry().find(Kind::Source, "yolo_dataset");
-  REQUIRE(rc != nullptr);
-  Diagnostics diags;
-  rc->info.schema.validate(params, "params", diags);
-  REQUIRE(diags.empty());
-  auto src = pm.registry().create_as<DataSource>(Kind::Source, "yolo_dataset", "test");
-  StageContext ctx;
-  ctx.node = "source";
-  ctx.imgsz = imgsz;
-  src->configure(Params(rc->info.schema.resolve(params), "stages.source.params"), ctx);
-  return src;
+  return test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", params, {imgsz, "source"});
 }
 
 // "path | problem category | action" for every issue, sorted, for exact comparison.
@@ -388,13 +376,7 @@ TEST_CASE("labels read from files land on their painted pixels after load() and 
   core::PluginManager pm;
   auto src = make_source(pm, {{"data", dir + "/data.yaml"}}, 320);
   REQUIRE(src->size() == 2);
-  REQUIRE(pm.load(test::plugin_dir() + "/yoloflow_letterbox.so").loaded);
-  const auto* rc = pm.registry().find(Kind::Augmentation, "letterbox");
-  REQUIRE(rc != nullptr);
-  auto letterbox = pm.registry().create_as<Augmentation>(Kind::Augmentation, "letterbox", "test");
-  StageContext ctx;
-  ctx.imgsz = 320;
-  letterbox->configure(Params(rc->info.schema.resolve(json::object()), "letterbox"), ctx);
+  auto letterbox = test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", json::object(), {320});
   class NoLoader final : public SampleLoader {
    public:
     std::size_t size() const override { return 0; }
