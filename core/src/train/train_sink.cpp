@@ -106,6 +106,8 @@ class TrainSink final : public Sink {
         "Stop after this many batches in this process, saving a resumable last.pt (chunked jobs on time-limited machines; 0 = no limit).");
     s.add_string("resume", "").doc(
         "Checkpoint to continue from (set by `yoloflow train --resume RUN_DIR`): weights, EMA, optimizer, scaler, schedule, data position.");
+    s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
+    s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
     return s;
@@ -122,18 +124,35 @@ class TrainSink final : public Sink {
     p_ = p;
     device_ = pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"));
     torch::manual_seed(ctx.seed);
-    model_ = make_component<Model>(Kind::Model, p.get_json("model"), ctx.node + ".params.model", ctx);
+    open_validation(p, ctx);
+    // The head's class count follows the dataset unless the pipeline sets it.
+    json model_spec = p.get_json("model");
+    const int dataset_nc = static_cast<int>(names_.size());
+    if (!model_spec.contains("params") || !model_spec["params"].is_object()) model_spec["params"] = json::object();
+    if (!model_spec["params"].contains("nc")) {
+      model_spec["params"]["nc"] = dataset_nc;
+    } else if (model_spec["params"]["nc"].is_number_integer() && model_spec["params"]["nc"].get<int>() != dataset_nc) {
+      throw InvalidInput(ctx.node + ".params.model.params.nc: " + std::to_string(model_spec["params"]["nc"].get<int>()) +
+                         " classes, but " + p.get_string("data") + " names " + std::to_string(dataset_nc) +
+                         "; remove nc (it follows the dataset) or make them agree");
+    }
+    model_ = make_component<Model>(Kind::Model, model_spec, ctx.node + ".params.model", ctx);
     precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
                                                    ctx.node + ".params.precision", ctx);
     std::string why;
     if (!precision_->supports(device_, why)) {
       throw InvalidInput(ctx.node + ".params.precision: " + why);
     }
+    if (device_.is_cuda()) {
+      // cuDNN picks the fastest kernels per shape (shapes stay fixed within an epoch); TF32
+      // tensor-core convolutions where fp32 runs.
+      at::globalContext().setBenchmarkCuDNN(p.get_bool("cudnn_benchmark"));
+      at::globalContext().setAllowTF32CuDNN(p.get_bool("tf32"));
+    }
     model_->module().to(device_);
     model_->module().train();
     loss_ = std::make_unique<DetectionLoss>(model_->head(), gains_);
     if (p.get_bool("ema")) ema_ = std::make_unique<ModelEma>(model_->module());
-    open_validation(p, ctx);
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
     std::filesystem::create_directories(run_dir_ + "/weights");
     results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
