@@ -653,8 +653,8 @@ class TrainSink final : public Sink {
       namespace alloc = c10::cuda::CUDACachingAllocator;
       const int index = device_.has_index() ? device_.index() : 0;
       const auto stats = alloc::getDeviceStats(index);
-      const double peak = static_cast<double>(
-          stats.allocated_bytes[static_cast<std::size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)].peak);
+      // Index 0 is StatType::AGGREGATE (all pools); the enum moved namespaces in 2.x.
+      const double peak = static_cast<double>(stats.allocated_bytes[0].peak);
       alloc::resetPeakStats(index);
       return peak / (1024.0 * 1024.0 * 1024.0);
     }
