@@ -48,6 +48,23 @@ PY
 }
 
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+# The data path alone: the same pipeline ending in the throughput sink.
+python3 - "$DATA/data.yaml" <<'PY' > /tmp/data-only.json
+import json, sys
+p = json.load(open("pipelines/train-coco128.json"))
+for k in ("_doc",):
+    p.pop(k, None)
+p["stages"]["source"]["params"]["data"] = sys.argv[1]
+p["stages"]["source"]["params"]["cache"] = "ram"
+p["stages"]["source"]["params"]["cache_fill"] = "eager"
+p["stages"]["batch"]["params"]["batch"] = 32
+p["stages"]["train"] = {"plugin": "throughput", "input": "batch"}
+p["workers"] = 16
+print(json.dumps(p))
+PY
+sed -i "s#\.\./\.\./shared#$PWD/.device/shared#g" /tmp/data-only.json
+echo "data path alone (16 workers, batch 32, 640, RAM cache):"
+"$BIN" run /tmp/data-only.json epochs=2 2>&1 | grep -E "^epoch|done" | tail -3
 run n-b32-fp16 stages.batch.params.batch=32 stages.train.params.precision.plugin=amp_fp16
 run n-b32-bf16-cl stages.batch.params.batch=32 stages.train.params.precision.plugin=amp_bf16 stages.train.params.model.params.channels_last=true
 run n-b64-bf16-cl stages.batch.params.batch=64 stages.train.params.precision.plugin=amp_bf16 stages.train.params.model.params.channels_last=true

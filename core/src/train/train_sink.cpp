@@ -458,11 +458,16 @@ class TrainSink final : public Sink {
     const std::int64_t left = std::max<std::int64_t>(batches_per_epoch_ - step_, 0) +
                               batches_per_epoch_ * (ctx_.epochs - epoch_ - 1);
     const double eta = (seconds / std::max<std::int64_t>(step_, 1)) * left;
+    // Host seconds per batch since the last report: waiting for the graph vs in the step (on
+    // CUDA the step's launches run ahead; reading the losses above waited for them, so the
+    // window's total is right).
+    const double window = static_cast<double>(std::max<std::int64_t>(step_ - last_report_step_, 1));
+    const double wait_ms = 1e3 * data_wait_ / window, step_ms = 1e3 * step_time_ / window;
     std::ostringstream os;
     os << std::fixed << std::setprecision(4) << "epoch " << epoch_ + 1 << "/" << ctx_.epochs << "  step " << step_
        << "/" << batches_per_epoch_ << "  box " << l[0].item<double>() << "  cls " << l[1].item<double>()
-       << "  dfl " << l[2].item<double>() << std::setprecision(1) << "  " << ips << " img/s  ETA "
-       << format_seconds(eta);
+       << "  dfl " << l[2].item<double>() << std::setprecision(1) << "  " << ips << " img/s  data wait " << wait_ms
+       << " ms  step " << step_ms << " ms  ETA " << format_seconds(eta);
     YF_LOG_INFO(os.str());
     if (ctx_.reporter != nullptr) {
       StepEvent ev;
@@ -477,16 +482,13 @@ class TrainSink final : public Sink {
       ev.values["train/dfl_loss"] = l[2].item<double>();
       const auto& groups = optimizer_->groups();
       for (std::size_t g = 0; g < groups.size() && g < 3; ++g) ev.values["lr/pg" + std::to_string(g)] = groups[g].lr;
-      // Host seconds per batch since the last report: waiting for the graph vs in the step
-      // (on CUDA the step time is launch time plus whatever the loss read-back waited for).
-      const double batches = static_cast<double>(std::max<std::int64_t>(step_ - last_report_step_, 1));
-      ev.values["time/data_wait"] = data_wait_ / batches;
-      ev.values["time/step"] = step_time_ / batches;
+      ev.values["time/data_wait"] = wait_ms / 1e3;
+      ev.values["time/step"] = step_ms / 1e3;
       ev.values["loss_scale"] = precision_->scale();
-      data_wait_ = step_time_ = 0.0;
-      last_report_step_ = step_;
       ctx_.reporter->step(ev);
     }
+    data_wait_ = step_time_ = 0.0;
+    last_report_step_ = step_;
   }
 
   // Validation on the EMA weights: returns metrics and mean val losses (box, cls, dfl).

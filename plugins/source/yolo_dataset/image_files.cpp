@@ -112,7 +112,16 @@ SplitListing list_split(const std::vector<std::string>& entries, const std::stri
     }
   }
   std::sort(out.images.begin(), out.images.end());
-  out.images.erase(std::unique(out.images.begin(), out.images.end()), out.images.end());
+  std::vector<std::string> unique;
+  for (const auto& img : out.images) {
+    if (!unique.empty() && unique.back() == img) {
+      ++out.repeats.back();
+    } else {
+      unique.push_back(img);
+      out.repeats.push_back(1);
+    }
+  }
+  out.images = std::move(unique);
   for (const auto& img : out.images) {
     const auto dir = fs::path(label_path_for(img)).parent_path().string();
     if (fs::is_directory(dir, ec)) label_dirs.insert(fs::path(dir).lexically_normal().string());

@@ -8,7 +8,10 @@
 namespace yoloflow::plugins::yolo {
 
 struct SplitListing {
-  std::vector<std::string> images;      // existing files with an image extension, sorted
+  std::vector<std::string> images;      // existing files with an image extension, sorted, unique
+  // How often each of `images` is listed: an image listed N times is N samples per epoch
+  // (as in Ultralytics, where listing a dataset 20 times makes a 20x epoch).
+  std::vector<std::size_t> repeats;
   std::vector<std::string> label_dirs;  // folders (not recursive) whose *.txt files should pair with images
   std::vector<DataIssue> issues;        // listed files that are missing or not images
 };

@@ -127,17 +127,18 @@ class YoloDataset final : public DataSource {
     configure_cache(params);
   }
 
-  std::size_t size() const override { return entries_.size(); }
+  std::size_t size() const override { return sample_entries_.size(); }
 
-  Sample load(std::size_t index) override {
-    if (index >= entries_.size()) {
-      throw Error("yolo_dataset '" + where_ + "': sample " + std::to_string(index) +
-                  " out of range (" + std::to_string(entries_.size()) + " samples)");
+  Sample load(std::size_t sample) override {
+    if (sample >= sample_entries_.size()) {
+      throw Error("yolo_dataset '" + where_ + "': sample " + std::to_string(sample) +
+                  " out of range (" + std::to_string(sample_entries_.size()) + " samples)");
     }
+    const std::size_t index = sample_entries_[sample];  // the image (listed once or more)
     const Entry& e = entries_[index];
     ResizedImage img = cached_or_decoded(index);
     Sample s;
-    s.index = index;
+    s.index = sample;
     s.path = e.image;
     s.image = std::move(img.image);
     const int w0 = img.original_width, h0 = img.original_height;
@@ -310,6 +311,7 @@ class YoloDataset final : public DataSource {
 
     std::vector<DataIssue> issues = std::move(listing.issues);
     std::vector<Entry> entries;
+    std::vector<std::size_t> sample_entries;
     std::set<std::string> expected_labels;
     std::size_t background = 0, missing_labels = 0, boxes = 0;
     for (const auto& issue : issues) expected_labels.insert(label_path_for(issue.path));
@@ -334,6 +336,8 @@ class YoloDataset final : public DataSource {
       }
       if (c.label.boxes.empty()) ++background;
       boxes += c.label.boxes.size();
+      boxes += c.label.boxes.size() * (listing.repeats[i] - 1);
+      for (std::size_t r = 0; r < listing.repeats[i]; ++r) sample_entries.push_back(entries.size());
       entries.push_back({image, std::move(c.label.boxes), c.image.width, c.image.height});
     }
     std::error_code ec;
@@ -356,11 +360,12 @@ class YoloDataset final : public DataSource {
                          " image files found, " + std::to_string(issues.size()) + " problems)");
     }
     entries_ = std::move(entries);
+    sample_entries_ = std::move(sample_entries);
     {
       std::lock_guard<std::mutex> lock(issues_mutex_);
       issues_ = std::move(issues);
     }
-    info_ = DatasetInfo{yaml.root, yaml.names, entries_.size(), boxes};
+    info_ = DatasetInfo{yaml.root, yaml.names, sample_entries_.size(), boxes};
     background_ = background;
     missing_labels_ = missing_labels;
     log_summary(split);
@@ -372,7 +377,7 @@ class YoloDataset final : public DataSource {
     for (const auto& i : all) ++by_category[category_of(i.problem)];
     std::ostringstream s;
     s << "yolo_dataset '" << where_ << "': " << split << " split of " << info_.root << ": "
-      << info_.images << " images (" << background_ << " background), " << info_.boxes
+      << info_.images << " samples of " << entries_.size() << " images (" << background_ << " background), " << info_.boxes
       << " boxes, " << info_.names.size() << " classes";
     if (!all.empty()) {
       s << "; " << all.size() << " data issues:";
@@ -401,7 +406,8 @@ class YoloDataset final : public DataSource {
   DiskImageCache disk_cache_;
   std::string where_;
   std::string scanned_data_, scanned_split_;
-  std::vector<Entry> entries_;
+  std::vector<Entry> entries_;              // one per distinct image (what caches hold)
+  std::vector<std::size_t> sample_entries_;  // sample -> entry; an image listed N times appears N times
   DatasetInfo info_;
   std::size_t background_ = 0, missing_labels_ = 0;
   mutable std::mutex issues_mutex_;

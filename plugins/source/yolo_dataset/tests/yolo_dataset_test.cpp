@@ -410,3 +410,30 @@ TEST_CASE("labels read from files land on their painted pixels after load() and 
   }
   yoloflow::test::remove_tree(dir);
 }
+
+TEST_CASE("yolo_dataset: an image listed N times in a .txt list is N samples (a repeated epoch), cached once") {
+  core::PluginManager pm;
+  const auto dir = test::temp_dir("yolo-repeats");
+  std::vector<std::string> images;
+  for (const auto& e : fs::directory_iterator(test::coco128_dir() + "/images/train2017")) images.push_back(e.path().string());
+  std::sort(images.begin(), images.end());
+  std::string list;
+  for (int r = 0; r < 3; ++r) {
+    for (int i = 0; i < 4; ++i) list += images[i] + "\n";
+  }
+  test::write_file(dir + "/list.txt", list);
+  test::write_file(dir + "/data.yaml", "path: " + dir + "\ntrain: list.txt\nnames:\n  0: a\n" +
+                                           [] { std::string s; for (int c = 1; c < 80; ++c) s += "  " + std::to_string(c) + ": c" + std::to_string(c) + "\n"; return s; }());
+  auto src = make_source(pm, {{"data", dir + "/data.yaml"}, {"cache", "ram"}}, 160);
+  REQUIRE(src->size() == 12);
+  // Sorted: the three copies of an image are neighbours, and load the same pixels and boxes.
+  const Sample a = src->load(0), b = src->load(1), c = src->load(2), d = src->load(3);
+  CHECK(a.path == b.path);
+  CHECK(b.path == c.path);
+  CHECK(c.path != d.path);
+  CHECK(a.index == 0);
+  CHECK(c.index == 2);
+  CHECK(cv::norm(a.image, c.image, cv::NORM_INF) == 0);
+  CHECK(a.boxes.size() == c.boxes.size());
+  test::remove_tree(dir);
+}
