@@ -172,6 +172,7 @@ class TrainSink final : public Sink {
       epoch_ = epoch;
       step_ = resume_->step_in_epoch;
       next_sequence_ = resume_->next_sequence;
+      last_report_step_ = step_;
       const auto& m = resume_->meta;
       images_ = m.value("epoch_images", std::int64_t{0});
       epoch_start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
@@ -185,6 +186,7 @@ class TrainSink final : public Sink {
     step_ = 0;
     images_ = 0;
     next_sequence_ = 0;
+    last_report_step_ = 0;
     loss_sum_ = torch::zeros({3}, torch::TensorOptions().device(device_));
   }
 
