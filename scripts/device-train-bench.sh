@@ -4,7 +4,7 @@
 # from scratch. Prints steady img/s (results.csv `images_per_second`, epochs after the
 # first) and peak GPU memory for each configuration given as "name|overrides".
 # Run through the device tool after scripts/device-build.sh has built /tmp/yoloflow-build:
-#   bash scripts/device-train-bench.sh [EPOCHS]
+#   bash scripts/device-train-bench.sh [EPOCHS ["name override..." ...]]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/yoloflow-out}"
@@ -65,6 +65,14 @@ PY
 sed -i "s#\.\./\.\./shared#$PWD/.device/shared#g" /tmp/data-only.json
 echo "data path alone (16 workers, batch 32, 640, RAM cache):"
 "$BIN" run /tmp/data-only.json epochs=2 2>&1 | grep -E "^epoch|done" | tail -3
-run n-b32-fp16 stages.batch.params.batch=32 stages.train.params.precision.plugin=amp_fp16
-run n-b32-bf16-cl stages.batch.params.batch=32 stages.train.params.precision.plugin=amp_bf16 stages.train.params.model.params.channels_last=true
-run n-b64-bf16-cl stages.batch.params.batch=64 stages.train.params.precision.plugin=amp_bf16 stages.train.params.model.params.channels_last=true
+# Configurations: "name overrides..." per argument after EPOCHS, or the default three.
+shift || true
+if [ "$#" -eq 0 ]; then
+  set -- "n-b32-fp16 stages.batch.params.batch=32 stages.train.params.precision.plugin=amp_fp16" \
+         "n-b32-bf16-cl stages.batch.params.batch=32 stages.train.params.precision.plugin=amp_bf16 stages.train.params.model.params.channels_last=true" \
+         "n-b64-bf16-cl stages.batch.params.batch=64 stages.train.params.precision.plugin=amp_bf16 stages.train.params.model.params.channels_last=true"
+fi
+for cfg in "$@"; do
+  # shellcheck disable=SC2086
+  run $cfg
+done

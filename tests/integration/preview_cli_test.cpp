@@ -74,7 +74,9 @@ TEST_CASE("yoloflow preview writes grids of augmented samples with class-coloure
 TEST_CASE("yoloflow preview of the inspect pipeline, and its errors") {
   const std::string dir = test::temp_dir("preview-inspect");
   const auto r = test::run_cli("preview " + std::string(YOLOFLOW_SOURCE_DIR) +
-                               "/pipelines/inspect-coco128.json --out " + dir + " --batches 1 --per-grid 2");
+                               "/pipelines/inspect-coco128.json --out " + dir + " --batches 1 --per-grid 2" +
+                               // coco128 where the tests find it (beside the checkout, or carried to the GPU machine)
+                               " stages.source.params.data=" + test::coco128_dir() + "/data.yaml");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const cv::Mat grid = cv::imread(dir + "/preview_0.jpg", cv::IMREAD_COLOR);
