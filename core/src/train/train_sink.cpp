@@ -390,7 +390,8 @@ class TrainSink final : public Sink {
     schedule_options_ = o;
     schedule_ = std::make_unique<LrSchedule>(o, batches_per_epoch_);
     if (resume_) {
-      optimizer_->load_state(to_map(resume_->optimizer));
+      // Empty when the previous process stopped before its first batch: nothing to restore.
+      if (!resume_->optimizer.empty()) optimizer_->load_state(to_map(resume_->optimizer));
       // Gradients accumulated before the stop, so the pending optimizer step sees them all.
       const auto grads = to_map(resume_->grads);
       for (auto& np : model_->module().named_parameters()) {
