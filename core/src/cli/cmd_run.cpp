@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/distributed_run.h"
 #include "graph/graph_runner.h"
 #include "pipeline/pipeline.h"
 #include "yoloflow/error.h"
@@ -143,11 +144,13 @@ void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
 
       g_stop_requested.store(false);
       StopSignals signals;
+      DistributedRun dist(ctx.log_level);  // torchrun / srun: this process's rank
       core::RunnerOptions options;
       std::string run_dir = o->run_dir;
       // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
+      // Rank 0 alone writes outputs (data parallel).
       const bool writes_outputs = p.stage(p.sink).plugin == "train";
-      if (run_dir.empty() && writes_outputs) run_dir = claim_run_dir(p.name);
+      if (run_dir.empty() && writes_outputs && dist.is_main()) run_dir = claim_run_dir(p.name);
       if (!run_dir.empty()) std::cout << "run folder: " << run_dir << std::endl;
       options.run_dir = run_dir;
       options.stop_flag = &g_stop_requested;
@@ -197,6 +200,8 @@ void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
         ++epochs_done;
       }
       interrupted = interrupted || runner.stop_requested();
+      // An interrupted rank leaves the others in mid-epoch collectives: they must stop too.
+      dist.end(!interrupted, "interrupted by a signal");
       for (auto& m : runner.monitors()) m->on_run_end(run_event);
       print_summary(runner, total, seconds);
       if (interrupted) {

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "dist/runtime.h"
 #include "graph/epoch_order.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/component_spec.h"
@@ -26,10 +27,12 @@ namespace flow = tbb::flow;
 struct Token {
   std::size_t index = 0;      // in the source
   std::uint64_t sequence = 0; // in this epoch's order
+  std::uint64_t local = 0;    // in this process's share of it (= sequence for one process)
 };
 struct Item {
   std::shared_ptr<Sample> sample;  // null when skipped or abandoned
   std::uint64_t sequence = 0;
+  std::uint64_t local = 0;
   std::size_t index = 0;
 };
 struct BatchMessage {
@@ -159,8 +162,10 @@ StageContext GraphRunner::context(const std::string& node, int epoch) const {
   c.run_dir = options_.run_dir;
   c.device = options_.device.empty() ? pipeline_.device : options_.device;
   c.reporter = reporter_.get();
-  // Every index of the source is delivered once per epoch (skipped loads aside).
-  c.samples_per_epoch = source_ ? static_cast<std::int64_t>(source_->size()) : 0;
+  // Every index of the source is delivered once per epoch (skipped loads aside), split
+  // between the ranks of a data-parallel run.
+  c.samples_per_epoch =
+      source_ ? static_cast<std::int64_t>(shard_size(source_->size(), dist::current_env().world_size)) : 0;
   return c;
 }
 
@@ -208,8 +213,11 @@ EpochStats GraphRunner::run_epoch(int epoch) {
   }
   stats.max_in_flight = limit;
 
-  const std::vector<std::size_t> order =
-      epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch);
+  // Data parallel: this rank's share of the order; `sequence` stays the position in the
+  // whole order, so a sample gets the same augmentation whichever rank loads it.
+  const dist::DistEnv& denv = dist::current_env();
+  const std::vector<ShardSlot> order = shard_order(
+      epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch), denv.rank, denv.world_size);
   const int imgsz = pipeline_.imgsz(epoch);
   const std::uint64_t epoch_seed = Rng::mix(pipeline_.seed, static_cast<std::uint64_t>(epoch));
 
@@ -246,7 +254,7 @@ EpochStats GraphRunner::run_epoch(int epoch) {
         fc.stop();
         return {};
       }
-      Token t{order[next], next};
+      Token t{order[next].index, order[next].sequence, next};
       ++next;
       return t;
     });
@@ -258,6 +266,7 @@ EpochStats GraphRunner::run_epoch(int epoch) {
       }
       Item item;
       item.sequence = t.sequence;
+      item.local = t.local;
       item.index = t.index;
       if (error.failed()) return item;  // draining after a failure: do no more work
       Sample sample;
@@ -346,7 +355,7 @@ EpochStats GraphRunner::run_epoch(int epoch) {
     flow::make_edge(limiter, work);
     std::optional<flow::sequencer_node<Item>> sequencer;
     if (pipeline_.ordered) {
-      sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.sequence); });
+      sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.local); });
       flow::make_edge(work, *sequencer);
       flow::make_edge(*sequencer, batch_node);
     } else {

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "detect/nms.h"
+#include "dist/data_parallel.h"
 #include "pipeline/component_factory.h"
 #include "plugin/host_registry.h"
 #include "train/checkpoint.h"
@@ -109,7 +110,7 @@ class TrainSink final : public Sink {
       return;
     }
     p_ = p;
-    device_ = pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"));
+    device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device")));
     torch::manual_seed(ctx.seed);
     model_ = make_component<Model>(Kind::Model, p.get_json("model"), ctx.node + ".params.model", ctx);
     precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
@@ -120,12 +121,15 @@ class TrainSink final : public Sink {
     }
     model_->module().to(device_);
     model_->module().train();
+    dp_ = dist::DataParallel::attach(model_->module(), device_);  // null in a one-process run
     loss_ = std::make_unique<DetectionLoss>(model_->head(), gains_);
     if (p.get_bool("ema")) ema_ = std::make_unique<ModelEma>(model_->module());
     open_validation(p, ctx);
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
-    std::filesystem::create_directories(run_dir_ + "/weights");
-    results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
+    if (dist::is_main_process()) {  // data parallel: rank 0 writes every output
+      std::filesystem::create_directories(run_dir_ + "/weights");
+      results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
+    }
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
                           << p.get_json("precision").at("plugin").get<std::string>() << ", run folder "
                           << run_dir_);
@@ -157,6 +161,7 @@ class TrainSink final : public Sink {
       auto levels = model_->forward_train(images);
       loss = (*loss_)(levels, targets);
     }
+    if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_);  // the window's last backward reduces
     precision_->scale_loss(loss.total).backward();
     loss_sum_ += loss.items;
     ++micro_;
@@ -168,10 +173,21 @@ class TrainSink final : public Sink {
   }
 
   void end_epoch(int epoch) override {
+    // Data parallel: a rank that skipped unreadable samples ran fewer batches; it takes the
+    // missing steps with zero gradients so that its collectives still pair with the others'.
+    while (dp_ && step_ < batches_per_epoch_) {
+      apply_schedule(step_ + batches_per_epoch_ * epoch_);
+      ++step_;
+      if (++micro_ >= accumulate_) optimizer_step();
+    }
     if (micro_ > 0) optimizer_step();  // the epoch's last partial accumulation
     const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
     total_seconds_ += seconds;
-    const auto train_loss = (loss_sum_ / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
+    const auto train_loss = ((dp_ ? dp_->mean(loss_sum_) : loss_sum_) / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
+    if (!dist::is_main_process()) {  // rank 0 validates and writes; the others wait for it
+      dp_->barrier();
+      return;
+    }
     std::map<std::string, double> row;
     row["epoch"] = epoch + 1;
     row["time"] = total_seconds_;
@@ -208,9 +224,11 @@ class TrainSink final : public Sink {
                          << (fitness >= 0 ? ", mAP50 " + std::to_string(last_metrics_.map50) +
                                                 " mAP50-95 " + std::to_string(last_metrics_.map50_95)
                                           : std::string()));
+    if (dp_) dp_->barrier();
   }
 
   std::string summary() const override {
+    if (!results_) return "";  // not rank 0
     std::ostringstream os;
     os << "trained " << results_->rows().size() << " epochs in " << format_seconds(total_seconds_)
        << "; results in " << run_dir_ << " (results.csv, results.png, weights/last.pt, weights/best.pt)\n"
@@ -232,7 +250,8 @@ class TrainSink final : public Sink {
 
   void setup_optimizer(std::int64_t batch) {
     const std::int64_t nbs = p_.get_int("nominal_batch");
-    target_accumulate_ = std::max<std::int64_t>(std::llround(static_cast<double>(nbs) / batch), 1);
+    const std::int64_t world = dp_ ? dp_->world_size() : 1;  // each step sees batch x world images
+    target_accumulate_ = std::max<std::int64_t>(std::llround(static_cast<double>(nbs) / (batch * world)), 1);
     accumulate_ = target_accumulate_;
     log_every_ = p_.get_int("log_every");
     // The graph runner tells how many samples an epoch has; the last batch may be partial.
@@ -254,11 +273,12 @@ class TrainSink final : public Sink {
     setup.nc = model_->head().nc;
     setup.nominal_batch = nbs;
     setup.total_iterations = static_cast<std::int64_t>(std::ceil(
-        static_cast<double>(std::max<std::int64_t>(expected_images_, batch)) / std::max<std::int64_t>(batch, nbs))) * ctx_.epochs;
+        static_cast<double>(std::max<std::int64_t>(expected_images_ * world, batch * world)) /
+        std::max<std::int64_t>(batch * world, nbs))) * ctx_.epochs;
     optimizer_->setup(std::move(groups), setup);
     // Weight decay applies to the weights group only, scaled like Ultralytics' recipe.
     auto& g = optimizer_->groups();
-    const double wd_scale = static_cast<double>(batch * target_accumulate_) / nbs;
+    const double wd_scale = static_cast<double>(batch * world * target_accumulate_) / nbs;
     g[0].weight_decay *= wd_scale;
     g[1].weight_decay = 0.0;
     g[2].weight_decay = 0.0;
@@ -274,8 +294,9 @@ class TrainSink final : public Sink {
     o.warmup_momentum = p_.get_float("warmup_momentum");
     o.warmup_bias_lr = p_.get_float("warmup_bias_lr");
     schedule_ = std::make_unique<LrSchedule>(o, batches_per_epoch_);
-    YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch << " x accumulate "
-                              << target_accumulate_ << " (nominal " << nbs << ")");
+    YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch
+                              << (world > 1 ? " x " + std::to_string(world) + " ranks" : std::string())
+                              << " x accumulate " << target_accumulate_ << " (nominal " << nbs << ")");
   }
 
   void apply_schedule(std::int64_t ni) {
@@ -299,6 +320,7 @@ class TrainSink final : public Sink {
   }
 
   void optimizer_step() {
+    if (dp_) dp_->before_step();  // gradients summed over the ranks
     std::vector<torch::Tensor> grads;
     for (auto& g : optimizer_->groups()) {
       for (auto& p : g.params) {
@@ -459,6 +481,7 @@ class TrainSink final : public Sink {
   std::unique_ptr<PrecisionStrategy> precision_;
   std::unique_ptr<DetectionLoss> loss_;
   std::unique_ptr<ModelEma> ema_;
+  std::unique_ptr<dist::DataParallel> dp_;
   std::unique_ptr<DataSource> val_source_;
   std::unique_ptr<Augmentation> val_letterbox_;
   std::unique_ptr<LrSchedule> schedule_;
