@@ -45,6 +45,11 @@ function(yoloflow_enable_distributed target dist_source)
   endif()
   message(STATUS "yoloflow: data-parallel backends: gloo ${_gloo}, nccl ${_nccl}")
 
+  # Folders the compiler or LibTorch already searches stay out: a second -isystem /usr/include
+  # breaks libstdc++'s #include_next.
+  if(_incs)
+    list(REMOVE_ITEM _incs ${TORCH_INCLUDE_DIRS} ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES} /usr/include)
+  endif()
   # Only the file that includes the backend headers sees their macros; without the shared
   # precompiled header, whose macros would differ.
   set_source_files_properties(${dist_source} PROPERTIES

@@ -129,8 +129,9 @@ std::string write_subset(const std::string& dir, int count) {
   return dir + "/data.yaml";
 }
 
-// YOLO11n on 8 images at 64 px; SGD (unlike Adam, its step scales with the gradient, so a
-// wrong reduction scale shows); nominal batch 8: one optimizer step per epoch either way.
+// YOLO11n on 8 images at 64 px; SGD and no clipping (so that a wrong gradient scale shows in
+// the step: Adam and norm clipping would hide it); nominal batch 8: one optimizer step per
+// epoch either way.
 std::string pipeline(const std::string& dir, int epochs, int batch, double lr0, int log_every = 1) {
   return R"({
   "name": "ddp8",
@@ -147,7 +148,7 @@ std::string pipeline(const std::string& dir, int epochs, int batch, double lr0, 
       "device": "cpu",
       "model": {"plugin": "yolo11", "params": {"scale": "n"}},
       "optimizer": {"plugin": "sgd", "params": {"lr0": )" + std::to_string(lr0) + R"(, "weight_decay": 0}},
-      "nominal_batch": 8, "warmup_epochs": 0, "val_every": 0, "ema": false, "log_every": )" +
+      "nominal_batch": 8, "warmup_epochs": 0, "val_every": 0, "ema": false, "clip_grad": 1e6, "log_every": )" +
          std::to_string(log_every) + R"(
     }}
   }

@@ -1,6 +1,8 @@
 #include "dist/gradient_reducer.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 
 #include <torch/csrc/autograd/function.h>
@@ -61,18 +63,18 @@ struct GradientReducer::State {
 
 namespace {
 
+// Runs after an AccumulateGrad node wrote its parameter's .grad.
 class ReadyHook final : public torch::autograd::FunctionPostHook {
  public:
-  ReadyHook(std::weak_ptr<GradientReducer::State> state, std::size_t index) : state_(std::move(state)), index_(index) {}
+  explicit ReadyHook(std::function<void()> on_ready) : on_ready_(std::move(on_ready)) {}
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
                                             const torch::autograd::variable_list& /*inputs*/) override {
-    if (auto s = state_.lock()) s->on_ready(index_);
+    on_ready_();
     return outputs;
   }
 
  private:
-  std::weak_ptr<GradientReducer::State> state_;
-  std::size_t index_;
+  std::function<void()> on_ready_;
 };
 
 std::int64_t default_bucket_bytes() {
@@ -119,7 +121,9 @@ GradientReducer::GradientReducer(ProcessGroup& group, std::vector<torch::Tensor>
   for (std::size_t k = 0; k < s.params.size(); ++k) {
     auto acc = torch::autograd::impl::grad_accumulator(s.params[k]);
     if (!acc) throw Error("gradient reducer: parameter " + std::to_string(k) + " is not a leaf tensor");
-    acc->add_post_hook(std::make_unique<ReadyHook>(weak, k));
+    acc->add_post_hook(std::make_unique<ReadyHook>([weak, k] {
+      if (auto state = weak.lock()) state->on_ready(k);
+    }));
     s.accumulators.push_back(std::move(acc));
   }
   YF_LOG_DEBUG("gradient reducer: " << s.params.size() << " parameters in " << s.buckets.size() << " buckets of <= "
