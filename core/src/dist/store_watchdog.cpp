@@ -47,12 +47,20 @@ void StoreWatchdog::stop() {
 }
 
 void StoreWatchdog::report_failure(const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   try {
-    store_->set("failed", bytes("rank " + std::to_string(rank_) + " failed: " + reason));
+    // The first failure is the cause; later ones are its consequences.
+    if (!store_->check({"failed"})) {
+      store_->set("failed", bytes("rank " + std::to_string(rank_) + " failed: " + reason));
+    }
   } catch (const std::exception&) {
     // Cannot tell the others; their heartbeat check notices this rank's end instead.
   }
+  // This rank is on its way out with its own error: its watchdog must not end it first.
+  stop_ = true;
+  lock.unlock();
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
 }
 
 void StoreWatchdog::fatal(const std::string& message) {

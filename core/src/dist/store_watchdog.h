@@ -25,7 +25,8 @@ class StoreWatchdog {
 
   // Marks this rank finished (others stop watching it) and stops the thread.
   void stop();
-  // Publishes why this rank stops; the others' watchdogs end their processes with it.
+  // Publishes why this rank stops (unless another rank's failure came first), and stops
+  // watching: the others' watchdogs end their processes with that reason.
   void report_failure(const std::string& reason);
 
  private:
