@@ -40,7 +40,7 @@ class GradientReducer {
   void synchronize();
 
   std::size_t bucket_count() const;
-  // Buckets whose all-reduce the last backward started (for tests and logs).
+  // Buckets whose all-reduce a backward started, since construction (for tests and logs).
   std::size_t buckets_started_in_backward() const;
 
  private:
