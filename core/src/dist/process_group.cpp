@@ -215,7 +215,11 @@ void ProcessGroup::broadcast(const std::vector<torch::Tensor>& tensors, int root
 }
 
 void ProcessGroup::barrier() {
-  all_reduce_sum(torch::zeros({1}, torch::TensorOptions().device(impl_->device)));
+  auto t = torch::zeros({1}, torch::TensorOptions().device(impl_->device));
+  all_reduce_sum(t);
+  // NCCL's wait() only orders the current stream after the collective: reading the value
+  // makes the host wait too, so no rank runs past the barrier before the others reached it.
+  (void)t.item<float>();
 }
 
 void ProcessGroup::report_failure(const std::string& reason) {
