@@ -9,6 +9,7 @@ PACKAGES=(
   libopencv-dev                # OpenCV 4.6 (core, imgproc, imgcodecs are used)
   libtbb-dev                   # oneTBB 2021.8 (flow graph)
   libboost-dev                 # Boost.DLL (header-only with std::filesystem)
+  libgloo-dev                  # gloo headers for c10d's ProcessGroupGloo (data-parallel on CPU)
   nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libcli11-dev doctest-dev
   python3-torch                # tests check that Python's torch.load reads our exports
 )

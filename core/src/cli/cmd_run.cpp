@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/distributed_run.h"
 #include "graph/graph_runner.h"
 #include "pipeline/pipeline.h"
 #include "train/checkpoint.h"
@@ -138,10 +139,12 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
               << "pipeline ends in '" << p.stage(p.sink).plugin << "' (use `yoloflow run`)" << std::endl;
     return kExitInvalid;
   }
+  DistributedRun dist(ctx.log_level);  // torchrun / srun: this process's rank
   std::string run_dir = request.run_dir;
   // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
-  if (run_dir.empty() && resumable) run_dir = claim_run_dir(p.name);
-  if (!run_dir.empty()) {
+  // Rank 0 alone writes outputs (data parallel).
+  if (run_dir.empty() && resumable && dist.is_main()) run_dir = claim_run_dir(p.name);
+  if (!run_dir.empty() && dist.is_main()) {
     fs::create_directories(run_dir);
     std::cout << "run folder: " << run_dir << std::endl;
     // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
@@ -218,6 +221,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     ++epochs_done;
   }
   interrupted = interrupted || runner.stop_requested();
+  // An interrupted rank leaves the others in mid-epoch collectives: they must stop too.
+  dist.end(!interrupted, "interrupted by a signal");
   for (auto& m : runner.monitors()) m->on_run_end(run_event);
   print_summary(runner, total, seconds);
   if (interrupted) {

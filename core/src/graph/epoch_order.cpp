@@ -23,4 +23,21 @@ std::vector<std::size_t> epoch_order(std::size_t size, bool shuffle, std::uint64
   return order;
 }
 
+std::size_t shard_size(std::size_t size, int world, std::uint64_t start) {
+  if (start >= size || world < 1) return 0;
+  const std::size_t left = size - static_cast<std::size_t>(start);
+  return (left + static_cast<std::size_t>(world) - 1) / static_cast<std::size_t>(world);
+}
+
+std::vector<ShardSlot> shard_order(const std::vector<std::size_t>& order, int rank, int world, std::uint64_t start) {
+  const std::size_t n = shard_size(order.size(), world, start);
+  std::vector<ShardSlot> slots;
+  slots.reserve(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::uint64_t position = start + static_cast<std::uint64_t>(rank) + j * static_cast<std::uint64_t>(world);
+    slots.push_back({order[position % order.size()], position});
+  }
+  return slots;
+}
+
 }  // namespace yoloflow::core

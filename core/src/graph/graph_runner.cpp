@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "dist/runtime.h"
 #include "graph/epoch_order.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/component_spec.h"
@@ -26,10 +27,12 @@ namespace flow = tbb::flow;
 struct Token {
   std::size_t index = 0;      // in the source
   std::uint64_t sequence = 0; // in this epoch's order
+  std::uint64_t local = 0;    // in this process's share of it (= sequence for one process)
 };
 struct Item {
   std::shared_ptr<Sample> sample;  // null when skipped or abandoned
   std::uint64_t sequence = 0;
+  std::uint64_t local = 0;
   std::size_t index = 0;
 };
 struct BatchMessage {
@@ -172,8 +175,10 @@ StageContext GraphRunner::context(const std::string& node, int epoch) const {
   c.device = options_.device.empty() ? pipeline_.device : options_.device;
   c.reporter = reporter_.get();
   c.schedule = scheduled_values(epoch);
-  // Every index of the source is delivered once per epoch (skipped loads aside).
-  c.samples_per_epoch = source_ ? static_cast<std::int64_t>(source_->size()) : 0;
+  // Every index of the source is delivered once per epoch (skipped loads aside), split
+  // between the ranks of a data-parallel run.
+  c.samples_per_epoch =
+      source_ ? static_cast<std::int64_t>(shard_size(source_->size(), dist::current_env().world_size)) : 0;
   return c;
 }
 
@@ -241,8 +246,12 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   }
   stats.max_in_flight = limit;
 
-  const std::vector<std::size_t> order =
-      epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch);
+  // Data parallel: this rank's share of the order; `sequence` stays the position in the
+  // whole order, so a sample gets the same augmentation whichever rank loads it.
+  const dist::DistEnv& denv = dist::current_env();
+  const std::vector<ShardSlot> order =
+      shard_order(epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch), denv.rank,
+                  denv.world_size, first_sequence);
   const int imgsz = pipeline_.imgsz(epoch);
   const std::uint64_t epoch_seed = Rng::mix(pipeline_.seed, static_cast<std::uint64_t>(epoch));
 
@@ -273,13 +282,13 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   tbb::task_arena arena(workers_);
   arena.execute([&] {
     flow::graph g;
-    std::size_t next = static_cast<std::size_t>(first_sequence);  // the input node runs serially
+    std::size_t next = 0;  // in this rank's share (which starts at first_sequence); serial
     flow::input_node<Token> input(g, [&](tbb::flow_control& fc) -> Token {
       if (next >= order.size() || error.failed() || stop_requested()) {
         fc.stop();
         return {};
       }
-      Token t{order[next], next};
+      Token t{order[next].index, order[next].sequence, next};
       ++next;
       return t;
     });
@@ -291,6 +300,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       }
       Item item;
       item.sequence = t.sequence;
+      item.local = t.local;
       item.index = t.index;
       if (error.failed()) return item;  // draining after a failure: do no more work
       Sample sample;
@@ -379,10 +389,9 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     flow::make_edge(limiter, work);
     std::optional<flow::sequencer_node<Item>> sequencer;
     if (pipeline_.ordered) {
-      // The sequencer counts from 0: a resumed epoch starts at first_sequence.
-      sequencer.emplace(g, [first_sequence](const Item& item) {
-        return static_cast<std::size_t>(item.sequence - first_sequence);
-      });
+      // The sequencer counts from 0: `local` is the position in this rank's share, which
+      // starts at 0 in a resumed epoch too.
+      sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.local); });
       flow::make_edge(work, *sequencer);
       flow::make_edge(*sequencer, batch_node);
     } else {

@@ -14,6 +14,7 @@
 #endif
 
 #include "detect/nms.h"
+#include "dist/data_parallel.h"
 #include "pipeline/component_factory.h"
 #include "plugin/host_registry.h"
 #include "train/checkpoint.h"
@@ -122,7 +123,7 @@ class TrainSink final : public Sink {
       return;
     }
     p_ = p;
-    device_ = pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"));
+    device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device")));
     torch::manual_seed(ctx.seed);
     open_validation(p, ctx);
     // The head's class count follows the dataset unless the pipeline sets it.
@@ -151,11 +152,14 @@ class TrainSink final : public Sink {
     }
     model_->module().to(device_);
     model_->module().train();
+    dp_ = dist::DataParallel::attach(model_->module(), device_);  // null in a one-process run
     loss_ = std::make_unique<DetectionLoss>(model_->head(), gains_);
     if (p.get_bool("ema")) ema_ = std::make_unique<ModelEma>(model_->module());
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
-    std::filesystem::create_directories(run_dir_ + "/weights");
-    results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
+    if (dist::is_main_process()) {  // data parallel: rank 0 writes every output
+      std::filesystem::create_directories(run_dir_ + "/weights");
+      results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
+    }
     if (!p.get_string("resume").empty()) restore(p.get_string("resume"));
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
                           << p.get_json("precision").at("plugin").get<std::string>() << ", run folder "
@@ -216,6 +220,7 @@ class TrainSink final : public Sink {
       auto levels = model_->forward_train(images);
       loss = (*loss_)(levels, targets);
     }
+    if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_);  // the window's last backward reduces
     precision_->scale_loss(loss.total).backward();
     loss_sum_ += loss.items;
     ++micro_;
@@ -250,10 +255,21 @@ class TrainSink final : public Sink {
   void end_epoch(int epoch) override {
     // A resumed run that stopped after the epoch's last batch reaches here without a batch.
     if (!optimizer_) setup_optimizer(resume_ ? resume_->meta.value("batch", std::int64_t{16}) : 16);
+    // Data parallel: a rank that skipped unreadable samples ran fewer batches; it takes the
+    // missing steps with zero gradients so that its collectives still pair with the others'.
+    while (dp_ && step_ < batches_per_epoch_) {
+      apply_schedule(step_ + batches_per_epoch_ * epoch_);
+      ++step_;
+      if (++micro_ >= accumulate_) optimizer_step();
+    }
     if (micro_ > 0) optimizer_step();  // the epoch's last partial accumulation
     const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
     total_seconds_ += seconds;
-    const auto train_loss = (loss_sum_ / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
+    const auto train_loss = ((dp_ ? dp_->mean(loss_sum_) : loss_sum_) / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
+    if (!dist::is_main_process()) {  // rank 0 validates and writes; the others wait for it
+      dp_->barrier();
+      return;
+    }
     std::map<std::string, double> row;
     row["epoch"] = epoch + 1;
     row["time"] = total_seconds_;
@@ -305,9 +321,11 @@ class TrainSink final : public Sink {
                          << (fitness >= 0 ? ", mAP50 " + std::to_string(last_metrics_.map50) +
                                                 " mAP50-95 " + std::to_string(last_metrics_.map50_95)
                                           : std::string()));
+    if (dp_) dp_->barrier();
   }
 
   std::string summary() const override {
+    if (!results_) return "";  // not rank 0
     std::ostringstream os;
     os << "trained " << results_->rows().size() << " epochs in " << format_seconds(total_seconds_)
        << "; results in " << run_dir_ << " (results.csv, results.png, weights/last.pt, weights/best.pt)\n"
@@ -332,14 +350,15 @@ class TrainSink final : public Sink {
   void set_batch(std::int64_t batch) {
     const std::int64_t nbs = p_.get_int("nominal_batch");
     batch_size_ = batch;
-    target_accumulate_ = std::max<std::int64_t>(std::llround(static_cast<double>(nbs) / batch), 1);
+    const std::int64_t world = dp_ ? dp_->world_size() : 1;  // each step sees batch x world images
+    target_accumulate_ = std::max<std::int64_t>(std::llround(static_cast<double>(nbs) / (batch * world)), 1);
     accumulate_ = target_accumulate_;
     // The graph runner tells how many samples an epoch has; the last batch may be partial.
     expected_images_ = ctx_.samples_per_epoch;
     batches_per_epoch_ = std::max<std::int64_t>((expected_images_ + batch - 1) / batch, 1);
     if (!optimizer_) return;
     auto& g = optimizer_->groups();
-    g[0].weight_decay = base_weight_decay_ * static_cast<double>(batch * target_accumulate_) / nbs;
+    g[0].weight_decay = base_weight_decay_ * static_cast<double>(batch * world * target_accumulate_) / nbs;
     schedule_ = std::make_unique<LrSchedule>(schedule_options_, batches_per_epoch_);
     YF_LOG_INFO("batch " << batch << " x accumulate " << target_accumulate_ << " (nominal " << nbs << "), "
                          << batches_per_epoch_ << " batches an epoch");
@@ -347,6 +366,7 @@ class TrainSink final : public Sink {
 
   void setup_optimizer(std::int64_t batch) {
     const std::int64_t nbs = p_.get_int("nominal_batch");
+    const std::int64_t world = dp_ ? dp_->world_size() : 1;
     set_batch(batch);
     log_every_ = p_.get_int("log_every");
     std::vector<ParamGroup> groups(3);
@@ -365,12 +385,13 @@ class TrainSink final : public Sink {
     setup.nc = model_->head().nc;
     setup.nominal_batch = nbs;
     setup.total_iterations = static_cast<std::int64_t>(std::ceil(
-        static_cast<double>(std::max<std::int64_t>(expected_images_, batch)) / std::max<std::int64_t>(batch, nbs))) * ctx_.epochs;
+        static_cast<double>(std::max<std::int64_t>(expected_images_ * world, batch * world)) /
+        std::max<std::int64_t>(batch * world, nbs))) * ctx_.epochs;
     optimizer_->setup(std::move(groups), setup);
     // Weight decay applies to the weights group only, scaled like Ultralytics' recipe.
     auto& g = optimizer_->groups();
     base_weight_decay_ = g[0].weight_decay;
-    const double wd_scale = static_cast<double>(batch * target_accumulate_) / nbs;
+    const double wd_scale = static_cast<double>(batch * world * target_accumulate_) / nbs;
     g[0].weight_decay *= wd_scale;
     g[1].weight_decay = 0.0;
     g[2].weight_decay = 0.0;
@@ -400,8 +421,9 @@ class TrainSink final : public Sink {
       }
       micro_ = resume_->meta.value("micro", std::int64_t{0});
     }
-    YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch << " x accumulate "
-                              << target_accumulate_ << " (nominal " << nbs << ")");
+    YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch
+                              << (world > 1 ? " x " + std::to_string(world) + " ranks" : std::string())
+                              << " x accumulate " << target_accumulate_ << " (nominal " << nbs << ")");
   }
 
   void apply_schedule(std::int64_t ni) {
@@ -425,6 +447,7 @@ class TrainSink final : public Sink {
   }
 
   void optimizer_step() {
+    if (dp_) dp_->before_step();  // gradients summed over the ranks
     std::vector<torch::Tensor> grads;
     for (auto& g : optimizer_->groups()) {
       for (auto& p : g.params) {
@@ -613,6 +636,7 @@ class TrainSink final : public Sink {
   }
 
   void save_last(bool mid_epoch) {
+    if (!dist::is_main_process()) return;  // data parallel: rank 0 writes
     save_checkpoint(run_dir_ + "/weights/last.pt", make_checkpoint(mid_epoch, -1.0));
     batches_since_save_ = 0;
   }
@@ -641,7 +665,7 @@ class TrainSink final : public Sink {
     best_fitness_ = ck->best_fitness;
     total_seconds_ = ck->meta.value("total_seconds", 0.0);
     epochs_without_improvement_ = ck->meta.value("epochs_without_improvement", 0);
-    results_->load(ck->epoch);
+    if (results_) results_->load(ck->epoch);
     YF_LOG_INFO("resuming from " << path << ": epoch " << ck->epoch + 1 << ", batch " << ck->step_in_epoch
                                  << " (sample position " << ck->next_sequence << "), " << global_step_
                                  << " optimizer steps so far");
@@ -690,6 +714,7 @@ class TrainSink final : public Sink {
   std::unique_ptr<PrecisionStrategy> precision_;
   std::unique_ptr<DetectionLoss> loss_;
   std::unique_ptr<ModelEma> ema_;
+  std::unique_ptr<dist::DataParallel> dp_;
   std::unique_ptr<DataSource> val_source_;
   std::unique_ptr<Augmentation> val_letterbox_;
   std::unique_ptr<LrSchedule> schedule_;

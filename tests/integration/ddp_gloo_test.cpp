@@ -1,0 +1,275 @@
+// Data-parallel training as a user launches it: two `yoloflow run` processes with torchrun's
+// variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), Gloo on this CPU. Two ranks with
+// batch 4 must end with the weights one process reaches with batch 8; only rank 0 writes;
+// a rank that dies makes the other exit with an error naming the failure, not hang.
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/paths.h"
+#include "support/run_cli.h"
+#include "train/checkpoint.h"
+#include "train/results_csv.h"
+
+extern char** environ;
+
+using namespace yoloflow;
+namespace fs = std::filesystem;
+
+namespace {
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+// A child `yoloflow` process with extra environment variables, its output in `log`.
+pid_t spawn_cli(const std::vector<std::string>& args, const std::map<std::string, std::string>& vars,
+                const std::string& log) {
+  // Everything exec needs is built before fork (the test process has threads).
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    if (vars.count(key) == 0) env_text.push_back(kv);
+  }
+  for (const auto& [k, v] : vars) env_text.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_text) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_text{test::cli()};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_text) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// The exit code (128+signal when killed), or -1 after `seconds` (then the child is killed).
+int wait_exit(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+std::map<std::string, std::string> rank_env(int rank, int world, int port) {
+  return {{"RANK", std::to_string(rank)},       {"WORLD_SIZE", std::to_string(world)},
+          {"LOCAL_RANK", std::to_string(rank)}, {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", std::to_string(port)}, {"YOLOFLOW_DIST_TIMEOUT", "120"},
+          {"YOLOFLOW_DIST_HEARTBEAT_TIMEOUT", "20"}, {"OMP_NUM_THREADS", "1"}};
+}
+
+// The first `count` labelled coco128 train images, as train and val split of a data.yaml.
+std::string write_subset(const std::string& dir, int count) {
+  std::vector<fs::path> images;
+  for (const auto& e : fs::directory_iterator(test::coco128_dir() + "/images/train2017")) images.push_back(e.path());
+  std::sort(images.begin(), images.end());
+  std::ostringstream list;
+  int n = 0;
+  for (const auto& p : images) {
+    const auto label = fs::path(test::coco128_dir()) / "labels/train2017" / p.filename().replace_extension(".txt");
+    if (!fs::exists(label) || fs::file_size(label) == 0) continue;
+    list << fs::absolute(p).string() << "\n";
+    if (++n == count) break;
+  }
+  test::write_file(dir + "/subset.txt", list.str());
+  std::string yaml = "path: " + dir + "\ntrain: subset.txt\nval: subset.txt\nnames:\n";
+  std::istringstream src(test::read_file(test::coco128_dir() + "/data.yaml"));
+  std::string line;
+  bool in_names = false;
+  while (std::getline(src, line)) {
+    if (line.rfind("names:", 0) == 0) {
+      in_names = true;
+      continue;
+    }
+    if (in_names && line.rfind("  ", 0) == 0) yaml += line + "\n";
+  }
+  test::write_file(dir + "/data.yaml", yaml);
+  return dir + "/data.yaml";
+}
+
+std::string number(double v) {
+  std::ostringstream os;
+  os << v;  // 1e-12, not std::to_string's 0.000000
+  return os.str();
+}
+
+// YOLO11n on 8 images at 64 px; SGD and no clipping (so that a wrong gradient scale shows in
+// the step: Adam and norm clipping would hide it); nominal batch 8: one optimizer step per
+// epoch either way.
+std::string pipeline(const std::string& dir, int epochs, int batch, double lr0, int log_every = 1, int nominal = 8) {
+  return R"({
+  "name": "ddp8",
+  "epochs": )" + std::to_string(epochs) + R"(,
+  "imgsz": 64,
+  "seed": 0,
+  "workers": 1,
+  "ordered": true,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": ")" + dir + R"(/data.yaml", "split": "train"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": )" + std::to_string(batch) + R"(}},
+    "train": {"plugin": "train", "input": "batch", "params": {
+      "data": ")" + dir + R"(/data.yaml",
+      "device": "cpu",
+      "model": {"plugin": "yolo11", "params": {"scale": "n"}},
+      "optimizer": {"plugin": "sgd", "params": {"lr0": )" + number(lr0) + R"(, "weight_decay": 0}},
+      "nominal_batch": )" + std::to_string(nominal) + R"(, "warmup_epochs": 0, "val_every": 0, "ema": false, "clip_grad": 1e6, "log_every": )" +
+         std::to_string(log_every) + R"(
+    }}
+  }
+})";
+}
+
+std::map<std::string, torch::Tensor> trainable_weights(const std::string& checkpoint) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [name, t] : core::load_checkpoint(checkpoint).model) {
+    // Parameters only: BatchNorm running statistics are rank 0's own (its half of the batch).
+    if (name.find("running_") != std::string::npos || name.find("num_batches") != std::string::npos) continue;
+    out[name] = t.to(torch::kDouble);
+  }
+  return out;
+}
+
+double distance(const std::map<std::string, torch::Tensor>& a, const std::map<std::string, torch::Tensor>& b) {
+  double s = 0;
+  for (const auto& [k, v] : a) s += (v - b.at(k)).pow(2).sum().item<double>();
+  return std::sqrt(s);
+}
+
+}  // namespace
+
+// Exactly comparable: 2 ranks x batch 1 (nominal 2: accumulate 2 / (1 x 2) = 1) and one
+// process with batch 1 accumulating 2 micro-batches (accumulate 2) see the same images in
+// the same forward passes (positions 2k and 2k+1 of the order: rank 0 and rank 1, or micro-
+// batches 1 and 2), so the summed gradients, and the weights, must agree to float rounding.
+// (2 ranks x batch 4 against one batch of 8 differ by design, as in PyTorch's DDP: each
+// BatchNorm normalises over its own rank's 4 images; at 64 px that moves the gradient a lot.)
+TEST_CASE("ddp: 2 Gloo ranks reach the weights of 1 process with the doubled batch; rank 0 alone writes") {
+  const auto dir = test::temp_dir("ddp-equal");
+  write_subset(dir, 8);
+  const int epochs = 2;
+  const double lr0 = 1e-3;
+  test::write_file(dir + "/one.json", pipeline(dir, epochs, 1, lr0, 4, 2));
+  test::write_file(dir + "/two.json", pipeline(dir, epochs, 1, lr0, 4, 2));
+  test::write_file(dir + "/init.json", pipeline(dir, 1, 8, 1e-12, 1, 8));
+
+  // The initial weights (a run whose one step changes nothing measurable), and one process.
+  auto init = test::run_cli("run " + dir + "/init.json --run-dir " + dir + "/init", "OMP_NUM_THREADS=1 ");
+  REQUIRE_MESSAGE(init.exit_code == 0, init.output);
+  auto one = test::run_cli("run " + dir + "/one.json --run-dir " + dir + "/one", "OMP_NUM_THREADS=1 ");
+  REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  CHECK(one.output.find("batch 1 x accumulate 2 (nominal 2)") != std::string::npos);
+
+  const int port = free_port();
+  const pid_t r0 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port), dir + "/rank0.log");
+  const pid_t r1 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
+                             dir + "/rank1.log");
+  const int c0 = wait_exit(r0, 600), c1 = wait_exit(r1, 60);
+  const std::string log0 = test::read_file(dir + "/rank0.log"), log1 = test::read_file(dir + "/rank1.log");
+  INFO("rank 0:\n" << log0);
+  INFO("rank 1:\n" << log1);
+  REQUIRE(c0 == 0);
+  REQUIRE(c1 == 0);
+
+  // Rank 0 printed progress and wrote everything; rank 1 printed no progress and wrote nothing.
+  CHECK(log0.find("data parallel: rank 0/2") != std::string::npos);
+  CHECK(log0.find("batch 1 x 2 ranks x accumulate 1 (nominal 2)") != std::string::npos);
+  CHECK(log0.find("epoch 2/2: 4 images in 4 batches") != std::string::npos);  // its half of the 8
+  CHECK(log1.find("epoch") == std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/two-rank1"));
+  core::ResultsCsv csv(dir + "/two/results.csv");
+  csv.load();
+  CHECK(csv.rows().size() == static_cast<std::size_t>(epochs));
+  CHECK(csv.series("metrics/mAP50(B)").size() == static_cast<std::size_t>(epochs));
+  CHECK(core::load_checkpoint(dir + "/two/weights/last.pt").global_step == 4 * epochs);
+
+  const auto w0 = trainable_weights(dir + "/init/weights/last.pt");
+  const auto w1 = trainable_weights(dir + "/one/weights/last.pt");
+  const auto w2 = trainable_weights(dir + "/two/weights/last.pt");
+  REQUIRE(w0.size() == w1.size());
+  REQUIRE(w1.size() == w2.size());
+  const double moved = distance(w1, w0);  // how far one process's training went
+  const double apart = distance(w2, w1);  // how far the two-rank run ended from it
+  MESSAGE("update norm " << moved << "; 2 ranks ended " << apart << " from 1 process (" << apart / moved
+                         << " of the update)");
+  CHECK(moved > 1e-3);
+  // A mean where the sum belongs (half the gradient), or ranks that do not exchange
+  // gradients, would land a large fraction of the update away.
+  CHECK(apart < 0.01 * moved);
+}
+
+TEST_CASE("ddp: a rank that dies makes the other exit with an error instead of waiting") {
+  const auto dir = test::temp_dir("ddp-death");
+  write_subset(dir, 8);
+  test::write_file(dir + "/two.json", pipeline(dir, 200, 4, 0.01));
+  for (int victim : {1, 0}) {
+    CAPTURE(victim);
+    const int port = free_port();
+    const std::string tag = std::to_string(victim);
+    const pid_t r0 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/run" + tag}, rank_env(0, 2, port),
+                               dir + "/rank0-" + tag + ".log");
+    const pid_t r1 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/run" + tag}, rank_env(1, 2, port),
+                               dir + "/rank1-" + tag + ".log");
+    // Wait until training runs (rank 0 prints a step line), then kill one rank outright.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+    while (test::read_file(dir + "/rank0-" + tag + ".log").find("epoch 2/200") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    const pid_t dead = victim == 0 ? r0 : r1, alive = victim == 0 ? r1 : r0;
+    kill(dead, SIGKILL);
+    const auto start = std::chrono::steady_clock::now();
+    const int code = wait_exit(alive, 90);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    wait_exit(dead, 10);
+    const std::string log = test::read_file(dir + "/rank" + std::to_string(1 - victim) + "-" + tag + ".log");
+    INFO(log);
+    MESSAGE("rank " << victim << " killed: rank " << 1 - victim << " exited " << code << " after " << seconds << " s");
+    CHECK(code == 1);  // not -1 (still waiting at the deadline), not 0
+    CHECK(log.find("error: ") != std::string::npos);
+    CHECK((log.find("rank " + std::to_string(victim)) != std::string::npos ||
+           log.find("another rank died") != std::string::npos));
+  }
+}
