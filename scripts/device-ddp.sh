@@ -89,30 +89,37 @@ print(f"{sum(vals) / len(vals):.1f}")
 PY
 }
 
+# RUNS: "model:gpus" entries, run in order; the efficiency of an N-GPU entry is its per-GPU
+# rate over the last 1-GPU rate of the same model. TAG labels this invocation's rows, so that
+# several invocations (e.g. with different environments) can share $OUT (8 files come back).
+RUNS="${RUNS:-$(for m in $MODELS; do printf '%s:1 %s:2 ' "$m" "$m"; done)}"
+TAG="${TAG:-default}"
 summary="$OUT/ddp-scaling.txt"
-echo "model gpus batch_per_gpu epochs img_s_per_gpu img_s_total efficiency wall_s" | tee "$summary"
+logs="$OUT/ddp-logs.txt"
+[ -f "$summary" ] || echo "tag model gpus batch_per_gpu epochs img_s_per_gpu img_s_total efficiency wall_s" >"$summary"
+echo "== $TAG: RUNS='$RUNS' OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset} OPENCV_FOR_THREADS_NUM=${OPENCV_FOR_THREADS_NUM:-unset}" | tee -a "$summary"
 status=0
-for m in $MODELS; do
-  one=""
-  for gpus in 1 2; do
-    run="$OUT/yolo11$m-${gpus}gpu"
-    rm -rf "$run" && mkdir -p "$run"
-    pipeline "$m" $(( $(nproc) / gpus )) >"$run/pipeline.json"
-    t0=$(date +%s)
-    "${TORCHRUN[@]}" --standalone --nnodes 1 --nproc_per_node "$gpus" --no-python \
-      "$BUILD/bin/yoloflow" run "$run/pipeline.json" --run-dir "$run/out" >"$run/log.txt" 2>&1
-    rc=$?
-    wall=$(( $(date +%s) - t0 ))
-    if [ $rc -ne 0 ] || [ ! -f "$run/out/results.csv" ]; then
-      echo "yolo11$m on $gpus GPU(s) failed (exit $rc); last lines of $run/log.txt:"; tail -30 "$run/log.txt"
-      status=1
-      continue
-    fi
-    per_gpu=$(rate "$run/out/results.csv")
-    total=$(python3 -c "print(f'{$per_gpu * $gpus:.1f}')")
-    if [ "$gpus" = 1 ]; then one=$per_gpu; eff="1.00"; else
-      eff=$([ -n "$one" ] && python3 -c "print(f'{$per_gpu / $one:.2f}')" || echo "?"); fi
-    echo "yolo11$m $gpus $BATCH $EPOCHS $per_gpu $total $eff $wall" | tee -a "$summary"
-  done
+declare -A one
+for entry in $RUNS; do
+  m="${entry%%:*}"; gpus="${entry#*:}"
+  run="/tmp/yf-ddp-runs/$TAG-yolo11$m-${gpus}gpu"
+  rm -rf "$run" && mkdir -p "$run"
+  pipeline "$m" $(( $(nproc) / gpus )) >"$run/pipeline.json"
+  t0=$(date +%s)
+  "${TORCHRUN[@]}" --standalone --nnodes 1 --nproc_per_node "$gpus" --no-python \
+    "$BUILD/bin/yoloflow" run "$run/pipeline.json" --run-dir "$run/out" >"$run/log.txt" 2>&1
+  rc=$?
+  wall=$(( $(date +%s) - t0 ))
+  { echo "=== $TAG yolo11$m ${gpus} GPU(s): exit $rc, wall $wall s"; grep -E "step .*img/s|done in|error|Error|fail" "$run/log.txt" | tail -24; } >>"$logs"
+  if [ $rc -ne 0 ] || [ ! -f "$run/out/results.csv" ]; then
+    echo "$TAG yolo11$m on $gpus GPU(s) failed (exit $rc); last lines of the log:"; tail -30 "$run/log.txt"
+    status=1
+    continue
+  fi
+  per_gpu=$(rate "$run/out/results.csv")
+  total=$(python3 -c "print(f'{$per_gpu * $gpus:.1f}')")
+  if [ "$gpus" = 1 ]; then one[$m]=$per_gpu; eff="1.00"; else
+    eff=$([ -n "${one[$m]:-}" ] && python3 -c "print(f'{$per_gpu / ${one[$m]}:.2f}')" || echo "?"); fi
+  echo "$TAG yolo11$m $gpus $BATCH $EPOCHS $per_gpu $total $eff $wall" | tee -a "$summary"
 done
 exit $status
