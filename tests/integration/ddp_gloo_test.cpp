@@ -273,3 +273,31 @@ TEST_CASE("ddp: a rank that dies makes the other exit with an error instead of w
            log.find("another rank died") != std::string::npos));
   }
 }
+
+// Only rank 0 validates, so only it can decide an early stop; the other rank must stop with it
+// instead of waiting in the next epoch's all-reduce for a rank that has left.
+TEST_CASE("ddp: an early stop decided by rank 0 (patience) stops both ranks cleanly") {
+  const auto dir = test::temp_dir("ddp-patience");
+  write_subset(dir, 8);
+  std::string json = pipeline(dir, 6, 2, 0.01);
+  // Validation every epoch with a confidence threshold nothing reaches: fitness stays 0, so
+  // patience 1 ends the run after its second epoch, well before the sixth.
+  const std::string from = R"("val_every": 0)";
+  json.replace(json.find(from), from.size(), R"("val_every": 1, "val_conf": 0.999, "patience": 1)");
+  test::write_file(dir + "/two.json", json);
+  const int port = free_port();
+  const pid_t r0 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port), dir + "/rank0.log");
+  const pid_t r1 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
+                             dir + "/rank1.log");
+  const int c0 = wait_exit(r0, 600), c1 = wait_exit(r1, 60);
+  const std::string log0 = test::read_file(dir + "/rank0.log"), log1 = test::read_file(dir + "/rank1.log");
+  INFO("rank 0:\n" << log0);
+  INFO("rank 1:\n" << log1);
+  CHECK(c0 == 0);
+  CHECK(c1 == 0);  // not 1 (error: rank 0 left) and not -1 (still waiting)
+  CHECK(log0.find("early stop: no fitness improvement") != std::string::npos);
+  core::ResultsCsv csv(dir + "/two/results.csv");
+  csv.load();
+  CHECK(csv.rows().size() >= 1);
+  CHECK(csv.rows().size() < 6);
+}

@@ -221,8 +221,11 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     ++epochs_done;
   }
   interrupted = interrupted || runner.stop_requested();
-  // An interrupted rank leaves the others in mid-epoch collectives: they must stop too.
-  dist.end(!interrupted, "interrupted by a signal");
+  // A signal may reach one rank and leave the others in mid-epoch collectives: they must be
+  // told. A stop the sink asked for (early stop, max_steps) is taken by every rank at the same
+  // point (rank 0 broadcasts its early-stop verdict), so it ends the group cleanly.
+  const bool agreed_stop = !runner.stop_reason().empty();
+  dist.end(!interrupted || agreed_stop, "interrupted by a signal");
   for (auto& m : runner.monitors()) m->on_run_end(run_event);
   print_summary(runner, total, seconds);
   if (interrupted) {

@@ -7,6 +7,7 @@
 //   before_step     before unscale/clip: gradients become the sum over ranks
 //   mean            a statistic (the epoch's losses) averaged over ranks
 //   barrier         the others wait while rank 0 validates and writes
+//   rank0_decides   rank 0's yes/no (e.g. early stop) on every rank; also waits for rank 0
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,13 @@ class DataParallel {
     return (sum / static_cast<double>(group_.size())).to(t.device());
   }
   void barrier() { group_.barrier(); }
+  // Decisions only rank 0 can make (it alone validates, so early stop is its call) must reach
+  // the other ranks, or they would wait in the next epoch's collectives for a rank that left.
+  bool rank0_decides(bool decision) {
+    std::vector<torch::Tensor> flag{torch::full({1}, decision ? 1 : 0, torch::TensorOptions().dtype(torch::kInt).device(group_.device()))};
+    group_.broadcast(flag, 0);
+    return flag[0].item<int>() != 0;
+  }
   int world_size() const { return group_.size(); }
 
  private:

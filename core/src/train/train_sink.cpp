@@ -111,6 +111,10 @@ class TrainSink final : public Sink {
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
+    s.add_int("cpu_threads", 0).min(0).doc(
+        "Threads of LibTorch's CPU operations in this process; 0 = automatic: 1 when training on CUDA "
+        "(the step only launches GPU work, and idle OpenMP threads spinning beside the data workers "
+        "slowed a CUDA step several-fold), LibTorch's default (all cores) on the CPU.");
     return s;
   }
 
@@ -124,6 +128,12 @@ class TrainSink final : public Sink {
     }
     p_ = p;
     device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device")));
+    // Before any worker thread runs a parallel LibTorch operation: each thread takes the
+    // count on its first one. (Measured on the 2-GPU machine, yolo11n batch 32: 92 img/s with
+    // 32 OpenMP threads beside 32 graph workers, 305 with one; docs/performance.md.)
+    if (const auto threads = p.get_int("cpu_threads"); threads > 0 || device_.is_cuda()) {
+      at::set_num_threads(threads > 0 ? static_cast<int>(threads) : 1);
+    }
     torch::manual_seed(ctx.seed);
     open_validation(p, ctx);
     // The head's class count follows the dataset unless the pipeline sets it.
@@ -162,8 +172,9 @@ class TrainSink final : public Sink {
     }
     if (!p.get_string("resume").empty()) restore(p.get_string("resume"));
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
-                          << p.get_json("precision").at("plugin").get<std::string>() << ", run folder "
-                          << run_dir_);
+                          << p.get_json("precision").at("plugin").get<std::string>() << ", "
+                          << at::get_num_threads() << " CPU thread" << (at::get_num_threads() == 1 ? "" : "s")
+                          << ", run folder " << run_dir_);
   }
 
   void begin_epoch(int epoch) override {
@@ -266,8 +277,10 @@ class TrainSink final : public Sink {
     const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
     total_seconds_ += seconds;
     const auto train_loss = ((dp_ ? dp_->mean(loss_sum_) : loss_sum_) / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
-    if (!dist::is_main_process()) {  // rank 0 validates and writes; the others wait for it
-      dp_->barrier();
+    if (!dist::is_main_process()) {  // rank 0 validates and writes; the others wait for its verdict
+      if (dp_->rank0_decides(false) && ctx_.reporter != nullptr) {
+        ctx_.reporter->request_stop("rank 0 stopped the run (early stop)");
+      }
       return;
     }
     std::map<std::string, double> row;
@@ -306,10 +319,12 @@ class TrainSink final : public Sink {
     const bool improved = fitness >= 0 && fitness > best_fitness_;
     save_checkpoints(epoch, fitness);
     if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
+    bool early_stop = false;
     if (fitness >= 0) {
       epochs_without_improvement_ = improved ? 0 : epochs_without_improvement_ + std::max(every, 1);
       const auto patience = p_.get_int("patience");
-      if (patience > 0 && epochs_without_improvement_ >= patience && !last && ctx_.reporter != nullptr) {
+      early_stop = patience > 0 && epochs_without_improvement_ >= patience && !last;
+      if (early_stop && ctx_.reporter != nullptr) {
         ctx_.reporter->request_stop("early stop: no fitness improvement in the last " +
                                     std::to_string(epochs_without_improvement_) + " epochs (patience " +
                                     std::to_string(patience) + ")");
@@ -321,7 +336,7 @@ class TrainSink final : public Sink {
                          << (fitness >= 0 ? ", mAP50 " + std::to_string(last_metrics_.map50) +
                                                 " mAP50-95 " + std::to_string(last_metrics_.map50_95)
                                           : std::string()));
-    if (dp_) dp_->barrier();
+    if (dp_) dp_->rank0_decides(early_stop);
   }
 
   std::string summary() const override {
