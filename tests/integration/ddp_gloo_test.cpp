@@ -301,3 +301,48 @@ TEST_CASE("ddp: an early stop decided by rank 0 (patience) stops both ranks clea
   CHECK(csv.rows().size() >= 1);
   CHECK(csv.rows().size() < 6);
 }
+
+// A checkpoint saved by 2 ranks in mid-epoch resumes in one process at the right sample:
+// the position is global (2 batches x 1 image x 2 ranks = 4), so the resumed process trains
+// positions 4.. of the same order and ends with the weights of a run that was one process
+// throughout (same images in the same forward passes, as in the first test case).
+TEST_CASE("ddp: a mid-epoch checkpoint of 2 ranks resumes in 1 process with the weights of an uninterrupted run") {
+  const auto dir = test::temp_dir("ddp-resume-world");
+  write_subset(dir, 8);
+  const int epochs = 2;
+  test::write_file(dir + "/one.json", pipeline(dir, epochs, 1, 1e-3, 4, 2));
+  std::string json = pipeline(dir, epochs, 1, 1e-3, 4, 2);
+  const std::string from = R"("warmup_epochs": 0)";
+  json.replace(json.find(from), from.size(), R"("warmup_epochs": 0, "max_steps": 2)");
+  test::write_file(dir + "/two.json", json);
+
+  auto one = test::run_cli("train " + dir + "/one.json --run-dir " + dir + "/one", "OMP_NUM_THREADS=1 ");
+  REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+
+  const int port = free_port();
+  const pid_t r0 = spawn_cli({"train", dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port), dir + "/rank0.log");
+  const pid_t r1 = spawn_cli({"train", dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
+                             dir + "/rank1.log");
+  const int c0 = wait_exit(r0, 600), c1 = wait_exit(r1, 60);
+  const std::string log0 = test::read_file(dir + "/rank0.log");
+  INFO("rank 0:\n" << log0);
+  INFO("rank 1:\n" << test::read_file(dir + "/rank1.log"));
+  REQUIRE(c0 == 0);
+  REQUIRE(c1 == 0);
+  CHECK(log0.find("continue with: yoloflow train --resume") != std::string::npos);
+  const auto saved = core::load_checkpoint(dir + "/two/weights/last.pt");
+  CHECK(saved.epoch == 0);
+  CHECK(saved.next_sequence == 4);
+
+  auto rest = test::run_cli("train --resume " + dir + "/two stages.train.params.max_steps=0", "OMP_NUM_THREADS=1 ");
+  INFO(rest.output);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(rest.output.find("batch 1 x accumulate 2 (nominal 2)") != std::string::npos);
+  const auto a = core::load_checkpoint(dir + "/one/weights/last.pt");
+  const auto b = core::load_checkpoint(dir + "/two/weights/last.pt");
+  CHECK(b.epoch == epochs);
+  CHECK(b.global_step == a.global_step);
+  const double apart = distance(trainable_weights(dir + "/one/weights/last.pt"), trainable_weights(dir + "/two/weights/last.pt"));
+  MESSAGE("2 ranks + resume in 1 process ended " << apart << " from 1 process throughout");
+  CHECK(apart < 1e-3);
+}

@@ -241,7 +241,10 @@ class TrainSink final : public Sink {
     ++steps_this_process_;
     ++batches_since_save_;
     images_ += batch.size;
-    for (const auto& s : batch.samples) next_sequence_ = std::max<std::uint64_t>(next_sequence_, s.sequence + 1);
+    // The data position is global: W ranks in step have consumed every position below this
+    // rank's last one plus W (ranks deal positions r, r+W, ...), whatever W the resume uses.
+    const std::uint64_t world = dp_ ? static_cast<std::uint64_t>(dp_->world_size()) : 1;
+    for (const auto& s : batch.samples) next_sequence_ = std::max<std::uint64_t>(next_sequence_, s.sequence + world);
     const auto t1 = Clock::now();
     step_time_ += std::chrono::duration<double>(t1 - t0).count();
     if (step_ % log_every_ == 0 || step_ == batches_per_epoch_) log_progress();
