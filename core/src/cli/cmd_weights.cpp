@@ -1,6 +1,5 @@
 // `yoloflow weights import|export`: move weights between PyTorch state-dict files and ours.
 #include <iostream>
-#include <regex>
 
 #include "cli/cli.h"
 #include "model/model_factory.h"
@@ -11,29 +10,14 @@ namespace yoloflow::cli {
 
 namespace {
 
-// The number of classes a YOLO-style state dict was trained for: the size of the class
-// branch's final conv bias ("model.<detect>.cv3.0.2.bias"); 0 when there is none.
-int classes_in(const core::NamedTensors& w) {
-  static const std::regex re(R"(^model\.\d+\.cv3\.0\.2\.bias$)");
-  for (const auto& [n, t] : w) {
-    if (std::regex_match(n, re)) return static_cast<int>(t.size(0));
-  }
-  return 0;
-}
-
 int run_import(CliContext& ctx, const std::string& src, const std::string& arch, int nc, const std::string& out) {
   const auto weights = core::read_weights(src);
-  const int file_nc = classes_in(weights);
+  const int file_nc = core::classes_in(weights);
   const int target_nc = nc > 0 ? nc : (file_nc > 0 ? file_nc : 80);
   auto model = core::create_model(ctx.plugins().registry(), arch, target_nc);
   core::LoadOptions opts;
   const bool finetune = file_nc > 0 && file_nc != target_nc;
-  if (finetune) {
-    // Another number of classes: the class branch may differ in shape (its final conv always
-    // does; narrower ones also in width, c3 = max(ch0, min(nc, 100))); everything else must fit.
-    static const std::regex cls_branch(R"(^model\.\d+\.cv3\..*)");
-    opts.may_differ = [](const std::string& n) { return std::regex_match(n, cls_branch); };
-  }
+  if (finetune) opts.may_differ = core::is_class_head_tensor;  // everything else must fit
   const auto report = core::load_weights(model->module(), weights, src, opts);
   core::write_weights(out, core::module_state(model->module()));
   std::cout << "imported " << report.loaded << " tensors from " << src << " into " << model->architecture()
@@ -52,7 +36,7 @@ int run_export(CliContext& ctx, const std::string& in, const std::string& key, c
   auto weights = core::read_weights(in, key);
   if (!arch.empty()) {
     // Check against the architecture, and write in its state-dict order.
-    auto model = core::create_model(ctx.plugins().registry(), arch, classes_in(weights));
+    auto model = core::create_model(ctx.plugins().registry(), arch, core::classes_in(weights));
     core::load_weights(model->module(), weights, in);
     weights = core::module_state(model->module());
   }

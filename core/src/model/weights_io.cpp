@@ -7,6 +7,7 @@
 #include <iterator>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -327,6 +328,19 @@ LoadReport load_weights(torch::nn::Module& module, const NamedTensors& weights,
     ++report.loaded;
   }
   return report;
+}
+
+bool is_class_head_tensor(const std::string& name) {
+  static const std::regex cls_branch(R"(^model\.\d+\.cv3\..*)");
+  return std::regex_match(name, cls_branch);
+}
+
+int classes_in(const NamedTensors& weights) {
+  static const std::regex re(R"(^model\.\d+\.cv3\.0\.2\.bias$)");
+  for (const auto& [n, t] : weights) {
+    if (std::regex_match(n, re)) return static_cast<int>(t.size(0));
+  }
+  return 0;
 }
 
 }  // namespace yoloflow::core

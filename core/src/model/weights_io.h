@@ -48,6 +48,15 @@ struct LoadReport {
   std::vector<std::string> kept_initial;  // allowed to differ, left as initialised
 };
 
+// The class branch of a YOLO detection head ("model.<detect>.cv3. ..."): the tensors whose
+// shapes change with the number of classes (the final conv always; narrower ones in width
+// too, c3 = max(ch0, min(nc, 100))), so fine-tuning to another class count keeps them initial.
+bool is_class_head_tensor(const std::string& name);
+
+// The number of classes a YOLO-style state dict was trained for (its class branch's final
+// conv bias, "model.<detect>.cv3.0.2.bias"); 0 when there is none.
+int classes_in(const NamedTensors& weights);
+
 // Compares names and shapes first; when anything does not match (beyond `may_differ`),
 // throws InvalidInput listing ALL mismatches, with `source` (the file) in the message, and
 // changes nothing. Otherwise copies every value into the module (converting dtype/device).

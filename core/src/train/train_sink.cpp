@@ -15,6 +15,7 @@
 
 #include "detect/nms.h"
 #include "dist/data_parallel.h"
+#include "model/weights_io.h"
 #include "pipeline/component_factory.h"
 #include "plugin/host_registry.h"
 #include "train/checkpoint.h"
@@ -111,6 +112,11 @@ class TrainSink final : public Sink {
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
+    s.add_string("weights", "").doc(
+        "Initial weights (fine-tuning): a state dict (`yoloflow weights import`/`export`, or Python's "
+        "torch.save(model.state_dict())) or a yoloflow checkpoint (its EMA weights). With another "
+        "number of classes the class head keeps its initial values; every other tensor must fit. "
+        "Ignored when resuming.");
     s.add_int("cpu_threads", 0).min(0).doc(
         "Threads of LibTorch's CPU operations in this process; 0 = automatic: 1 when training on CUDA "
         "(the step only launches GPU work, and idle OpenMP threads spinning beside the data workers "
@@ -140,7 +146,9 @@ class TrainSink final : public Sink {
     json model_spec = p.get_json("model");
     const int dataset_nc = static_cast<int>(names_.size());
     if (!model_spec.contains("params") || !model_spec["params"].is_object()) model_spec["params"] = json::object();
-    if (!model_spec["params"].contains("nc")) {
+    // (Resolution fills in the plugin's default, 0 = automatic.)
+    if (!model_spec["params"].contains("nc") ||
+        (model_spec["params"]["nc"].is_number_integer() && model_spec["params"]["nc"].get<int>() == 0)) {
       model_spec["params"]["nc"] = dataset_nc;
     } else if (model_spec["params"]["nc"].is_number_integer() && model_spec["params"]["nc"].get<int>() != dataset_nc) {
       throw InvalidInput(ctx.node + ".params.model.params.nc: " + std::to_string(model_spec["params"]["nc"].get<int>()) +
@@ -148,6 +156,9 @@ class TrainSink final : public Sink {
                          "; remove nc (it follows the dataset) or make them agree");
     }
     model_ = make_component<Model>(Kind::Model, model_spec, ctx.node + ".params.model", ctx);
+    if (const auto init = p.get_string("weights"); !init.empty() && p.get_string("resume").empty()) {
+      load_initial_weights(init, dataset_nc, ctx.node + ".params.weights");
+    }
     precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
                                                    ctx.node + ".params.precision", ctx);
     std::string why;
@@ -482,6 +493,26 @@ class TrainSink final : public Sink {
     if (ema_) ema_->update(model_->module());
     micro_ = 0;
     ++global_step_;
+  }
+
+  // Fine-tuning: the pretrained tensors, except a class head sized for other classes.
+  void load_initial_weights(const std::string& file, int nc, const std::string& json_path) {
+    NamedTensors weights;
+    try {
+      weights = read_weights(file);
+    } catch (const std::exception& e) {
+      throw InvalidInput(json_path + ": " + e.what());
+    }
+    LoadOptions options;
+    const int file_nc = classes_in(weights);
+    if (file_nc > 0 && file_nc != nc) options.may_differ = is_class_head_tensor;
+    const auto report = load_weights(model_->module(), weights, file, options);
+    YF_LOG_INFO("weights: " << report.loaded << "/" << weights.size() << " tensors from " << file
+                            << (report.kept_initial.empty()
+                                    ? std::string()
+                                    : "; class head (" + std::to_string(report.kept_initial.size()) + " tensors) kept initial: " +
+                                          std::to_string(file_nc) + " classes in the file, " + std::to_string(nc) +
+                                          " in the dataset"));
   }
 
   // Clip the global gradient norm without reading it on the host.

@@ -19,10 +19,10 @@ class Yolo11Model final : public Model {
  public:
   void configure(const Params& p, const StageContext&) override {
     const std::string scale = p.get_string("scale");
-    const auto nc = p.get_int("nc");
+    // 0 = automatic: the train sink fills in its dataset's class count; built alone, COCO's 80.
+    const auto nc = p.get_int("nc") > 0 ? p.get_int("nc") : 80;
     if (scale.size() != 1) throw InvalidInput("yolo11: scale must be one of n, s, m, l, x");
     scale_spec(scale[0]);  // validates
-    if (nc < 1) throw InvalidInput(p.where() + ".nc: must be >= 1, got " + std::to_string(nc));
     // Rebuild only when the architecture changes: configure() runs again at epoch boundaries.
     if (!net_ || net_->scale() != scale[0] || net_->nc() != nc) {
       net_ = std::make_shared<Yolo11Net>(scale[0], nc);
@@ -160,7 +160,9 @@ Schema yolo11_schema() {
   s.add_enum("scale", {"n", "s", "m", "l", "x"}, "n")
       .fixed()
       .doc("Model scale: n 2.6M, s 9.5M, m 20.1M, l 25.4M, x 57.0M parameters at 80 classes.");
-  s.add_int("nc", 80).min(1).fixed().doc("Number of classes (the detection head's outputs).");
+  s.add_int("nc", 0).min(0).fixed().doc(
+      "Number of classes (the detection head's outputs); 0 = automatic: the training data's class count "
+      "in the train sink, 80 (COCO) when the model is built alone.");
   s.add_bool("channels_last", false)
       .doc("Store conv weights and feed inputs in channels_last (NHWC) memory format; faster with "
            "cuDNN on tensor cores.");
