@@ -112,11 +112,11 @@ class TrainSink final : public Sink {
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
-    s.add_string("weights", "").doc(
+    s.add_path("weights").doc(
         "Initial weights (fine-tuning): a state dict (`yoloflow weights import`/`export`, or Python's "
         "torch.save(model.state_dict())) or a yoloflow checkpoint (its EMA weights). With another "
         "number of classes the class head keeps its initial values; every other tensor must fit. "
-        "Ignored when resuming.");
+        "Ignored when resuming. Relative paths are resolved against the pipeline file's folder.");
     s.add_int("cpu_threads", 0).min(0).doc(
         "Threads of LibTorch's CPU operations in this process; 0 = automatic: 1 when training on CUDA "
         "(the step only launches GPU work, and idle OpenMP threads spinning beside the data workers "
@@ -156,8 +156,8 @@ class TrainSink final : public Sink {
                          "; remove nc (it follows the dataset) or make them agree");
     }
     model_ = make_component<Model>(Kind::Model, model_spec, ctx.node + ".params.model", ctx);
-    if (const auto init = p.get_string("weights"); !init.empty() && p.get_string("resume").empty()) {
-      load_initial_weights(init, dataset_nc, ctx.node + ".params.weights");
+    if (!p.is_null("weights") && p.get_string("resume").empty()) {
+      load_initial_weights(p.get_string("weights"), dataset_nc, ctx.node + ".params.weights");
     }
     precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
                                                    ctx.node + ".params.precision", ctx);

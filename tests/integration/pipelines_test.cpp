@@ -1,0 +1,83 @@
+// The pipelines users start from (pipelines/*.json): each one is documented ("_doc"), valid,
+// and, when it trains, actually starts training: one batch on this CPU at a small size with
+// the data where the tests find coco128. A pipeline that only validates could still fail at
+// construction (a precision the device lacks, weights that do not fit): this runs it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/paths.h"
+#include "support/run_cli.h"
+
+using namespace yoloflow;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> shipped_pipelines() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines")) {
+    if (e.path().extension() == ".json") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The name of the stage using the `train` sink, or "" when the pipeline does not train.
+std::string train_stage(const nlohmann::json& doc) {
+  if (!doc.contains("stages") || !doc["stages"].is_object()) return "";
+  for (const auto& [name, stage] : doc["stages"].items()) {
+    if (stage.is_object() && stage.value("plugin", "") == "train") return name;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("every shipped pipeline is documented, valid, and a training one trains a batch") {
+  const auto pipelines = shipped_pipelines();
+  REQUIRE(pipelines.size() >= 5);
+  const std::string data = test::coco128_dir() + "/data.yaml";
+  const auto dir = test::temp_dir("shipped-pipelines");
+  int trained = 0;
+  for (const auto& file : pipelines) {
+    CAPTURE(file.string());
+    const auto doc = nlohmann::json::parse(test::read_file(file.string()), nullptr, false);
+    REQUIRE_FALSE(doc.is_discarded());
+    CHECK(doc.value("_doc", "").size() > 40);
+
+    // Where the data is on this machine (the files name ../../shared beside the checkout).
+    std::string data_overrides;
+    for (const auto& [name, stage] : doc["stages"].items()) {
+      if (stage.is_object() && stage.contains("params") && stage["params"].contains("data")) {
+        data_overrides += " stages." + name + ".params.data=" + data;
+      }
+    }
+    auto valid = test::run_cli("validate " + file.string() + data_overrides);
+    INFO(valid.output);
+    CHECK(valid.exit_code == 0);
+
+    const std::string train = train_stage(doc);
+    if (train.empty()) continue;
+    const std::string run = dir + "/" + file.stem().string();
+    std::string args = "train " + file.string() + " --run-dir " + run + data_overrides +
+                       " device=cpu imgsz=64 workers=1 stages.batch.params.batch=2 stages." + train +
+                       ".params.device=cpu stages." + train + ".params.max_steps=1";
+    if (doc["stages"][train]["params"].contains("weights")) {
+      args += " stages." + train + ".params.weights=" + test::fixtures_dir() + "/yolo11n-parity/yolo11n.pt";
+    }
+    auto r = test::run_cli(args, "OMP_NUM_THREADS=1 ");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("stopped: max_steps") != std::string::npos);
+    CHECK(fs::exists(run + "/weights/last.pt"));
+    ++trained;
+  }
+  CHECK(trained >= 4);
+  test::remove_tree(dir);
+}
