@@ -13,6 +13,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli/cli.h"
+#include "graph/source_sample_loader.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/pipeline.h"
 #include "yoloflow/augmentation.h"
@@ -38,16 +39,6 @@ cv::Scalar class_colour(int cls) {
 }
 
 
-// The host's SampleLoader for mosaic and mixup: the source's own samples.
-class SourceLoader final : public SampleLoader {
- public:
-  explicit SourceLoader(DataSource& source) : source_(source) {}
-  std::size_t size() const override { return source_.size(); }
-  Sample load(std::size_t i) override { return source_.load(i); }
-
- private:
-  DataSource& source_;
-};
 
 // Draws one sample into its tile (top-left aligned, scaled by `scale`).
 void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale,
@@ -133,7 +124,7 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
       for (const auto& a : p.augmentations)
         chain.emplace_back(static_cast<Augmentation*>(make(a).release()));
       const auto names = source->info().names;
-      SourceLoader loader(*source);
+      core::SourceSampleLoader loader(*source);
 
       std::error_code ec;
       fs::create_directories(o->out, ec);

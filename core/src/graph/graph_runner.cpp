@@ -12,6 +12,7 @@
 
 #include "dist/runtime.h"
 #include "graph/epoch_order.h"
+#include "graph/source_sample_loader.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/component_spec.h"
 #include "yoloflow/error.h"
@@ -40,16 +41,6 @@ struct BatchMessage {
   long long samples = 0;  // released from the limiter once the sink is done with it
 };
 
-// Augmentations may load other samples (mosaic, mixup) through the same source.
-class SourceSampleLoader final : public SampleLoader {
- public:
-  explicit SourceSampleLoader(DataSource& source) : source_(source) {}
-  std::size_t size() const override { return source_.size(); }
-  Sample load(std::size_t index) override { return source_.load(index); }
-
- private:
-  DataSource& source_;
-};
 
 // The first failure of an epoch; later ones are consequences and are dropped.
 class FirstError {

@@ -15,6 +15,7 @@
 
 #include "detect/nms.h"
 #include "dist/data_parallel.h"
+#include "graph/source_sample_loader.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
 #include "plugin/host_registry.h"
@@ -582,14 +583,7 @@ class TrainSink final : public Sink {
     const std::int64_t vb = p_.get_int("val_batch");
     torch::Tensor loss_sum = torch::zeros({3});
     std::int64_t batches = 0;
-    class NoLoader final : public SampleLoader {
-     public:
-      explicit NoLoader(DataSource& s) : s_(s) {}
-      std::size_t size() const override { return s_.size(); }
-      Sample load(std::size_t i) override { return s_.load(i); }
-     private:
-      DataSource& s_;
-    } loader(*val_source_);
+    SourceSampleLoader loader(*val_source_);
     for (std::int64_t start = 0; start < n; start += vb) {
       const std::int64_t count = std::min(vb, n - start);
       std::vector<Sample> samples(count);

@@ -1,22 +1,13 @@
 // The YOLO11 training recipe on real data: coco128 -> mosaic -> random_perspective -> hsv ->
 // flip -> collate, each a real plugin library, driven directly (no graph runner).
 #include "augmentation/tests/painted_samples.h"
+#include "graph/source_sample_loader.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/source.h"
 
 using namespace yoloflow;
 
 namespace {
-// What the host gives mosaic and mixup: the source's own samples.
-class SourceLoader final : public SampleLoader {
- public:
-  explicit SourceLoader(DataSource& source) : source_(source) {}
-  std::size_t size() const override { return source_.size(); }
-  Sample load(std::size_t i) override { return source_.load(i); }
-
- private:
-  DataSource& source_;
-};
 
 std::vector<std::uint8_t> run_recipe(core::PluginManager& pm, std::uint64_t seed, std::size_t& boxes) {
   const int imgsz = 256;
@@ -28,7 +19,7 @@ std::vector<std::uint8_t> run_recipe(core::PluginManager& pm, std::uint64_t seed
   recipe.push_back(test::make_augmentation(pm, "hsv", json::object(), imgsz));
   recipe.push_back(test::make_augmentation(pm, "flip", json::object(), imgsz));
   auto collate = test::make_component<Batcher>(pm, Kind::Batcher, "collate", {{"batch", 8}}, {imgsz});
-  SourceLoader loader(*source);
+  core::SourceSampleLoader loader(*source);
   std::vector<std::uint8_t> bytes;
   boxes = 0;
   for (std::size_t i = 0; i < 16; ++i) {
