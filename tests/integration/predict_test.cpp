@@ -27,7 +27,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kImages = 4;
+// A zebra and a dog (one large object each, non-square images: the letterbox pads them).
+const char* const kImageNames[] = {"000000000034.jpg", "000000000042.jpg"};
+constexpr int kImages = 2;
 
 struct Box {
   int cls;
@@ -57,8 +59,8 @@ std::vector<Box> read_yolo_boxes(const std::string& path, int w, int h, std::vec
   return out;
 }
 
-// One training run shared by the test cases: YOLO11n on the first kImages labelled coco128
-// images, trained and validated on the same images until it has memorised them.
+// One training run shared by the test cases: YOLO11n on kImageNames (coco128 train images),
+// trained and validated on the same images until it has memorised them.
 struct TrainedRun {
   std::string dir, run_dir, images_dir;
   std::vector<std::string> images;  // copies of the original files, in images_dir
@@ -70,30 +72,39 @@ const TrainedRun& trained_run() {
   static const TrainedRun run = [] {
     TrainedRun r;
     r.dir = test::temp_dir("predict");
-    test::write_coco128_subset(r.dir, kImages);
     r.images_dir = r.dir + "/images";
     fs::create_directories(r.images_dir);
-    std::istringstream list(test::read_file(r.dir + "/subset.txt"));
-    std::string line;
-    while (std::getline(list, line)) {
-      if (line.empty()) continue;
-      const auto dst = fs::path(r.images_dir) / fs::path(line).filename();
-      fs::copy_file(line, dst);
-      r.images.push_back(dst.string());
+    std::string list, repeated;
+    for (const char* name : kImageNames) {
+      const std::string src = test::coco128_dir() + "/images/train2017/" + name;
+      fs::copy_file(src, r.images_dir + "/" + name);
+      r.images.push_back(r.images_dir + "/" + name);
+      list += src + "\n";
     }
-    // Batch 1, one optimizer step per image: BatchNorm's running statistics need ~100
-    // steps before eval-mode scores leave the initial bias (train_overfit_test.cpp).
+    // Every batch holds both images (listed 16 times, not shuffled): BatchNorm's running
+    // statistics then converge to the very statistics training normalised with, so the
+    // eval-mode network predict runs scores like the trained one after a few hundred steps
+    // (with varying batches they lag the weights and eval-mode scores stay near zero).
+    for (int i = 0; i < 16; ++i) repeated += list;
+    test::write_file(r.dir + "/val.txt", list);
+    test::write_file(r.dir + "/train.txt", repeated);
+    test::write_coco128_subset(r.dir, 1);  // for its data.yaml's class names
+    std::string yaml = test::read_file(r.dir + "/data.yaml");
+    yaml.replace(yaml.find("train: subset.txt"), 17, "train: train.txt");
+    yaml.replace(yaml.find("val: subset.txt"), 15, "val: val.txt");
+    test::write_file(r.dir + "/data.yaml", yaml);
+    // 256 steps at imgsz 64; the cosine schedule's long low-lr tail lets the statistics catch up.
     test::write_file(r.dir + "/train.json", R"({
-  "name": "predict-overfit", "epochs": 30, "imgsz": 96, "seed": 0,
+  "name": "predict-overfit", "epochs": 16, "imgsz": 64, "seed": 0, "shuffle": false,
   "stages": {
     "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
     "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 1}},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
     "train": {"plugin": "train", "input": "batch", "params": {
       "data": "data.yaml",
       "model": {"plugin": "yolo11", "params": {"scale": "n"}},
       "optimizer": {"plugin": "adamw", "params": {"lr0": 0.002}},
-      "nominal_batch": 1, "warmup_epochs": 0, "val_every": 0, "log_every": 50
+      "nominal_batch": 2, "warmup_epochs": 0, "cos_lr": true, "val_every": 0, "log_every": 100
     }}
   }
 })");
@@ -132,9 +143,8 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   const std::string out = run.dir + "/pred";
-  // A low threshold: 120 steps teach the boxes well but leave scores modest.
   const auto r = test::run_cli("predict --weights " + run.run_dir + "/weights/last.pt --source " + run.images_dir +
-                               " --out " + out + " --imgsz 96 --conf 0.1 --device cpu");
+                               " --out " + out + " --imgsz 64 --device cpu");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("image 1/" + std::to_string(kImages) + " ") != std::string::npos);
@@ -143,6 +153,7 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
   const json predictions = json::parse(test::read_file(out + "/predictions.json"));
   REQUIRE(predictions.size() == run.images.size());
   int labelled = 0, found = 0;
+  double found_iou = 0;
   for (std::size_t i = 0; i < run.images.size(); ++i) {
     const std::string& src = run.images[i];
     const std::string stem = fs::path(src).stem().string();
@@ -171,7 +182,7 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
         CHECK(v[k] >= 0.0);
         CHECK(v[k] <= 1.0);
       }
-      CHECK(v[5] >= 0.1);
+      CHECK(v[5] >= 0.25);  // the default --conf
       ++lines;
     }
     // predictions.json agrees with the label file.
@@ -199,17 +210,25 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
                                        original.rows);
     for (const auto& t : truth) {
       ++labelled;
+      double best = 0;
       for (const auto& p : predicted) {
-        if (p.cls == t.cls && iou(p, t) >= 0.5) {
-          ++found;
-          break;
-        }
+        if (p.cls == t.cls) best = std::max(best, iou(p, t));
+      }
+      if (best >= 0.5) {
+        ++found;
+        found_iou += best;
       }
     }
   }
-  MESSAGE("found " << found << " of " << labelled << " labelled objects (same class, IoU >= 0.5)");
-  CHECK(labelled > 0);
-  CHECK(found * 2 > labelled);
+  MESSAGE("found " << found << " of " << labelled << " labelled objects (same class, IoU >= 0.5), mean IoU "
+                   << (found ? found_iou / found : 0.0));
+  CHECK(labelled == 2);
+  // 256 steps from scratch reliably teach one of the two (the dog); the zebra stays below
+  // the threshold in this budget.
+  CHECK(found >= 1);
+  // Found boxes sit on the labels: a letterbox pad left in (about 80 px here) would pull the
+  // IoU down to ~0.6, a wrong scale far lower.
+  CHECK(found_iou / std::max(found, 1) > 0.8);
 }
 
 TEST_CASE("predict: a corrupt image in the folder is skipped and named; the others are predicted") {
@@ -222,7 +241,7 @@ TEST_CASE("predict: a corrupt image in the folder is skipped and named; the othe
   test::write_file(src + "/notes.txt", "not an image: ignored");
   const std::string out = run.dir + "/pred-corrupt";
   auto r = test::run_cli("predict --weights " + run.run_dir + "/weights/last.pt --source " + src + " --out " + out +
-                         " --imgsz 96 --no-images --device cpu");
+                         " --imgsz 64 --no-images --device cpu");
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("broken.jpg: skipped") != std::string::npos);
@@ -236,7 +255,7 @@ TEST_CASE("predict: a corrupt image in the folder is skipped and named; the othe
   const std::string bad = run.dir + "/only-corrupt";
   test::write_file(bad + "/broken.jpg", "not a jpeg");
   r = test::run_cli("predict --weights " + run.run_dir + "/weights/last.pt --source " + bad + " --out " + run.dir +
-                    "/pred-bad --imgsz 96 --device cpu");
+                    "/pred-bad --imgsz 64 --device cpu");
   INFO(r.output);
   CHECK(r.exit_code == kExitInvalid);
   CHECK(r.output.find("none of its 1 images could be decoded") != std::string::npos);
