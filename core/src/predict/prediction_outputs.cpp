@@ -73,18 +73,27 @@ void PredictionWriter::add(const std::string& image_path, const cv::Mat& image, 
   const double w = std::max(p.width, 1), h = std::max(p.height, 1);
   std::ostringstream txt;
   txt.precision(6);
-  nlohmann::json dets = nlohmann::json::array();
+  nlohmann::ordered_json dets = nlohmann::ordered_json::array();
+  // Hundredths of a pixel and five decimals of confidence: no float noise in the file.
+  auto px = [](float v) { return std::round(static_cast<double>(v) * 100.0) / 100.0; };
   for (const auto& d : p.detections) {
     txt << d.cls << ' ' << (d.x1 + d.x2) / 2 / w << ' ' << (d.y1 + d.y2) / 2 / h << ' ' << (d.x2 - d.x1) / w << ' '
         << (d.y2 - d.y1) / h << ' ' << d.confidence << '\n';
-    dets.push_back({{"class", d.cls},
-                    {"name", class_name(d.cls, names_)},
-                    {"confidence", d.confidence},
-                    {"box_xyxy", {d.x1, d.y1, d.x2, d.y2}}});
+    nlohmann::ordered_json det;
+    det["class"] = d.cls;
+    det["name"] = class_name(d.cls, names_);
+    det["confidence"] = std::round(static_cast<double>(d.confidence) * 1e5) / 1e5;
+    det["box_xyxy"] = {px(d.x1), px(d.y1), px(d.x2), px(d.y2)};
+    dets.push_back(std::move(det));
   }
   const fs::path label_path = fs::path(dir_) / "labels" / file.stem().concat(".txt");
   write_file_atomic(label_path.string(), txt.str());
-  entries_.push_back({{"file", image_path}, {"width", p.width}, {"height", p.height}, {"detections", dets}});
+  nlohmann::ordered_json entry;
+  entry["file"] = image_path;
+  entry["width"] = p.width;
+  entry["height"] = p.height;
+  entry["detections"] = std::move(dets);
+  entries_.push_back(std::move(entry));
   if (!save_images_) return;
 
   cv::Mat drawn = image.clone();

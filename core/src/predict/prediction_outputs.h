@@ -36,7 +36,7 @@ class PredictionWriter {
   std::string dir_;
   std::vector<std::string> names_;
   bool save_images_;
-  nlohmann::json entries_ = nlohmann::json::array();
+  nlohmann::ordered_json entries_ = nlohmann::ordered_json::array();  // keys in the documented order
 };
 
 // "3 persons, 1 dog" (Ultralytics' per-image summary); "no detections" when empty.
