@@ -34,6 +34,9 @@ struct RunRequest {
   std::string resume_checkpoint;  // continue from this checkpoint (epoch, data position)
 };
 int run_pipeline(CliContext& ctx, const RunRequest& request);
+// The run folder convention: runs/<name>/<N> under the working directory, N one more than
+// the largest number already there; creates and returns it (cmd_run.cpp).
+std::string claim_run_dir(const std::string& name);
 
 // Each adds one subcommand; its callback stores the action to run in `selected`.
 void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected);
@@ -44,5 +47,6 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_info_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected);
 
 }  // namespace yoloflow::cli

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "graph/source_sample_loader.h"
+#include "detect/box_drawing.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/pipeline.h"
 #include "yoloflow/augmentation.h"
@@ -27,18 +28,6 @@ namespace yoloflow::cli {
 
 namespace {
 
-// Box colour of a class (BGR): a fixed palette of saturated colours, cycled.
-cv::Scalar class_colour(int cls) {
-  static const cv::Scalar palette[] = {
-      {56, 56, 255},  {151, 157, 255}, {31, 112, 255}, {29, 178, 255}, {49, 210, 207},
-      {10, 249, 72},  {23, 204, 146},  {134, 219, 61}, {52, 147, 26},  {187, 212, 0},
-      {168, 153, 44}, {255, 194, 0},   {147, 69, 52},  {255, 115, 100}, {236, 24, 0},
-      {255, 56, 132}, {133, 0, 82},    {255, 56, 203}, {200, 149, 255}, {199, 55, 255}};
-  const int n = static_cast<int>(sizeof(palette) / sizeof(palette[0]));
-  return palette[((cls % n) + n) % n];
-}
-
-
 
 // Draws one sample into its tile (top-left aligned, scaled by `scale`).
 void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale,
@@ -50,22 +39,14 @@ void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale,
   const cv::Rect dst(tile.x, tile.y, std::min(small.cols, tile.width), std::min(small.rows, tile.height));
   small(cv::Rect(0, 0, dst.width, dst.height)).copyTo(grid(dst));
   for (const auto& b : s.boxes) {
-    const cv::Scalar colour = class_colour(b.cls);
     const cv::Point p1(tile.x + static_cast<int>(std::lround(b.x1 * scale)),
                        tile.y + static_cast<int>(std::lround(b.y1 * scale)));
     const cv::Point p2(tile.x + static_cast<int>(std::lround(b.x2 * scale)),
                        tile.y + static_cast<int>(std::lround(b.y2 * scale)));
-    cv::rectangle(grid, p1, p2, colour, 2);
     const std::string label = (b.cls >= 0 && b.cls < static_cast<int>(names.size()))
                                   ? names[static_cast<std::size_t>(b.cls)]
                                   : std::to_string(b.cls);
-    int base = 0;
-    const cv::Size ts = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, 0.4, 1, &base);
-    const cv::Point org(p1.x, std::max(tile.y + ts.height + 2, p1.y));
-    cv::rectangle(grid, cv::Point(org.x, org.y - ts.height - 2), cv::Point(org.x + ts.width + 2, org.y),
-                  colour, cv::FILLED);
-    cv::putText(grid, label, cv::Point(org.x + 1, org.y - 2), cv::FONT_HERSHEY_SIMPLEX, 0.4,
-                cv::Scalar(255, 255, 255), 1, cv::LINE_AA);
+    core::draw_labelled_box(grid, p1, p2, b.cls, label, 0.4, 2, tile.y);
   }
   cv::rectangle(grid, tile, cv::Scalar(255, 255, 255), 1);  // tile border
 }

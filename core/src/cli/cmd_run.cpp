@@ -97,9 +97,10 @@ void print_summary(core::GraphRunner& runner, std::size_t total_samples, double 
   std::cout.flush();
 }
 
-// The run folder convention: runs/<pipeline name>/<N> under the working directory, N one
-// more than the largest number already there. Claimed with create_directory, which fails
-// when another run took that number first, so concurrent runs get distinct folders.
+}  // namespace
+
+// Claimed with create_directory, which fails when another run took that number first, so
+// concurrent runs get distinct folders.
 std::string claim_run_dir(const std::string& pipeline_name) {
   namespace fs = std::filesystem;
   const fs::path base = fs::path("runs") / (pipeline_name.empty() ? std::string("pipeline") : pipeline_name);
@@ -116,8 +117,6 @@ std::string claim_run_dir(const std::string& pipeline_name) {
     if (fs::create_directory(dir)) return dir.string();
   }
 }
-
-}  // namespace
 
 int run_pipeline(CliContext& ctx, const RunRequest& request) {
   auto& registry = ctx.plugins().registry();

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 
@@ -62,6 +63,20 @@ torch::Device pick_device(const std::string& wanted) {
     throw InvalidInput("device '" + wanted + "' asked for, but LibTorch sees no CUDA device");
   }
   return d;
+}
+
+// The resolved pipeline `yoloflow run` wrote into the run folder before building the graph;
+// null when the sink runs without one (a test driving it directly).
+json read_run_pipeline(const std::string& run_dir) {
+  std::ifstream f(run_dir + "/pipeline.json");
+  if (!f) return json();
+  try {
+    return json::parse(f);
+  } catch (const std::exception& e) {
+    YF_LOG_WARN("train: " << run_dir << "/pipeline.json is not valid JSON (" << e.what()
+                          << "); checkpoints will not hold the pipeline");
+    return json();
+  }
 }
 
 std::string format_seconds(double s) {
@@ -160,6 +175,9 @@ class TrainSink final : public Sink {
     if (!p.is_null("weights") && p.get_string("resume").empty()) {
       load_initial_weights(p.get_string("weights"), dataset_nc, ctx.node + ".params.weights");
     }
+    model_spec_ = model_spec;
+    run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
+    pipeline_ = read_run_pipeline(run_dir_);
     precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
                                                    ctx.node + ".params.precision", ctx);
     std::string why;
@@ -177,7 +195,6 @@ class TrainSink final : public Sink {
     dp_ = dist::DataParallel::attach(model_->module(), device_);  // null in a one-process run
     loss_ = std::make_unique<DetectionLoss>(model_->head(), gains_);
     if (p.get_bool("ema")) ema_ = std::make_unique<ModelEma>(model_->module());
-    run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
     if (dist::is_main_process()) {  // data parallel: rank 0 writes every output
       std::filesystem::create_directories(run_dir_ + "/weights");
       results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
@@ -658,6 +675,9 @@ class TrainSink final : public Sink {
               {"imgsz", ctx_.imgsz}, {"epochs", ctx_.epochs}, {"fitness", fitness},
               {"total_seconds", total_seconds_}, {"epochs_without_improvement", epochs_without_improvement_},
               {"seed", ctx_.seed}, {"batch", batch_size_}};
+    // What `yoloflow predict` rebuilds the network from, without the user restating it.
+    c.meta["model"] = model_spec_;
+    if (!pipeline_.is_null()) c.meta["pipeline"] = pipeline_;
     if (mid_epoch) {
       c.epoch = epoch_;
       c.step_in_epoch = step_;
@@ -763,6 +783,8 @@ class TrainSink final : public Sink {
   std::unique_ptr<LrSchedule> schedule_;
   std::unique_ptr<ResultsCsv> results_;
   std::vector<std::string> names_;
+  json model_spec_;  // {"plugin", "params"} as built, nc resolved
+  json pipeline_;    // the run folder's resolved pipeline.json; null when there is none
   LossGains gains_;
   std::string run_dir_;
   torch::Tensor loss_sum_;

@@ -1,0 +1,109 @@
+// `yoloflow predict --weights RUN/weights/best.pt --source IMAGE|FOLDER`: detects objects
+// with a trained checkpoint, as Ultralytics' `yolo predict` does, and writes annotated
+// images, labels/<stem>.txt (class cx cy w h conf) and predictions.json into runs/predict/<N>.
+// Unreadable images in a folder are skipped and named; the exit code is non-zero only when
+// no image could be read.
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <opencv2/imgcodecs.hpp>
+
+#include "cli/cli.h"
+#include "predict/prediction_outputs.h"
+#include "predict/predictor.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::cli {
+namespace {
+
+struct PredictRequest {
+  std::string weights, source, out;
+  core::PredictOptions options;
+  bool no_images = false;
+};
+
+std::string ms(double v) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << v << " ms";
+  return os.str();
+}
+
+int run_predict(CliContext& ctx, const PredictRequest& r) {
+  const std::vector<std::string> images = core::list_images(r.source);
+  core::Predictor predictor(ctx.plugins().registry(), r.weights, r.options);
+  const std::string out = r.out.empty() ? claim_run_dir("predict") : r.out;
+  core::PredictionWriter writer(out, predictor.names(), !r.no_images);
+  std::cout << "predict: " << predictor.description() << ", conf " << r.options.conf << ", iou " << r.options.iou
+            << ", " << images.size() << " image" << (images.size() == 1 ? "" : "s") << std::endl;
+
+  std::vector<std::string> skipped;
+  double pre = 0, inf = 0, post = 0;
+  std::size_t done = 0, detections = 0;
+  for (std::size_t k = 0; k < images.size(); ++k) {
+    const std::string& path = images[k];
+    std::cout << "image " << k + 1 << "/" << images.size() << " " << path << ": ";
+    cv::Mat image;
+    try {
+      image = cv::imread(path, cv::IMREAD_COLOR);
+    } catch (const cv::Exception&) {
+      image.release();  // a decoder that throws on a broken file: the same as unreadable
+    }
+    if (image.empty()) {
+      std::cout << "skipped: cannot decode the image (corrupt or not an image)" << std::endl;
+      skipped.push_back(path);
+      continue;
+    }
+    const core::ImagePrediction p = predictor.predict(image);
+    writer.add(path, image, p);
+    std::cout << p.width << "x" << p.height << ", " << core::count_summary(p, predictor.names()) << ", "
+              << ms(p.preprocess_ms + p.inference_ms + p.postprocess_ms) << std::endl;
+    pre += p.preprocess_ms;
+    inf += p.inference_ms;
+    post += p.postprocess_ms;
+    detections += p.detections.size();
+    ++done;
+  }
+  writer.finish();
+  if (done > 0) {
+    std::cout << "speed: " << ms(pre / done) << " preprocess, " << ms(inf / done) << " inference, "
+              << ms(post / done) << " postprocess per image (imgsz " << predictor.imgsz() << ")" << std::endl;
+  }
+  std::cout << done << " image" << (done == 1 ? "" : "s") << ", " << detections << " detections; results in " << out
+            << ": " << (r.no_images ? "" : "annotated images, ") << "labels/*.txt, predictions.json" << std::endl;
+  if (!skipped.empty()) {
+    std::cout << "skipped " << skipped.size() << " unreadable image" << (skipped.size() == 1 ? "" : "s") << ":"
+              << std::endl;
+    for (const auto& s : skipped) std::cout << "  " << s << std::endl;
+  }
+  if (done == 0) {
+    std::cerr << "error: --source " << r.source << ": none of its " << images.size()
+              << " images could be decoded" << std::endl;
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
+  auto* cmd = app.add_subcommand(
+      "predict", "Detect objects in images with a trained checkpoint; write annotated images, labels and JSON");
+  auto r = std::make_shared<PredictRequest>();
+  cmd->add_option("--weights", r->weights, "Checkpoint from `yoloflow train` (RUN/weights/best.pt or last.pt)")
+      ->required();
+  cmd->add_option("--source", r->source, "An image, or a folder of images")->required();
+  cmd->add_option("--imgsz", r->options.imgsz, "Network input size (rounded up to a multiple of the stride)")
+      ->check(CLI::Range(32, 8192));
+  cmd->add_option("--conf", r->options.conf, "Minimum confidence kept")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--iou", r->options.iou, "NMS IoU threshold")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-det", r->options.max_det, "Detections kept per image")->check(CLI::Range(1, 100000));
+  cmd->add_option("--device", r->options.device, "cpu, cuda, cuda:N (default: CUDA when available)");
+  cmd->add_option("--out", r->out, "Output folder (default runs/predict/<N>)");
+  cmd->add_flag("--no-images", r->no_images, "Write only labels and predictions.json, no annotated images");
+  cmd->add_option("--classes", r->options.classes, "Keep only these class ids, e.g. 0,2")->delimiter(',');
+  cmd->callback([&ctx, &selected, r] { selected = [&ctx, r]() -> int { return run_predict(ctx, *r); }; });
+}
+
+}  // namespace yoloflow::cli

@@ -1,0 +1,73 @@
+#pragma once
+// Detection with a trained checkpoint, one image at a time, as `yoloflow predict` runs it:
+// the network is rebuilt from what the checkpoint says about itself, images are letterboxed
+// like validation does, and detections come back in the original image's pixels.
+// LibTorch stays behind the pimpl: users of this header compile without it.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/core.hpp>
+
+namespace yoloflow::core {
+
+class Registry;
+
+struct PredictOptions {
+  int imgsz = 640;        // longest side of the network input (rounded up to the model's stride)
+  double conf = 0.25;     // minimum class score kept
+  double iou = 0.7;       // NMS IoU threshold
+  int max_det = 300;      // detections kept per image
+  std::string device;     // "cpu", "cuda", "cuda:N"; empty: CUDA when available
+  std::vector<int> classes;  // keep only these class ids (empty: all)
+};
+
+// One detection in the original image's pixels (clipped to it).
+struct Detection {
+  int cls = 0;
+  float confidence = 0;
+  float x1 = 0, y1 = 0, x2 = 0, y2 = 0;
+};
+
+struct ImagePrediction {
+  int width = 0, height = 0;  // of the original image
+  std::vector<Detection> detections;  // by decreasing confidence
+  double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;
+};
+
+// How to rebuild the network a checkpoint holds.
+struct CheckpointModel {
+  nlohmann::json spec;             // {"plugin": NAME, "params": {...}}
+  std::vector<std::string> names;  // class names; empty when the checkpoint names none
+  std::string origin;              // where `spec` came from, for messages
+};
+
+// Reads the model description of a checkpoint's meta: its "model" entry (written since
+// predict exists), else the train sink's model in its "pipeline" entry, else in the
+// pipeline.json of the run folder above `checkpoint_path` (older checkpoints), else its
+// "architecture" name. Throws InvalidInput naming the file and what is missing.
+CheckpointModel describe_checkpoint_model(const nlohmann::json& meta, const std::string& checkpoint_path);
+
+class Predictor {
+ public:
+  // Loads `weights` (a training checkpoint; its EMA weights when it has them). Throws
+  // yoloflow::Error / InvalidInput naming the file when it is missing or unusable.
+  Predictor(const Registry& registry, const std::string& weights, const PredictOptions& options);
+  ~Predictor();
+  Predictor(const Predictor&) = delete;
+  Predictor& operator=(const Predictor&) = delete;
+
+  // `image`: 8-bit BGR as cv::imread returns it.
+  ImagePrediction predict(const cv::Mat& image);
+  const std::vector<std::string>& names() const;
+  // Model, classes, weights and device in one line, for the command's first message.
+  std::string description() const;
+  int imgsz() const;  // the input size actually used (a multiple of the stride)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace yoloflow::core
