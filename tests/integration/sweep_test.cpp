@@ -96,8 +96,11 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
     // two learning rates, and a run whose override the train sink does not know
     "name": "lr", "base": "base.json",
     "grid": {"stages.train.params.optimizer.params.lr0": [0.01, 0.02]},
-    "runs": [{"name": "broken", "overrides": {"stages.train.params.no_such_param": 1}}]
+    "runs": [{"name": "broken", "overrides": {"stages.train.params.no_such_param": 1}},
+             {"name": "nodata", "overrides": {"stages.source.params.data": "nodata.yaml"}}]
   })");
+  // Valid, but its image list is missing: the child fails when it starts reading.
+  test::write_file(dir + "/nodata.yaml", "path: .\ntrain: missing.txt\nval: missing.txt\nnames:\n  0: person\n");
   const std::string out = dir + "/out";
   const std::string cmd = "sweep " + dir + "/sweep.json --out " + out + " --jobs 2";
   auto r = test::run_cli(cmd);
@@ -105,10 +108,11 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   CHECK(r.exit_code == 1);  // a failed run makes the sweep fail, after the others finished
   CHECK(r.output.find("broken: invalid, not run") != std::string::npos);
   CHECK(r.output.find("no_such_param") != std::string::npos);
-  CHECK(r.output.find("2 done, 1 failed") != std::string::npos);
+  CHECK(r.output.find("nodata: failed") != std::string::npos);
+  CHECK(r.output.find("2 done, 2 failed") != std::string::npos);
 
   const auto csv = read_csv(out + "/summary.csv");
-  REQUIRE(csv.size() == 4);
+  REQUIRE(csv.size() == 5);
   CHECK(csv[0][0] == "run");
   // Finished runs first, by fitness; the failed one last with its reason.
   for (std::size_t i : {1, 2}) {
@@ -127,6 +131,10 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   CHECK(cell(csv, 3, "status") == "failed");
   CHECK(cell(csv, 3, "reason").find("invalid pipeline") != std::string::npos);
   CHECK(cell(csv, 3, "reason").find("no_such_param") != std::string::npos);
+  CHECK(cell(csv, 4, "run") == "nodata");
+  CHECK(cell(csv, 4, "status") == "failed");
+  CHECK(cell(csv, 4, "reason").find("exit code 2: ") == 0);  // the child's exit code and its error line
+  CHECK(cell(csv, 4, "reason").find("missing.txt") != std::string::npos);
   CHECK(cell(csv, 1, "overrides").find("stages.train.params.optimizer.params.lr0=0.0") != std::string::npos);
   const auto md = test::read_file(out + "/summary.md");
   CHECK(md.find("| run | status |") != std::string::npos);
@@ -140,17 +148,18 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   INFO(again.output);
   CHECK(again.output.find("lr0=0.01: done already, skipped") != std::string::npos);
   CHECK(again.output.find("lr0=0.02: done already, skipped") != std::string::npos);
+  CHECK(again.output.find("nodata: failed before") != std::string::npos);  // not retried without --retry-failed
   CHECK(again.output.find("0 to run") != std::string::npos);
   CHECK(test::read_file(out + "/lr0=0.01/log.txt") == log1);  // no training started again
   CHECK(test::read_file(out + "/lr0=0.02/log.txt") == log2);
-  CHECK(read_csv(out + "/summary.csv").size() == 4);
+  CHECK(read_csv(out + "/summary.csv").size() == 5);
 
   // The Slurm script: valid bash, one array task per run, every run's overrides.
   auto emit = test::run_cli(cmd + " --emit slurm --out-script " + dir + "/job.sbatch");
   INFO(emit.output);
   REQUIRE(emit.exit_code == 0);
   const auto script = test::read_file(dir + "/job.sbatch");
-  CHECK(script.find("#SBATCH --array=0-2\n") != std::string::npos);
+  CHECK(script.find("#SBATCH --array=0-3\n") != std::string::npos);
   CHECK(script.find("'stages.train.params.optimizer.params.lr0=0.01'") != std::string::npos);
   CHECK(script.find("'stages.train.params.optimizer.params.lr0=0.02'") != std::string::npos);
   CHECK(script.find("'stages.train.params.no_such_param=1'") != std::string::npos);
@@ -161,7 +170,7 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   auto dry = test::run_cli(cmd + " --dry-run");
   INFO(dry.output);
   CHECK(dry.exit_code == 0);
-  CHECK(dry.output.find("3 runs") != std::string::npos);
+  CHECK(dry.output.find("4 runs") != std::string::npos);
   CHECK(dry.output.find("lr0=0.01  [done]") != std::string::npos);
   CHECK(dry.output.find("stages.train.params.optimizer.params.lr0=0.02") != std::string::npos);
   CHECK(dry.output.find("invalid") != std::string::npos);
@@ -171,7 +180,7 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   fs::remove(out + "/summary.csv");
   auto collect = test::run_cli(cmd + " --summary-only");
   CHECK(collect.exit_code == 0);
-  CHECK(read_csv(out + "/summary.csv").size() == 4);
+  CHECK(read_csv(out + "/summary.csv").size() == 5);
   test::remove_tree(dir);
 }
 

@@ -59,7 +59,7 @@ TEST_CASE("sweep runs without a grid; unnamed runs are named after their overrid
   CHECK(plan.name == "sweep");
   CHECK(plan.base == "/abs/p.json");
   REQUIRE(plan.runs.size() == 2);
-  CHECK(plan.runs[0].name == "batch=8,imgsz=320");
+  CHECK(plan.runs[0].name == "imgsz=320,batch=8");  // keys in alphabetical order
   CHECK(plan.runs[1].name == "b");
   CHECK(plan.runs[1].overrides.empty());
 }

@@ -72,13 +72,4 @@ void write_run_marker(const std::string& dir, const RunMarker& marker) {
   write_file_atomic(dir + "/" + kMarker, m.dump(2) + "\n");
 }
 
-std::string last_error_line(const std::string& log_path) {
-  std::ifstream in(log_path);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (line.rfind("error:", 0) == 0) last = line.substr(line.find_first_not_of(' ', 6) == std::string::npos ? 6 : line.find_first_not_of(' ', 6));
-  }
-  return last;
-}
-
 }  // namespace yoloflow::core

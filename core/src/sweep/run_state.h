@@ -26,7 +26,4 @@ struct RunState {
 RunState read_run_state(const std::string& dir);
 void write_run_marker(const std::string& dir, const RunMarker& marker);  // atomic
 
-// The last line of `log_path` that starts with "error:" (without it), or "".
-std::string last_error_line(const std::string& log_path);
-
 }  // namespace yoloflow::core

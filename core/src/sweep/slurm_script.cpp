@@ -39,7 +39,7 @@ std::string slurm_array_script(const SweepPlan& plan, const SlurmOptions& option
     s += "    mkdir -p \"$DIR\"\n";
     // A requeued task finds the checkpoint of its earlier attempt and continues from it.
     s += "    if [ -f \"$DIR/weights/last.pt\" ] && [ -f \"$DIR/pipeline.json\" ]; then\n";
-    s += "      \"$YOLOFLOW\"" + words(resume_arguments(run, dir, "")) + " >> \"$DIR/log.txt\" 2>&1\n";
+    s += "      \"$YOLOFLOW\"" + words(resume_arguments(dir, "")) + " >> \"$DIR/log.txt\" 2>&1\n";
     s += "    else\n";
     s += "      \"$YOLOFLOW\"" + words(train_arguments(plan, run, dir, "")) + " >> \"$DIR/log.txt\" 2>&1\n";
     s += "    fi\n";

@@ -230,14 +230,15 @@ SweepPlan make_sweep_plan(const json& doc, const std::string& file, const std::s
         run.name = n->get<std::string>();
       } else {
         // Unnamed: named after its own overrides, like a grid point.
+        const json given = entry.value("overrides", json::object());
         std::vector<std::string> okeys;
-        for (auto o = entry["overrides"].begin(); o != entry["overrides"].end(); ++o) {
+        for (auto o = given.begin(); o != given.end(); ++o) {
           if (!is_doc_key(o.key())) okeys.push_back(o.key());
         }
         if (okeys.empty()) r.fail(path, "needs a \"name\" or at least one override");
         const auto labels = short_labels(okeys);
         for (std::size_t k = 0; k < okeys.size(); ++k) {
-          run.name += (k ? "," : "") + labels[k] + "=" + value_label(entry["overrides"][okeys[k]]);
+          run.name += (k ? "," : "") + labels[k] + "=" + value_label(given.at(okeys[k]));
         }
       }
       add_run(std::move(run), path);

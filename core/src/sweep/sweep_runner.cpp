@@ -114,11 +114,10 @@ std::vector<std::string> train_arguments(const SweepPlan& plan, const SweepRun& 
   return a;
 }
 
-std::vector<std::string> resume_arguments(const SweepRun& run, const std::string& dir, const std::string& device) {
-  // The overrides again: the saved pipeline already has them, and a sweep file that raised
-  // a value since (epochs) takes effect.
+std::vector<std::string> resume_arguments(const std::string& dir, const std::string& device) {
+  // No overrides: the saved pipeline.json has them applied and its paths resolved (a relative
+  // path given again would resolve against the run folder).
   std::vector<std::string> a{"train", "--resume", dir};
-  a.insert(a.end(), run.overrides.begin(), run.overrides.end());
   if (!device.empty()) a.insert(a.end(), {"--device", device});
   return a;
 }
@@ -173,9 +172,10 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options, const
   int forwarded = 0;
   ForwardedSignals signals;
 
-  while (next < queue.size() || !running.empty()) {
+  for (;;) {
     const int received = g_signals.load();
     const bool stopping = received > 0;
+    if ((stopping || next >= queue.size()) && running.empty()) break;
     if (received > forwarded) {
       const int sig = g_last_signal.load();
       if (forwarded == 0) {
@@ -196,7 +196,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options, const
       fs::create_directories(dir);
       std::vector<std::string> argv{options.exe};
       argv.insert(argv.end(), options.global_args.begin(), options.global_args.end());
-      const auto args = job.action == Action::Resume ? resume_arguments(run, dir, slot_devices[slot])
+      const auto args = job.action == Action::Resume ? resume_arguments(dir, slot_devices[slot])
                                                      : train_arguments(plan, run, dir, slot_devices[slot]);
       argv.insert(argv.end(), args.begin(), args.end());
       const std::string log = dir + "/log.txt";

@@ -33,7 +33,7 @@ struct SweepOutcome {
 // The `train` arguments of a fresh run and of a resumed one (no binary, no global args).
 std::vector<std::string> train_arguments(const SweepPlan& plan, const SweepRun& run, const std::string& dir,
                                          const std::string& device);
-std::vector<std::string> resume_arguments(const SweepRun& run, const std::string& dir, const std::string& device);
+std::vector<std::string> resume_arguments(const std::string& dir, const std::string& device);
 
 SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options, const RunValidator& validate,
                        std::ostream& out);
