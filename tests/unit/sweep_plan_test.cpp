@@ -48,8 +48,9 @@ TEST_CASE("sweep grid: cartesian product, last key fastest, short stable names, 
   CHECK(plan.runs[3].name == "scale=s,precision.plugin=amp_bf16");
   CHECK(plan.runs[4].name == "lowlr");
   CHECK(plan.runs[0].folder == "scale=n,precision.plugin=fp32");
-  CHECK(plan.runs[3].overrides == std::vector<std::string>{"epochs=3", "stages.train.params.model.params.scale=s",
-                                                           "stages.train.params.precision.plugin=amp_bf16"});
+  // Plugin switches go first, so the new plugin's parameters validate.
+  CHECK(plan.runs[3].overrides == std::vector<std::string>{"stages.train.params.precision.plugin=amp_bf16", "epochs=3",
+                                                           "stages.train.params.model.params.scale=s"});
   CHECK(plan.runs[4].overrides == std::vector<std::string>{"epochs=3", "stages.train.params.optimizer.params.lr0=0.001"});
 }
 

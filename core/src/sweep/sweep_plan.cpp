@@ -1,5 +1,6 @@
 #include "sweep/sweep_plan.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -187,6 +188,12 @@ SweepPlan make_sweep_plan(const json& doc, const std::string& file, const std::s
   }
   std::set<std::string> names, folders;
   auto add_run = [&](SweepRun run, const std::string& path) {
+    // Plugin switches first: parameters of the new plugin only validate once it is chosen
+    // (keys come sorted, and "x.params.lr0" sorts before "x.plugin").
+    std::stable_partition(run.overrides.begin(), run.overrides.end(), [](const std::string& o) {
+      const std::string key = o.substr(0, o.find('='));
+      return key == "plugin" || (key.size() > 7 && key.compare(key.size() - 7, 7, ".plugin") == 0);
+    });
     run.folder = folder_name(run.name);
     if (!names.insert(run.name).second) r.fail(path, "a second run named '" + run.name + "'");
     if (!folders.insert(run.folder).second) r.fail(path, "a second run with folder '" + run.folder + "'");
