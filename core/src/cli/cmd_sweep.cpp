@@ -77,6 +77,7 @@ int run_sweep_command(CliContext& ctx, const SweepArgs& a) {
     so.sweep_file = fs::absolute(a.file).lexically_normal().string();
     const std::string script = a.out_script.empty() ? out_dir + "/" + plan.name + ".sbatch" : a.out_script;
     if (const auto parent = fs::path(script).parent_path(); !parent.empty()) fs::create_directories(parent);
+    fs::create_directories(so.out_dir);  // Slurm does not create the folder of --output
     core::write_file_atomic(script, core::slurm_array_script(plan, so));
     std::cout << "wrote " << script << ": a Slurm job array of " << plan.runs.size()
               << " runs; submit it with: sbatch " << script << std::endl;
