@@ -176,6 +176,10 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   CHECK(dry.output.find("invalid") != std::string::npos);
   CHECK(dry.output.find("nothing was started") != std::string::npos);
 
+  auto bad_devices = test::run_cli(cmd + " --devices gpu0 --dry-run");
+  CHECK(bad_devices.exit_code == 2);
+  CHECK(bad_devices.output.find("--devices: 'gpu0' is not a CUDA device") != std::string::npos);
+
   // --summary-only rebuilds the summary from the folders alone.
   fs::remove(out + "/summary.csv");
   auto collect = test::run_cli(cmd + " --summary-only");
