@@ -22,7 +22,8 @@ namespace {
 std::vector<fs::path> shipped_pipelines() {
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines")) {
-    if (e.path().extension() == ".json") out.push_back(e.path());
+    // Sweep files (a base pipeline and a grid) live here too; tests/integration/sweep_test.cpp checks them.
+    if (e.path().extension() == ".json" && e.path().filename().string().rfind("sweep-", 0) != 0) out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -48,5 +48,6 @@ void add_info_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_sweep_command(CLI::App& app, CliContext& ctx, Action& selected);
 
 }  // namespace yoloflow::cli
