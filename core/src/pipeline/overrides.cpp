@@ -10,20 +10,6 @@ namespace {
 
 const std::vector<std::string> kStageKeys = {"plugin", "kind", "params", "input", "inputs"};
 
-std::vector<std::string> split_path(const std::string& key) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : key) {
-    if (c == '.') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 // The component whose spec object is `owner` ({"plugin": ..., "kind"?: ...}).
 const RegisteredComponent* owner_component(const json& owner, bool is_stage, bool is_monitor,
@@ -157,6 +143,21 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides,
       failed = true;
     }
   }
+}
+
+std::vector<std::string> split_path(const std::string& dotted) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : dotted) {
+    if (c == '.') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
 }
 
 }  // namespace yoloflow::core

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pipeline/json_text.h"
+#include "pipeline/overrides.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -19,20 +20,6 @@ using nlohmann::json;
 
 bool is_doc_key(const std::string& key) { return key.rfind("_doc", 0) == 0; }
 
-std::vector<std::string> split_dots(const std::string& path) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : path) {
-    if (c == '.') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 // The value as it reads in a run name: strings without quotes, the rest as compact JSON.
 std::string value_label(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -88,7 +75,7 @@ std::vector<std::string> short_labels(const std::vector<std::string>& keys) {
   std::vector<std::vector<std::string>> parts;
   for (const auto& k : keys) {
     std::vector<std::string> p;
-    for (const auto& c : split_dots(k)) {
+    for (const auto& c : split_path(k)) {
       if (c != "params" && c != "stages") p.push_back(c);
     }
     if (p.empty()) p.push_back(k);
