@@ -4,11 +4,8 @@
 // a rank that dies makes the other exit with an error naming the failure, not hang.
 #include <doctest/doctest.h>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/free_port.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
@@ -34,19 +32,6 @@ using namespace yoloflow;
 namespace fs = std::filesystem;
 
 namespace {
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  const int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 // A child `yoloflow` process with extra environment variables, its output in `log`.
 pid_t spawn_cli(const std::vector<std::string>& args, const std::map<std::string, std::string>& vars,
@@ -98,6 +83,27 @@ std::map<std::string, std::string> rank_env(int rank, int world, int port) {
           {"LOCAL_RANK", std::to_string(rank)}, {"MASTER_ADDR", "127.0.0.1"},
           {"MASTER_PORT", std::to_string(port)}, {"YOLOFLOW_DIST_TIMEOUT", "120"},
           {"YOLOFLOW_DIST_HEARTBEAT_TIMEOUT", "20"}, {"OMP_NUM_THREADS", "1"}};
+}
+
+// Two ranks of `yoloflow COMMAND two.json` (run or train): rank 0 writes DIR/two, rank 1 is
+// given DIR/two-rank1 (which it must leave unwritten); logs in DIR/rank0.log, DIR/rank1.log.
+struct TwoRanks {
+  int code0 = -1, code1 = -1;
+  std::string log0, log1;
+};
+
+TwoRanks run_two_ranks(const std::string& dir, const std::string& command) {
+  const int port = test::free_port();
+  const pid_t r0 = spawn_cli({command, dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port),
+                             dir + "/rank0.log");
+  const pid_t r1 = spawn_cli({command, dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
+                             dir + "/rank1.log");
+  TwoRanks out;
+  out.code0 = wait_exit(r0, 600);
+  out.code1 = wait_exit(r1, 60);
+  out.log0 = test::read_file(dir + "/rank0.log");
+  out.log1 = test::read_file(dir + "/rank1.log");
+  return out;
 }
 
 // The first `count` labelled coco128 train images, as train and val split of a data.yaml.
@@ -202,12 +208,10 @@ TEST_CASE("ddp: 2 Gloo ranks reach the weights of 1 process with the doubled bat
   REQUIRE_MESSAGE(one.exit_code == 0, one.output);
   CHECK(one.output.find("batch 1 x accumulate 2 (nominal 2)") != std::string::npos);
 
-  const int port = free_port();
-  const pid_t r0 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port), dir + "/rank0.log");
-  const pid_t r1 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
-                             dir + "/rank1.log");
-  const int c0 = wait_exit(r0, 600), c1 = wait_exit(r1, 60);
-  const std::string log0 = test::read_file(dir + "/rank0.log"), log1 = test::read_file(dir + "/rank1.log");
+  const TwoRanks ranks = run_two_ranks(dir, "run");
+  const int c0 = ranks.code0, c1 = ranks.code1;
+  const std::string& log0 = ranks.log0;
+  const std::string& log1 = ranks.log1;
   INFO("rank 0:\n" << log0);
   INFO("rank 1:\n" << log1);
   REQUIRE(c0 == 0);
@@ -246,7 +250,7 @@ TEST_CASE("ddp: a rank that dies makes the other exit with an error instead of w
   test::write_file(dir + "/two.json", pipeline(dir, 200, 4, 0.01));
   for (int victim : {1, 0}) {
     CAPTURE(victim);
-    const int port = free_port();
+    const int port = test::free_port();
     const std::string tag = std::to_string(victim);
     const pid_t r0 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/run" + tag}, rank_env(0, 2, port),
                                dir + "/rank0-" + tag + ".log");
@@ -285,12 +289,10 @@ TEST_CASE("ddp: an early stop decided by rank 0 (patience) stops both ranks clea
   const std::string from = R"("val_every": 0)";
   json.replace(json.find(from), from.size(), R"("val_every": 1, "val_conf": 0.999, "patience": 1)");
   test::write_file(dir + "/two.json", json);
-  const int port = free_port();
-  const pid_t r0 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port), dir + "/rank0.log");
-  const pid_t r1 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
-                             dir + "/rank1.log");
-  const int c0 = wait_exit(r0, 600), c1 = wait_exit(r1, 60);
-  const std::string log0 = test::read_file(dir + "/rank0.log"), log1 = test::read_file(dir + "/rank1.log");
+  const TwoRanks ranks = run_two_ranks(dir, "run");
+  const int c0 = ranks.code0, c1 = ranks.code1;
+  const std::string& log0 = ranks.log0;
+  const std::string& log1 = ranks.log1;
   INFO("rank 0:\n" << log0);
   INFO("rank 1:\n" << log1);
   CHECK(c0 == 0);
@@ -319,14 +321,12 @@ TEST_CASE("ddp: a mid-epoch checkpoint of 2 ranks resumes in 1 process with the 
   auto one = test::run_cli("train " + dir + "/one.json --run-dir " + dir + "/one", "OMP_NUM_THREADS=1 ");
   REQUIRE_MESSAGE(one.exit_code == 0, one.output);
 
-  const int port = free_port();
-  const pid_t r0 = spawn_cli({"train", dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port), dir + "/rank0.log");
-  const pid_t r1 = spawn_cli({"train", dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
-                             dir + "/rank1.log");
-  const int c0 = wait_exit(r0, 600), c1 = wait_exit(r1, 60);
-  const std::string log0 = test::read_file(dir + "/rank0.log");
+  const TwoRanks ranks = run_two_ranks(dir, "train");
+  const int c0 = ranks.code0, c1 = ranks.code1;
+  const std::string& log0 = ranks.log0;
+  const std::string& log1 = ranks.log1;
   INFO("rank 0:\n" << log0);
-  INFO("rank 1:\n" << test::read_file(dir + "/rank1.log"));
+  INFO("rank 1:\n" << log1);
   REQUIRE(c0 == 0);
   REQUIRE(c1 == 0);
   CHECK(log0.find("continue with: yoloflow train --resume") != std::string::npos);

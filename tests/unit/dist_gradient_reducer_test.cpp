@@ -4,9 +4,6 @@
 // collective whose peer has gone must fail with an error within the timeout.
 #include <doctest/doctest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,26 +15,13 @@
 
 #include "dist/gradient_reducer.h"
 #include "dist/process_group.h"
+#include "support/free_port.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;
 using namespace yoloflow::core::dist;
 
 namespace {
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  const int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 DistEnv env_for(int rank, int world, int port) {
   DistEnv e;
@@ -88,7 +72,7 @@ void on_ranks(int world, const std::function<void(int)>& body) {
 }  // namespace
 
 TEST_CASE("gradient reducer: two Gloo ranks get the exact sum of all accumulated gradients") {
-  const int world = 2, port = free_port();
+  const int world = 2, port = test::free_port();
   torch::manual_seed(1);
   std::vector<std::shared_ptr<Net>> nets{std::make_shared<Net>(), std::make_shared<Net>()};  // different inits
   // Two micro-batches per rank, then one more (a window the backward does not sync).
@@ -153,7 +137,7 @@ TEST_CASE("gradient reducer: two Gloo ranks get the exact sum of all accumulated
 }
 
 TEST_CASE("process group: an all-reduce whose peer has gone fails with an error, not a hang") {
-  const int world = 2, port = free_port();
+  const int world = 2, port = test::free_port();
   GroupOptions o;
   o.timeout = std::chrono::seconds(10);
   o.heartbeat_timeout = std::chrono::hours(1);  // this test is about the collective itself
