@@ -17,7 +17,11 @@
 namespace yoloflow::test {
 
 CliResult run_cli(const std::string& args, const std::string& env) {
-  const std::string cmd = env + cli() + " " + args + " 2>&1";
+  return run_shell(env + cli() + " " + args);
+}
+
+CliResult run_shell(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) throw std::runtime_error("popen failed: " + cmd);

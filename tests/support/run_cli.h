@@ -11,6 +11,8 @@ struct CliResult {
 
 // `args` is appended to the CLI path as is (shell syntax); `env` is prefixed (e.g. "A=b ").
 CliResult run_cli(const std::string& args, const std::string& env = "");
+// Any shell command (e.g. test::python() with a script), output with stderr.
+CliResult run_shell(const std::string& command);
 // Creates a fresh temporary folder for one test and returns its path.
 std::string temp_dir(const std::string& tag);
 // Writes `text` to `path`, creating folders.

@@ -17,15 +17,8 @@ using namespace yoloflow;
 
 namespace {
 
-std::pair<int, std::string> python(const std::string& args) {
-  std::string out;
-  FILE* p = popen((test::python() + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int rc = pclose(p);
-  return {WEXITSTATUS(rc), out};
-}
+// Python with PyTorch (test::python()) on `args`.
+test::CliResult python(const std::string& args) { return test::run_shell(test::python() + " " + args); }
 
 }  // namespace
 

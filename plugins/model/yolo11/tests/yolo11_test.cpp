@@ -55,17 +55,6 @@ torch::Tensor load_tensor(const std::string& path) {
 
 std::string fixture(const std::string& name) { return test::fixtures_dir() + "/yolo11n-parity/" + name; }
 
-// Runs a shell command, returning its exit code and output.
-std::pair<int, std::string> shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int rc = pclose(p);
-  return {WEXITSTATUS(rc), out};
-}
-
 }  // namespace
 
 TEST_CASE("yolo11 parameter counts match Ultralytics at nc=80 for every scale") {
@@ -251,7 +240,7 @@ TEST_CASE("yolo11 weights round trip through a file, and Python's torch.load rea
   const auto x = torch::rand({1, 3, 64, 64});
   const auto ya = a->forward_train(x), yb = b->forward_train(x);
   for (int i = 0; i < 3; ++i) CHECK(torch::equal(ya[i], yb[i]));
-  const auto [rc, out] = shell(test::python() + " -c \"import torch; sd=torch.load('" + path +
+  const auto [rc, out] = test::run_shell(test::python() + " -c \"import torch; sd=torch.load('" + path +
                                "', weights_only=True); print(len(sd), tuple(sd['model.23.cv3.0.2.weight'].shape), "
                                "sd['model.0.bn.num_batches_tracked'].dtype)\"");
   INFO(out);
@@ -358,7 +347,7 @@ TEST_CASE("weights export CLI writes a dict Python's torch.load reads, from a ch
   auto r = test::run_cli("weights export " + dir + "/ckpt.pt --model yolo11n --out " + dir + "/out.pt");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
-  const auto [rc, out] = shell(test::python() + " -c \"import torch; sd=torch.load('" + dir +
+  const auto [rc, out] = test::run_shell(test::python() + " -c \"import torch; sd=torch.load('" + dir +
                                "/out.pt', weights_only=True); print(type(sd).__name__, len(sd), list(sd)[0], float(sd['model.23.dfl.conv.weight'].sum()))\"");
   INFO(out);
   CHECK(rc == 0);
@@ -401,7 +390,7 @@ print('byteorder', z_ours.read('archive/byteorder').decode())
 for k, t in plain.items():
     print('entry', k, str(t.dtype).replace('torch.', ''), 'x'.join(map(str, t.shape)) or '-', repr(float(t.double().sum())))
 )");
-  const auto [rc, out] = shell(test::python() + " " + dir + "/check.py " + out_path + " " + fixture("yolo11n.pt") +
+  const auto [rc, out] = test::run_shell(test::python() + " " + dir + "/check.py " + out_path + " " + fixture("yolo11n.pt") +
                                " " + dir + "/archive.pt");
   INFO(out);
   REQUIRE(rc == 0);
@@ -468,7 +457,7 @@ TEST_CASE("weights files keep float16, bfloat16, int64 and other dtypes, views a
     CHECK(back[i].second.sizes() == w[i].second.sizes());
     CHECK(torch::equal(back[i].second, w[i].second));
   }
-  const auto [rc, out] = shell(test::python() + " -c \"import torch\nb = torch.arange(12.).reshape(3, 4)\n"
+  const auto [rc, out] = test::run_shell(test::python() + " -c \"import torch\nb = torch.arange(12.).reshape(3, 4)\n"
                                "sd = torch.load('" + path + "', weights_only=True)\n"
                                "exp = dict(half=(b / 8).half(), bf16=(b - 5.5).bfloat16(), count=torch.tensor(7 << 40), "
                                "long=torch.tensor([-3, 1 << 33, 5]), double=b.double() / 3, flag=b > 4, int8=(b - 6).to(torch.int8), "
