@@ -8,7 +8,7 @@
 # Once per checkout, here: scripts/device-prepare.sh (fills .device/, git-ignored).
 # Then through the device tool (a 2-GPU kind), from the repo root, carrying .device:
 #   bash scripts/device-ddp.sh                 build, then all four runs
-#   MODELS="n" EPOCHS=2 bash scripts/device-ddp.sh
+#   MODELS="n" EPOCHS=6 WORKERS=8 CUDNN_BENCHMARK=true bash scripts/device-ddp.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/yoloflow-out}"
@@ -19,6 +19,9 @@ BUILD=/tmp/yoloflow-build
 MODELS="${MODELS:-n m}"
 EPOCHS="${EPOCHS:-3}"
 BATCH="${BATCH:-32}"   # per GPU
+# cuDNN's per-shape benchmark makes the first epoch minutes long; short runs measure better without.
+CUDNN_BENCHMARK="${CUDNN_BENCHMARK:-false}"
+SKIP="${SKIP:-2}"      # warm-up epochs left out of the rate
 GPUS_MAX="$(nvidia-smi --list-gpus | wc -l)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 [ "$GPUS_MAX" -ge 2 ] || echo "warning: $GPUS_MAX GPU(s) visible; the 2-GPU runs will fail"
@@ -71,19 +74,22 @@ pipeline() {  # scale workers
       "model": {"plugin": "yolo11", "params": {"scale": "$1"}},
       "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}},
       "precision": {"plugin": "amp_bf16"},
-      "nominal_batch": 64, "warmup_epochs": 1, "val_every": 0, "log_every": 10
+      "nominal_batch": 64, "warmup_epochs": 1, "val_every": 0, "log_every": 10,
+      "cudnn_benchmark": $CUDNN_BENCHMARK
     }}
   }
 }
 JSON
 }
 
-# Mean images/s of epochs 2.. in a results.csv (rank 0's own rate: images per GPU).
+# Mean images/s of the epochs after the first $SKIP in a results.csv (rank 0's own rate:
+# images per GPU).
 rate() {
-  python3 - "$1" <<'PY'
+  python3 - "$1" "$SKIP" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-rows = rows[1:] if len(rows) > 1 else rows
+skip = int(sys.argv[2])
+rows = rows[skip:] if len(rows) > skip else rows[-1:]
 vals = [float({k.strip(): v for k, v in r.items()}["images_per_second"]) for r in rows]
 print(f"{sum(vals) / len(vals):.1f}")
 PY
@@ -104,13 +110,13 @@ for entry in $RUNS; do
   m="${entry%%:*}"; gpus="${entry#*:}"
   run="/tmp/yf-ddp-runs/$TAG-yolo11$m-${gpus}gpu"
   rm -rf "$run" && mkdir -p "$run"
-  pipeline "$m" $(( $(nproc) / gpus )) >"$run/pipeline.json"
+  pipeline "$m" "${WORKERS:-$(( $(nproc) / gpus ))}" >"$run/pipeline.json"
   t0=$(date +%s)
   "${TORCHRUN[@]}" --standalone --nnodes 1 --nproc_per_node "$gpus" --no-python \
     "$BUILD/bin/yoloflow" run "$run/pipeline.json" --run-dir "$run/out" >"$run/log.txt" 2>&1
   rc=$?
   wall=$(( $(date +%s) - t0 ))
-  { echo "=== $TAG yolo11$m ${gpus} GPU(s): exit $rc, wall $wall s"; grep -E "step .*img/s|done in|error|Error|fail" "$run/log.txt" | tail -24; } >>"$logs"
+  { echo "=== $TAG yolo11$m ${gpus} GPU(s): exit $rc, wall $wall s"; grep -E "CPU threads|step .*img/s|done in|error|Error|fail" "$run/log.txt" | tail -24; } >>"$logs"
   if [ $rc -ne 0 ] || [ ! -f "$run/out/results.csv" ]; then
     echo "$TAG yolo11$m on $gpus GPU(s) failed (exit $rc); last lines of the log:"; tail -30 "$run/log.txt"
     status=1

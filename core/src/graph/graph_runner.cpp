@@ -3,6 +3,7 @@
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
+#include <opencv2/core/utility.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -270,6 +271,10 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   auto fail = [&](const std::string& message) { error.set(Error(message)); };
   auto release = [&](long long n) { in_flight.fetch_sub(static_cast<std::size_t>(n)); };
 
+  // The graph's workers are the data path's parallelism. OpenCV's own pool inside every
+  // worker's warpAffine/resize/LUT would nest a second pool over the same cores and starve the
+  // thread that launches GPU work (as Ultralytics' workers do with cv2.setNumThreads(0)).
+  cv::setNumThreads(0);
   tbb::task_arena arena(workers_);
   arena.execute([&] {
     flow::graph g;
