@@ -12,6 +12,7 @@ mkdir -p "$OUT"
 . .device/env.sh
 BIN=/tmp/yoloflow-build/bin/yoloflow
 EPOCHS="${1:-3}"
+WORKERS="${WORKERS:-16}"   # graph workers; leave cores to the thread that launches GPU work
 DATA=/tmp/coco128x20
 COCO="$PWD/.device/shared/datasets/coco128"
 mkdir -p "$DATA"
@@ -26,7 +27,7 @@ run() {
   local dir="$OUT/train-$name"
   rm -rf "$dir"
   local start=$(date +%s)
-  "$BIN" train pipelines/train-coco128.json --run-dir "$dir" epochs="$EPOCHS" workers=16 \
+  "$BIN" train pipelines/train-coco128.json --run-dir "$dir" epochs="$EPOCHS" workers="$WORKERS" \
     stages.source.params.data="$DATA/data.yaml" stages.source.params.cache=ram stages.source.params.cache_fill=eager \
     stages.train.params.data="$DATA/data.yaml" stages.train.params.log_every=20 "$@" > "$dir.log" 2>&1
   local rc=$?
@@ -49,7 +50,7 @@ PY
 
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 # The data path alone: the same pipeline ending in the throughput sink.
-python3 - "$DATA/data.yaml" <<'PY' > /tmp/data-only.json
+python3 - "$DATA/data.yaml" "$WORKERS" <<'PY' > /tmp/data-only.json
 import json, sys
 p = json.load(open("pipelines/train-coco128.json"))
 for k in ("_doc",):
@@ -59,11 +60,11 @@ p["stages"]["source"]["params"]["cache"] = "ram"
 p["stages"]["source"]["params"]["cache_fill"] = "eager"
 p["stages"]["batch"]["params"]["batch"] = 32
 p["stages"]["train"] = {"plugin": "throughput", "input": "batch"}
-p["workers"] = 16
+p["workers"] = int(sys.argv[2])
 print(json.dumps(p))
 PY
 sed -i "s#\.\./\.\./shared#$PWD/.device/shared#g" /tmp/data-only.json
-echo "data path alone (16 workers, batch 32, 640, RAM cache):"
+echo "data path alone ($WORKERS workers, batch 32, 640, RAM cache):"
 "$BIN" run /tmp/data-only.json epochs=2 2>&1 | grep -E "^epoch|done" | tail -3
 # Configurations: "name overrides..." per argument after EPOCHS, or the default three.
 shift || true
