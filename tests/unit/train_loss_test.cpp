@@ -287,6 +287,27 @@ TEST_CASE("pad_targets lays rows out per image, padding with class -1") {
   CHECK_THROWS_WITH_AS(pad_targets(rows, 1), doctest::Contains("batch index 1"), yoloflow::Error);
 }
 
+TEST_CASE("pad_targets rounds rows up to a multiple, and the loss ignores the extra padding") {
+  auto rows = torch::tensor({0.f, 1.f, 0.3f, 0.4f, 0.3f, 0.2f,  //
+                             0.f, 0.f, 0.7f, 0.6f, 0.2f, 0.3f,  //
+                             1.f, 2.f, 0.5f, 0.5f, 0.4f, 0.4f}).view({3, 6});
+  CHECK(pad_targets(rows, 2, 0, nullptr, 32).size(1) == 32);
+  CHECK(pad_targets(rows, 2, 0, nullptr, 1).size(1) == 2);
+  CHECK(pad_targets(torch::zeros({0, 6}), 2, 0, nullptr, 32).size(1) == 0);  // nothing to pad
+  int64_t dropped = -1;
+  CHECK(pad_targets(rows, 2, 4, &dropped, 32).size(1) == 4);  // a fixed count wins over rounding
+  CHECK(dropped == 0);
+
+  DetectionHead head{3, 16, {8, 16, 32}};
+  DetectionLoss loss(head);
+  torch::manual_seed(3);
+  auto levels = random_levels(2, 64, 3);
+  auto exact = loss(levels, pad_targets(rows, 2)).items;
+  auto rounded = loss(levels, pad_targets(rows, 2, 0, nullptr, 32)).items;
+  CHECK(exact[0].item<float>() > 0);
+  for (int i = 0; i < 3; ++i) CHECK(rounded[i].item<float>() == doctest::Approx(exact[i].item<float>()).epsilon(1e-5));
+}
+
 TEST_CASE("loss on YOLO11-sized outputs (640 px, 80 classes, 8400 anchors) is finite and trains") {
   DetectionHead head{80, 16, {8, 16, 32}};
   DetectionLoss loss(head);

@@ -47,10 +47,12 @@ class DetectionLoss {
 };
 
 // Converts Batch targets rows [batch_idx, cls, cx, cy, w, h] (N, 6) into the padded
-// (B, M, 5) layout above; M = max(max_boxes, boxes in the fullest image) unless
-// `fixed_rows` > 0, in which case M = fixed_rows and extra boxes are dropped (counted in
-// `dropped` if given).
+// (B, M, 5) layout above. M = `fixed_rows` when > 0 (static shapes, as a captured CUDA graph
+// needs; boxes beyond it are dropped and counted in `dropped` if given), otherwise the
+// fullest image's box count rounded up to a multiple of `round_up`: padding rows are ignored
+// by the loss, and few distinct shapes let the CUDA caching allocator and kernels settle.
 torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
-                          std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr);
+                          std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr,
+                          std::int64_t round_up = 1);
 
 }  // namespace yoloflow::core

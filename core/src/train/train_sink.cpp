@@ -124,6 +124,13 @@ class TrainSink final : public Sink {
         "Stop after this many batches in this process, saving a resumable last.pt (chunked jobs on time-limited machines; 0 = no limit).");
     s.add_string("resume", "").doc(
         "Checkpoint to continue from (set by `yoloflow train --resume RUN_DIR`): weights, EMA, optimizer, scaler, schedule, data position.");
+    s.add_int("target_rows", 0).min(0).doc(
+        "Rows per image the training targets are padded to: N > 0 = exactly N (static shapes; boxes "
+        "beyond N in one image are dropped and counted in a warning); 0 = the batch's fullest image "
+        "rounded up to `target_rows_multiple` (no box dropped).");
+    s.add_int("target_rows_multiple", 32).min(1).doc(
+        "With target_rows 0: round the padded row count up to a multiple of this, so the loss sees "
+        "few distinct shapes and the CUDA allocator and kernels settle (1 = the fullest image exactly).");
     s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
@@ -252,7 +259,16 @@ class TrainSink final : public Sink {
     // NHWC memory seen as NCHW: a channels-last tensor, no copy until the device transfer.
     torch::Tensor images = pixels.to(device_).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
     auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat).clone();
-    torch::Tensor targets = pad_targets(rows, batch.size).to(device_);
+    std::int64_t dropped = 0;
+    torch::Tensor targets = pad_targets(rows, batch.size, p_.get_int("target_rows"), &dropped,
+                                        p_.get_int("target_rows_multiple"))
+                                .to(device_);
+    if (dropped > 0 && dropped_warned_epoch_ != epoch_) {  // once per epoch, not per step
+      dropped_warned_epoch_ = epoch_;
+      YF_LOG_WARN("train: " << dropped << " box(es) in epoch " << epoch_ + 1 << ", step " << step_ + 1
+                            << " beyond target_rows = " << p_.get_int("target_rows")
+                            << " per image were dropped; raise target_rows or set it to 0");
+    }
 
     LossResult loss;
     {
@@ -791,6 +807,7 @@ class TrainSink final : public Sink {
   MetricsResult last_metrics_;
   Clock::time_point epoch_start_;
   int epoch_ = 0;
+  int dropped_warned_epoch_ = -1;  // epoch whose target-row overflow was already reported
   std::int64_t step_ = 0, images_ = 0, micro_ = 0, global_step_ = 0;
   std::int64_t accumulate_ = 1, target_accumulate_ = 1, batches_per_epoch_ = 1, log_every_ = 10;
   std::int64_t batch_size_ = 0, steps_this_process_ = 0, batches_since_save_ = 0, last_report_step_ = 0;
