@@ -4,9 +4,7 @@
 // a rank that dies makes the other exit with an error naming the failure, not hang.
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,63 +18,17 @@
 #include <thread>
 #include <vector>
 
+#include "support/child_process.h"
 #include "support/free_port.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
 
-extern char** environ;
-
 using namespace yoloflow;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A child `yoloflow` process with extra environment variables, its output in `log`.
-pid_t spawn_cli(const std::vector<std::string>& args, const std::map<std::string, std::string>& vars,
-                const std::string& log) {
-  // Everything exec needs is built before fork (the test process has threads).
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv = *e;
-    const std::string key = kv.substr(0, kv.find('='));
-    if (vars.count(key) == 0) env_text.push_back(kv);
-  }
-  for (const auto& [k, v] : vars) env_text.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_text) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_text{test::cli()};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_text) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execve(argv[0], argv.data(), envp.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-// The exit code (128+signal when killed), or -1 after `seconds` (then the child is killed).
-int wait_exit(pid_t pid, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return -1;
-}
 
 std::map<std::string, std::string> rank_env(int rank, int world, int port) {
   return {{"RANK", std::to_string(rank)},       {"WORLD_SIZE", std::to_string(world)},
@@ -94,13 +46,13 @@ struct TwoRanks {
 
 TwoRanks run_two_ranks(const std::string& dir, const std::string& command) {
   const int port = test::free_port();
-  const pid_t r0 = spawn_cli({command, dir + "/two.json", "--run-dir", dir + "/two"}, rank_env(0, 2, port),
-                             dir + "/rank0.log");
-  const pid_t r1 = spawn_cli({command, dir + "/two.json", "--run-dir", dir + "/two-rank1"}, rank_env(1, 2, port),
-                             dir + "/rank1.log");
+  test::ChildProcess r0({command, dir + "/two.json", "--run-dir", dir + "/two"},
+                       {rank_env(0, 2, port), dir + "/rank0.log"});
+  test::ChildProcess r1({command, dir + "/two.json", "--run-dir", dir + "/two-rank1"},
+                       {rank_env(1, 2, port), dir + "/rank1.log"});
   TwoRanks out;
-  out.code0 = wait_exit(r0, 600);
-  out.code1 = wait_exit(r1, 60);
+  out.code0 = r0.wait(600'000);
+  out.code1 = r1.wait(60'000);
   out.log0 = test::read_file(dir + "/rank0.log");
   out.log1 = test::read_file(dir + "/rank1.log");
   return out;
@@ -252,22 +204,23 @@ TEST_CASE("ddp: a rank that dies makes the other exit with an error instead of w
     CAPTURE(victim);
     const int port = test::free_port();
     const std::string tag = std::to_string(victim);
-    const pid_t r0 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/run" + tag}, rank_env(0, 2, port),
-                               dir + "/rank0-" + tag + ".log");
-    const pid_t r1 = spawn_cli({"run", dir + "/two.json", "--run-dir", dir + "/run" + tag}, rank_env(1, 2, port),
-                               dir + "/rank1-" + tag + ".log");
+    test::ChildProcess r0({"run", dir + "/two.json", "--run-dir", dir + "/run" + tag},
+                         {rank_env(0, 2, port), dir + "/rank0-" + tag + ".log"});
+    test::ChildProcess r1({"run", dir + "/two.json", "--run-dir", dir + "/run" + tag},
+                         {rank_env(1, 2, port), dir + "/rank1-" + tag + ".log"});
     // Wait until training runs (rank 0 prints a step line), then kill one rank outright.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
     while (test::read_file(dir + "/rank0-" + tag + ".log").find("epoch 2/200") == std::string::npos &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    const pid_t dead = victim == 0 ? r0 : r1, alive = victim == 0 ? r1 : r0;
-    kill(dead, SIGKILL);
+    test::ChildProcess& dead = victim == 0 ? r0 : r1;
+    test::ChildProcess& alive = victim == 0 ? r1 : r0;
+    dead.signal(SIGKILL);
     const auto start = std::chrono::steady_clock::now();
-    const int code = wait_exit(alive, 90);
+    const int code = alive.wait(90'000);  // -1: still running at the deadline (killed on scope exit)
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    wait_exit(dead, 10);
+    dead.wait(10'000);
     const std::string log = test::read_file(dir + "/rank" + std::to_string(1 - victim) + "-" + tag + ".log");
     INFO(log);
     MESSAGE("rank " << victim << " killed: rank " << 1 - victim << " exited " << code << " after " << seconds << " s");

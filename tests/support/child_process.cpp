@@ -1,5 +1,6 @@
 #include "support/child_process.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -7,30 +8,53 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "support/paths.h"
+#include "support/run_cli.h"
+
+extern char** environ;
 
 namespace yoloflow::test {
 
-ChildProcess::ChildProcess(const std::vector<std::string>& args) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+ChildProcess::ChildProcess(const std::vector<std::string>& args, const ChildOptions& options)
+    : log_path_(options.log_path) {
+  // Everything exec needs is built before fork: the test process has threads.
   const std::string exe = cli();
   std::vector<std::string> argv_s{exe};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (options.env.count(kv.substr(0, kv.find('='))) == 0) env_s.push_back(kv);
+  }
+  for (const auto& [k, v] : options.env) env_s.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int fds[2] = {-1, -1};
+  int out = -1;
+  if (log_path_.empty()) {
+    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    out = fds[1];
+  } else {
+    out = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) throw std::runtime_error("cannot open " + log_path_);
+  }
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    close(fds[0]);
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(exe.c_str(), argv.data());
+    dup2(out, 1);
+    dup2(out, 2);
+    if (fds[0] >= 0) close(fds[0]);
+    execve(exe.c_str(), argv.data(), envp.data());
     _exit(127);
   }
-  close(fds[1]);
+  close(out);
   fd_ = fds[0];
 }
 
@@ -44,6 +68,11 @@ ChildProcess::~ChildProcess() {
 }
 
 void ChildProcess::read_some(int poll_ms) {
+  if (!log_path_.empty()) {  // file mode: the whole (small) log, re-read
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+    output_ = read_file(log_path_);
+    return;
+  }
   pollfd p{fd_, POLLIN, 0};
   if (poll(&p, 1, poll_ms) > 0) {
     char buf[4096];
