@@ -18,6 +18,7 @@
 #include "pipeline/pipeline.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
+#include "util/stop_signal_scope.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -33,26 +34,6 @@ extern "C" void on_stop_signal(int sig) {
   g_stop_signal.store(sig);
   g_stop_requested.store(true);
 }
-
-// Installs the handlers for the lifetime of a run, and restores the previous ones.
-class StopSignals {
- public:
-  StopSignals() {
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
 
 std::string fixed(double v, int digits) {
   std::ostringstream os;
@@ -167,7 +148,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     sink.params["resume"] = request.resume_checkpoint;
   }
   g_stop_requested.store(false);
-  StopSignals signals;
+  core::StopSignalScope signals(on_stop_signal, /*once=*/true);
   options.run_dir = run_dir;
   options.device = request.device;
   options.stop_flag = &g_stop_requested;

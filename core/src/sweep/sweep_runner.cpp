@@ -15,6 +15,7 @@
 #include "sweep/child_process.h"
 #include "sweep/run_state.h"
 #include "sweep/sweep_summary.h"
+#include "util/stop_signal_scope.h"
 
 namespace yoloflow::core {
 namespace {
@@ -28,27 +29,6 @@ extern "C" void on_sweep_signal(int sig) {
   g_last_signal.store(sig);
   g_signals.fetch_add(1);
 }
-
-// Handlers for the sweep's lifetime. Not reset on delivery: every further signal is
-// forwarded again (a training stops hard on its second one).
-class ForwardedSignals {
- public:
-  ForwardedSignals() {
-    g_signals.store(0);
-    struct sigaction sa {};
-    sa.sa_handler = on_sweep_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~ForwardedSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
 
 enum class Action { Skip, Fresh, Resume };
 
@@ -170,7 +150,10 @@ SweepOutcome run_sweep(const SweepPlan& plan, const SweepOptions& options, const
   std::vector<Running> running;
   std::size_t next = 0;
   int forwarded = 0;
-  ForwardedSignals signals;
+  // Not reset on delivery: every further signal is forwarded again (a training stops hard on
+  // its second one).
+  g_signals.store(0);
+  StopSignalScope signals(on_sweep_signal, /*once=*/false);
 
   for (;;) {
     const int received = g_signals.load();
