@@ -20,6 +20,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <opencv2/core/utility.hpp>
 #include <tbb/task_arena.h>
 
 #include "plugin/plugin_manager.h"
@@ -105,6 +106,8 @@ Result run(core::PluginManager& pm, const Options& o, int threads, const std::st
   auto collate = make<Batcher>(pm, Kind::Batcher, "collate", {{"batch", o.batch}}, o.imgsz);
   StageTimes times;
   TimedLoader loader(*source, times);
+  // As in the graph runner: the arena's threads are the parallelism, OpenCV's pool is off.
+  cv::setNumThreads(0);
   tbb::task_arena arena(threads);
   Result r;
   r.name = std::to_string(threads) + " thread" + (threads > 1 ? "s" : "") + ", cache " + cache;
