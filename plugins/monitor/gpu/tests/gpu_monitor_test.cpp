@@ -1,7 +1,8 @@
 // gpu monitor: the recorder with a sampler of the test's own (readings filed under the right
 // epoch, the CSV equal to what was sampled, means and peaks, a resumed run appending), the
-// summary line, which GPU a run's device is, and the plugin through the CLI on a machine
-// without NVML (one warning, the run completes, no gpu.csv; `required` makes it an error).
+// summary line, which GPU a run's device is, and the plugin through the CLI: on a machine
+// without NVML (one warning, the run completes, no gpu.csv; `required` makes it an error) and
+// with a stand-in NVML library (tests/fake_nvml) whose devices read constant counters.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "monitor/gpu/device_choice.h"
 #include "monitor/gpu/gpu_recorder.h"
 #include "support/coco_subset.h"
+#include "support/paths.h"
 #include "support/run_cli.h"
 
 using namespace yoloflow;
@@ -214,6 +216,70 @@ TEST_CASE("gpu device choice: cuda index of the run, CUDA_VISIBLE_DEVICES indice
   CHECK(d.error.find("makes 0 devices visible") != std::string::npos);
   d = choose_device(0, "nvidia0");
   CHECK(d.error.find("entry 'nvidia0'") != std::string::npos);
+}
+
+// The inspect pipeline over 4 coco128 images, 2 epochs, with the gpu monitor's `params`.
+static std::string write_inspect_pipeline(const std::string& dir, const std::string& params) {
+  test::write_coco128_subset(dir, 4);
+  test::write_file(dir + "/inspect.json", R"({
+  "name": "inspect", "epochs": 2, "imgsz": 64,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
+    "sink": {"plugin": "throughput", "input": "batch"}
+  },
+  "monitors": [{"plugin": "gpu", "params": )" + params + R"(}]
+})");
+  return dir + "/inspect.json";
+}
+
+TEST_CASE("gpu monitor with an NVML library: the visible device sampled, summaries per epoch, gpu.csv") {
+  const std::string dir = test::temp_dir("gpu-fake-nvml");
+  const std::string library = test::test_plugin_dir("fake_nvml") + "/libfake_nvml.so";
+  REQUIRE(fs::exists(library));
+  const std::string pipeline =
+      write_inspect_pipeline(dir, R"({"library": ")" + library + R"(", "interval_ms": 10})");
+  // cuda:0 is the second GPU when CUDA_VISIBLE_DEVICES=1.
+  const auto res = test::run_cli("run " + pipeline + " --run-dir " + dir + "/run", "CUDA_VISIBLE_DEVICES=1 ");
+  INFO(res.output);
+  REQUIRE(res.exit_code == 0);
+  CHECK(res.output.find("gpu: sampling cuda:0 GPU 1 (Fake GPU 1) every 10 ms; readings in " + dir + "/run/gpu.csv") !=
+        std::string::npos);
+  const std::string summary =
+      "  cuda:0 GPU 1 (Fake GPU 1): busy 50% (mean, max 50%), mem 6.0/80.0 GiB (peak), 301 W (mean), SM 1501 MHz "
+      "(mean), ";
+  const auto first = res.output.find(summary);
+  REQUIRE(first != std::string::npos);
+  CHECK(res.output.find(summary, first + 1) != std::string::npos);  // one per epoch
+  CHECK(res.output.find("epoch 2/2") != std::string::npos);
+  const auto rows = read_csv(dir + "/run/gpu.csv");
+  REQUIRE(rows.size() >= 2);
+  std::map<int, int> per_epoch;
+  for (const auto& r : rows) {
+    ++per_epoch[static_cast<int>(r.num("epoch"))];
+    CHECK(r.num("gpu_util") == 50);
+    CHECK(r.num("mem_util") == 20);
+    CHECK(r.num("mem_used_GiB") == 6.0);
+    CHECK(r.num("mem_total_GiB") == 80.0);
+    CHECK(r.num("power_W") == 301.0);
+    CHECK(r.num("sm_clock_MHz") == 1501);
+  }
+  CHECK(per_epoch.count(1) == 1);
+  CHECK(per_epoch.count(2) == 1);
+  CHECK(per_epoch.size() == 2);
+
+  // A UUID entry selects the device by UUID; an index NVML lacks is one warning, no failure.
+  const auto by_uuid = test::run_cli("run " + pipeline, "CUDA_VISIBLE_DEVICES=GPU-fake-0,1 ");
+  CHECK(by_uuid.exit_code == 0);
+  CHECK(by_uuid.output.find("gpu: sampling cuda:0 GPU-fake-0 (Fake GPU 0) every 10 ms") != std::string::npos);
+  CHECK(by_uuid.output.find("  cuda:0 GPU-fake-0 (Fake GPU 0): busy 40% (mean, max 40%), mem 5.0/80.0 GiB") !=
+        std::string::npos);
+  const auto absent = test::run_cli("run " + pipeline, "CUDA_VISIBLE_DEVICES=7 ");
+  CHECK(absent.exit_code == 0);
+  CHECK(absent.output.find("gpu: cannot open NVML device 7 (for cuda:0): Invalid Argument (2); GPU monitoring is off") !=
+        std::string::npos);
+  test::remove_tree(dir);
 }
 
 TEST_CASE("gpu monitor without NVML: one warning, the run completes, no gpu.csv; required makes it an error") {
