@@ -1,0 +1,320 @@
+// gpu monitor: the recorder with a sampler of the test's own (readings filed under the right
+// epoch, the CSV equal to what was sampled, means and peaks, a resumed run appending), the
+// summary line, which GPU a run's device is, and the plugin through the CLI: on a machine
+// without NVML (one warning, the run completes, no gpu.csv; `required` makes it an error) and
+// with a stand-in NVML library (tests/fake_nvml) whose devices read constant counters.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "monitor/gpu/device_choice.h"
+#include "monitor/gpu/gpu_recorder.h"
+#include "support/coco_subset.h"
+#include "support/paths.h"
+#include "support/run_cli.h"
+
+using namespace yoloflow;
+using namespace yoloflow::gpu_monitor;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reading n: utilisation n % 101, memory n/10 GiB of 80, power unknown, clock 1000 + n.
+class CountingSampler final : public GpuSampler {
+ public:
+  explicit CountingSampler(std::atomic<int>& count) : count_(count) {}
+  GpuReading read() override {
+    const int n = count_++;
+    GpuReading r;
+    r.util_percent = n % 101;
+    r.mem_util_percent = 50;
+    r.mem_used_gib = n / 10.0;
+    r.mem_total_gib = 80;
+    r.sm_clock_mhz = 1000 + n;
+    return r;
+  }
+
+ private:
+  std::atomic<int>& count_;
+};
+
+struct CsvRow {
+  std::map<std::string, std::string> cells;
+  double num(const std::string& c) const { return std::stod(cells.at(c)); }
+};
+
+std::vector<CsvRow> read_csv(const std::string& path, std::string* header = nullptr) {
+  std::istringstream in(test::read_file(path));
+  std::string line;
+  std::getline(in, line);
+  if (header) *header = line;
+  std::vector<std::string> columns;
+  std::istringstream h(line);
+  for (std::string c; std::getline(h, c, ',');) columns.push_back(c);
+  std::vector<CsvRow> rows;
+  while (std::getline(in, line)) {
+    CsvRow row;
+    std::size_t i = 0, start = 0;
+    for (; i < columns.size(); ++i) {
+      const auto comma = line.find(',', start);
+      row.cells[columns[i]] = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    REQUIRE_MESSAGE(i + 1 == columns.size(), "row with " << i + 1 << " cells: " << line);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+const char* fake_env(const char* name) {
+  const std::string n = name;
+  if (n == "WORLD_SIZE") return "4";
+  if (n == "LOCAL_RANK") return "3";
+  return nullptr;
+}
+const char* empty_env(const char*) { return nullptr; }
+
+}  // namespace
+
+TEST_CASE("gpu recorder: readings filed per epoch, CSV equal to the samples, means and peaks") {
+  const std::string dir = test::temp_dir("gpu-recorder");
+  const std::string csv = dir + "/gpu.csv";
+  std::atomic<int> count{0};
+  EpochStats first, second;
+  {
+    GpuRecorder rec(std::make_unique<CountingSampler>(count), std::chrono::milliseconds(2), csv);
+    while (count < 10) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    rec.file_under(0);  // a step report from epoch 0
+    while (count < 15) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    first = rec.end_epoch(0);
+    while (count < 25) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    second = rec.end_epoch(1);
+    rec.stop();
+  }
+  const int taken = count.load();
+  std::string header;
+  const auto rows = read_csv(csv, &header);
+  CHECK(header == GpuRecorder::kCsvHeader);
+  // Every reading taken is in the CSV once, in order: utilisation n counts up from 0.
+  REQUIRE(static_cast<int>(rows.size()) == taken);
+  long in_first = 0, in_second = 0;
+  double util_first = 0, util_second = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(i);
+    CHECK(rows[i].num("gpu_util") == static_cast<double>(i % 101));
+    CHECK(rows[i].num("sm_clock_MHz") == 1000.0 + static_cast<double>(i));
+    CHECK(rows[i].num("mem_total_GiB") == 80.0);
+    CHECK(rows[i].cells.at("power_W").empty());  // the sampler could not read it
+    if (i > 0) CHECK(rows[i].num("time") >= rows[i - 1].num("time"));
+    const double epoch = rows[i].num("epoch");
+    if (epoch == 1) {
+      ++in_first;
+      util_first += rows[i].num("gpu_util");
+    } else {
+      REQUIRE(epoch == 2);  // readings after the last epoch end go under the last epoch
+      ++in_second;
+      util_second += rows[i].num("gpu_util");
+    }
+  }
+  CHECK(in_first >= 14);  // reading 15 may be in flight at the epoch end
+  CHECK(in_first == first.samples());
+  CHECK(in_second >= 1);
+  // The epoch's statistics are those of the rows filed under it (the run-end tail aside).
+  CHECK(first.util().mean() == doctest::Approx(util_first / static_cast<double>(in_first)));
+  CHECK(first.mem_used().max() == doctest::Approx((in_first - 1) / 10.0));
+  CHECK(first.power().empty());
+  CHECK(second.samples() <= in_second);
+  CHECK(second.util().mean() >= first.util().max());  // later readings count higher
+  test::remove_tree(dir);
+}
+
+TEST_CASE("gpu recorder: an epoch shorter than the interval still gets a reading; a resumed run appends") {
+  const std::string dir = test::temp_dir("gpu-recorder-short");
+  const std::string csv = dir + "/gpu.csv";
+  std::atomic<int> count{0};
+  {
+    GpuRecorder rec(std::make_unique<CountingSampler>(count), std::chrono::milliseconds(60000), csv);
+    while (count < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // until it is filed as pending
+    CHECK(rec.end_epoch(0).samples() == 1);  // the reading taken at start
+    const auto second = rec.end_epoch(1);    // none pending: one taken now
+    CHECK(second.samples() == 1);
+    CHECK(second.util().mean() == 1.0);
+  }
+  {
+    GpuRecorder rec(std::make_unique<CountingSampler>(count), std::chrono::milliseconds(60000), csv);
+    while (count < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    rec.end_epoch(2);
+  }
+  std::string header;
+  const auto rows = read_csv(csv, &header);
+  CHECK(header == GpuRecorder::kCsvHeader);
+  REQUIRE(rows.size() == 3);  // one header, rows of both runs
+  CHECK(rows[0].num("epoch") == 1);
+  CHECK(rows[1].num("epoch") == 2);
+  CHECK(rows[2].num("epoch") == 3);
+  CHECK(rows[2].num("gpu_util") == 2);
+  test::remove_tree(dir);
+}
+
+TEST_CASE("gpu summary: mean utilisation, peak memory, mean power and clock; unknown counters left out") {
+  EpochStats s;
+  GpuReading a;
+  a.util_percent = 90;
+  a.mem_used_gib = 5.1;
+  a.mem_total_gib = 140.0;
+  a.power_w = 300;
+  a.sm_clock_mhz = 1980;
+  GpuReading b = a;
+  b.util_percent = 98;
+  b.mem_used_gib = 4.0;
+  b.power_w = 320;
+  s.add(a);
+  s.add(b);
+  CHECK(s.summary("cuda:0 GPU 0 (H200)") ==
+        "cuda:0 GPU 0 (H200): busy 94% (mean, max 98%), mem 5.1/140.0 GiB (peak), 310 W (mean), SM 1980 MHz "
+        "(mean), 2 samples");
+  EpochStats mig;  // MIG: no utilisation, power or clock
+  GpuReading m;
+  m.mem_used_gib = 2.25;
+  m.mem_total_gib = 20;
+  mig.add(m);
+  CHECK(mig.summary("g") == "g: mem 2.2/20.0 GiB (peak), 1 sample");
+  CHECK(EpochStats().summary("g") == "g: no samples this epoch");
+}
+
+TEST_CASE("gpu device choice: cuda index of the run, CUDA_VISIBLE_DEVICES indices and UUIDs") {
+  CHECK(cuda_index_of_run("cpu", &empty_env) == -1);
+  CHECK(cuda_index_of_run("cuda:2", &empty_env) == 2);
+  CHECK(cuda_index_of_run("cuda", &empty_env) == 0);
+  CHECK(cuda_index_of_run("auto", &empty_env) == 0);
+  CHECK(cuda_index_of_run("cuda", &fake_env) == 3);  // data parallel: cuda:<LOCAL_RANK>
+
+  auto d = choose_device(1, nullptr);
+  CHECK(d.error.empty());
+  CHECK(d.nvml_index == 1);
+  d = choose_device(1, "3, 5");
+  CHECK(d.nvml_index == 5);
+  CHECK_FALSE(d.by_uuid);
+  d = choose_device(0, "GPU-8f3a1c2e-0000-1111-2222-333344445555,1");
+  CHECK(d.by_uuid);
+  CHECK(d.uuid == "GPU-8f3a1c2e-0000-1111-2222-333344445555");
+  d = choose_device(2, "0,1");
+  CHECK(d.error == "the run uses cuda:2 but CUDA_VISIBLE_DEVICES='0,1' makes 2 devices visible");
+  d = choose_device(0, "");
+  CHECK(d.error.find("makes 0 devices visible") != std::string::npos);
+  d = choose_device(0, "nvidia0");
+  CHECK(d.error.find("entry 'nvidia0'") != std::string::npos);
+}
+
+// The inspect pipeline over 4 coco128 images, 2 epochs, with the gpu monitor's `params`.
+static std::string write_inspect_pipeline(const std::string& dir, const std::string& params) {
+  test::write_coco128_subset(dir, 4);
+  test::write_file(dir + "/inspect.json", R"({
+  "name": "inspect", "epochs": 2, "imgsz": 64,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
+    "sink": {"plugin": "throughput", "input": "batch"}
+  },
+  "monitors": [{"plugin": "gpu", "params": )" + params + R"(}]
+})");
+  return dir + "/inspect.json";
+}
+
+TEST_CASE("gpu monitor with an NVML library: the visible device sampled, summaries per epoch, gpu.csv") {
+  const std::string dir = test::temp_dir("gpu-fake-nvml");
+  const std::string library = test::test_plugin_dir("fake_nvml") + "/libfake_nvml.so";
+  REQUIRE(fs::exists(library));
+  const std::string pipeline =
+      write_inspect_pipeline(dir, R"({"library": ")" + library + R"(", "interval_ms": 10})");
+  // cuda:0 is the second GPU when CUDA_VISIBLE_DEVICES=1.
+  const auto res = test::run_cli("run " + pipeline + " --run-dir " + dir + "/run", "CUDA_VISIBLE_DEVICES=1 ");
+  INFO(res.output);
+  REQUIRE(res.exit_code == 0);
+  CHECK(res.output.find("gpu: sampling cuda:0 GPU 1 (Fake GPU 1) every 10 ms; readings in " + dir + "/run/gpu.csv") !=
+        std::string::npos);
+  const std::string summary =
+      "  cuda:0 GPU 1 (Fake GPU 1): busy 50% (mean, max 50%), mem 6.0/80.0 GiB (peak), 301 W (mean), SM 1501 MHz "
+      "(mean), ";
+  const auto first = res.output.find(summary);
+  REQUIRE(first != std::string::npos);
+  CHECK(res.output.find(summary, first + 1) != std::string::npos);  // one per epoch
+  CHECK(res.output.find("epoch 2/2") != std::string::npos);
+  const auto rows = read_csv(dir + "/run/gpu.csv");
+  REQUIRE(rows.size() >= 2);
+  std::map<int, int> per_epoch;
+  for (const auto& r : rows) {
+    ++per_epoch[static_cast<int>(r.num("epoch"))];
+    CHECK(r.num("gpu_util") == 50);
+    CHECK(r.num("mem_util") == 20);
+    CHECK(r.num("mem_used_GiB") == 6.0);
+    CHECK(r.num("mem_total_GiB") == 80.0);
+    CHECK(r.num("power_W") == 301.0);
+    CHECK(r.num("sm_clock_MHz") == 1501);
+  }
+  CHECK(per_epoch.count(1) == 1);
+  CHECK(per_epoch.count(2) == 1);
+  CHECK(per_epoch.size() == 2);
+
+  // A UUID entry selects the device by UUID; an index NVML lacks is one warning, no failure.
+  const auto by_uuid = test::run_cli("run " + pipeline, "CUDA_VISIBLE_DEVICES=GPU-fake-0,1 ");
+  CHECK(by_uuid.exit_code == 0);
+  CHECK(by_uuid.output.find("gpu: sampling cuda:0 GPU-fake-0 (Fake GPU 0) every 10 ms") != std::string::npos);
+  CHECK(by_uuid.output.find("  cuda:0 GPU-fake-0 (Fake GPU 0): busy 40% (mean, max 40%), mem 5.0/80.0 GiB") !=
+        std::string::npos);
+  const auto absent = test::run_cli("run " + pipeline, "CUDA_VISIBLE_DEVICES=7 ");
+  CHECK(absent.exit_code == 0);
+  CHECK(absent.output.find("gpu: cannot open NVML device 7 (for cuda:0): Invalid Argument (2); GPU monitoring is off") !=
+        std::string::npos);
+  test::remove_tree(dir);
+}
+
+TEST_CASE("gpu monitor without NVML: one warning, the run completes, no gpu.csv; required makes it an error") {
+  const std::string dir = test::temp_dir("gpu-no-nvml");
+  test::write_coco128_subset(dir, 4);
+  // A library name no machine has, so this path is taken on GPU machines too.
+  test::write_file(dir + "/inspect.json", R"({
+  "name": "inspect", "epochs": 2, "imgsz": 64,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
+    "sink": {"plugin": "throughput", "input": "batch"}
+  },
+  "monitors": [{"plugin": "gpu", "params": {"library": "libnvidia-ml-absent.so.1"}}]
+})");
+  const auto res = test::run_cli("run " + dir + "/inspect.json --run-dir " + dir + "/run", "CUDA_VISIBLE_DEVICES=0 ");
+  INFO(res.output);
+  CHECK(res.exit_code == 0);
+  const std::string warning = "gpu: cannot load libnvidia-ml-absent.so.1 (no NVIDIA driver on this machine?)";
+  const auto first = res.output.find(warning);
+  CHECK(first != std::string::npos);
+  CHECK(res.output.find(warning, first + 1) == std::string::npos);  // once, not per epoch
+  CHECK(res.output.find("GPU monitoring is off for this run") != std::string::npos);
+  CHECK(res.output.find("epoch 2/2") != std::string::npos);
+  CHECK(fs::exists(dir + "/run/pipeline.json"));
+  CHECK_FALSE(fs::exists(dir + "/run/gpu.csv"));
+
+  const auto cpu = test::run_cli("run " + dir + "/inspect.json device=cpu");
+  CHECK(cpu.exit_code == 0);
+  CHECK(cpu.output.find("gpu: the run trains on the CPU (device 'cpu'); GPU monitoring is off") != std::string::npos);
+
+  const auto strict = test::run_cli("run " + dir + "/inspect.json monitors.0.params.required=true", "CUDA_VISIBLE_DEVICES=0 ");
+  CHECK(strict.exit_code == 1);
+  CHECK(strict.output.find(warning) != std::string::npos);
+  CHECK(strict.output.find("(the gpu monitor's `required` is true)") != std::string::npos);
+  test::remove_tree(dir);
+}
