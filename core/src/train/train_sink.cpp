@@ -1,5 +1,7 @@
 #include "train/train_sink.h"
 
+#include <torch/cuda.h>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -26,6 +28,7 @@
 #include "train/lr_schedule.h"
 #include "train/model_ema.h"
 #include "train/results_csv.h"
+#include "train/step_profile.h"
 #include "train/results_plot.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
@@ -131,6 +134,10 @@ class TrainSink final : public Sink {
     s.add_int("target_rows_multiple", 32).min(1).doc(
         "With target_rows 0: round the padded row count up to a multiple of this, so the loss sees "
         "few distinct shapes and the CUDA allocator and kernels settle (1 = the fullest image exactly).");
+    s.add_int("profile_every", 0).min(0).doc(
+        "Time every Nth step phase by phase (data wait, host-to-device, forward + loss, backward, "
+        "optimizer + EMA), waiting for the device at each phase boundary: rows in steps.csv, means in "
+        "the epoch summary and results.csv (`profile/...`). 0 = off; sampled steps lose their overlap.");
     s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
@@ -205,6 +212,10 @@ class TrainSink final : public Sink {
     if (dist::is_main_process()) {  // data parallel: rank 0 writes every output
       std::filesystem::create_directories(run_dir_ + "/weights");
       results_ = std::make_unique<ResultsCsv>(run_dir_ + "/results.csv");
+      profile_ = std::make_unique<StepProfile>(run_dir_ + "/steps.csv", p.get_int("profile_every"),
+                                               [device = device_] {
+                                                 if (device.is_cuda()) torch::cuda::synchronize(device.index());
+                                               });
     }
     if (!p.get_string("resume").empty()) restore(p.get_string("resume"));
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
@@ -245,7 +256,8 @@ class TrainSink final : public Sink {
     // Batches already assembled when this sink asked to stop are left for the resumed run.
     if (budget_spent_) return;
     const auto t0 = Clock::now();
-    data_wait_ += std::chrono::duration<double>(t0 - last_batch_end_).count();
+    const double waited = std::chrono::duration<double>(t0 - last_batch_end_).count();
+    data_wait_ += waited;
     if (!optimizer_) {
       setup_optimizer(batch.size);
     } else if (first_batch_of_epoch_ && batch.size != batch_size_) {
@@ -254,6 +266,7 @@ class TrainSink final : public Sink {
     first_batch_of_epoch_ = false;
     const std::int64_t ni = step_ + batches_per_epoch_ * epoch_;  // iteration over the run
     apply_schedule(ni);
+    if (profile_) profile_->begin(epoch_, step_, global_step_, waited);
 
     auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
     // NHWC memory seen as NCHW: a channels-last tensor, no copy until the device transfer.
@@ -263,6 +276,7 @@ class TrainSink final : public Sink {
     torch::Tensor targets = pad_targets(rows, batch.size, p_.get_int("target_rows"), &dropped,
                                         p_.get_int("target_rows_multiple"))
                                 .to(device_);
+    if (profile_) profile_->end_phase(StepProfile::kHostToDevice);
     if (dropped > 0 && dropped_warned_epoch_ != epoch_) {  // once per epoch, not per step
       dropped_warned_epoch_ = epoch_;
       YF_LOG_WARN("train: " << dropped << " box(es) in epoch " << epoch_ + 1 << ", step " << step_ + 1
@@ -276,11 +290,17 @@ class TrainSink final : public Sink {
       auto levels = model_->forward_train(images);
       loss = (*loss_)(levels, targets);
     }
+    if (profile_) profile_->end_phase(StepProfile::kForward);
     if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_);  // the window's last backward reduces
     precision_->scale_loss(loss.total).backward();
+    if (profile_) profile_->end_phase(StepProfile::kBackward);
     loss_sum_ += loss.items;
     ++micro_;
     if (micro_ >= accumulate_) optimizer_step();
+    if (profile_) {
+      profile_->end_phase(StepProfile::kOptimizer);
+      profile_->end_step();
+    }
 
     ++step_;
     ++steps_this_process_;
@@ -345,6 +365,11 @@ class TrainSink final : public Sink {
     row["accumulate"] = static_cast<double>(target_accumulate_);
     for (const auto& kv : scheduled_values()) row[kv.first] = kv.second;
     if (const double gib = peak_memory_gib(); gib >= 0) row["gpu_mem_GiB"] = gib;
+    if (profile_) {
+      const auto means = profile_->take_epoch_means();
+      for (const auto& kv : means) row[kv.first] = kv.second;
+      if (!means.empty()) YF_LOG_INFO("epoch " << epoch + 1 << " " << StepProfile::summary(means));
+    }
 
     const bool last = epoch + 1 == ctx_.epochs;
     const int every = static_cast<int>(p_.get_int("val_every"));
@@ -798,6 +823,7 @@ class TrainSink final : public Sink {
   std::unique_ptr<Augmentation> val_letterbox_;
   std::unique_ptr<LrSchedule> schedule_;
   std::unique_ptr<ResultsCsv> results_;
+  std::unique_ptr<StepProfile> profile_;  // rank 0 only, like results_
   std::vector<std::string> names_;
   json model_spec_;  // {"plugin", "params"} as built, nc resolved
   json pipeline_;    // the run folder's resolved pipeline.json; null when there is none
