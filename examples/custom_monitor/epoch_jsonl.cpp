@@ -32,7 +32,8 @@ class EpochJsonl final : public yoloflow::Monitor {
   static yoloflow::Schema schema() {
     yoloflow::Schema s;
     s.add_string("file", "epochs.jsonl").fixed().doc(
-        "File the epochs are appended to, one JSON object a line; relative to the run folder.");
+        "File the epochs are appended to, one JSON object a line; relative to the run folder (the working "
+        "directory when the run has none).");
     s.add_string("stop_file", "STOP").fixed().doc(
         "When this file exists at an epoch end, the run stops there (resumable); relative to the run "
         "folder; empty = never.");
