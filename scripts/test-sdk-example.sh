@@ -22,9 +22,11 @@ echo "install: $(( $(date +%s) - t0 )) s"
 for ex in "${examples[@]}"; do
   [ -d "$src/examples/$ex" ] || { echo "no example $ex in $src/examples"; exit 1; }
   t0=$(date +%s)
-  cmake -S "$src/examples/$ex" -B "$work/$ex/build" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-  cmake --build "$work/$ex/build" >/dev/null
+  # Quiet unless it fails (Ninja prints compiler errors on stdout).
+  { cmake -S "$src/examples/$ex" -B "$work/$ex/build" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" &&
+    cmake --build "$work/$ex/build"; } > "$work/$ex.build.log" 2>&1 || {
+    cat "$work/$ex.build.log"; echo "$ex: the example does not build against the installed SDK"; exit 1; }
   t1=$(date +%s)
   # Every plugin the example built must load: no refusal in `yoloflow plugins`.
   listing="$("$cli" --plugin-path "$work/$ex/build" plugins 2>&1)"
