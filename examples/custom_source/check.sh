@@ -3,7 +3,8 @@
 # (sparse COCO category ids listed in reverse, boxes in pixels) plus bad annotations; the
 # same images read by coco_json and by the built-in yolo_dataset must give the same samples:
 # byte-equal `yoloflow preview` grids (pixels, boxes, class names drawn) and the same label
-# statistics; every bad annotation is reported with the file and its index.
+# statistics; every bad annotation is reported with the file and its index, a missing image
+# with its path.
 # Usage: check.sh YOLOFLOW_CLI PLUGIN_DIR COCO128_DIR WORK_DIR
 set -euo pipefail
 cli="$1"; plugins="$2"; coco="$3"; work="$4"
@@ -58,6 +59,8 @@ for k, file in enumerate(sorted(os.listdir(os.path.join(data, "images")))):
         doc["annotations"].append({"id": len(doc["annotations"]) + 1, "image_id": image_id,
                                    "category_id": coco_ids[int(c)], "iscrowd": 0,
                                    "bbox": [(cx - bw / 2) * w, (cy - bh / 2) * h, bw * w, bh * h]})
+# An image the JSON lists but the folder lacks: skipped and reported.
+doc["images"].append({"id": 5000, "file_name": "missing.jpg", "width": 10, "height": 10})
 good = len(doc["annotations"])
 bad = [{"image_id": 1000, "category_id": 12, "bbox": [1, 1, 5, 5]},     # no such category
        {"image_id": 1000, "category_id": 1, "bbox": [1, 1, -5, 5]},     # negative width
@@ -109,5 +112,7 @@ for expect in "annotations\[$first_bad\]: category_id 12 is not in categories ->
   grep -q "$json_file: $expect" "$log" || { echo "missing report: $expect"; cat "$log"; exit 1; }
 done
 if grep -q "annotations\[$((first_bad + 4))\]" "$log"; then echo "crowd annotation reported"; exit 1; fi
+grep -q "$work/data/images/missing.jpg: image missing (images\[6\]) -> skipped image" "$log" || {
+  echo "missing image not reported"; cat "$log"; exit 1; }
 "$cli" --plugin-path "$plugins" describe coco_json | grep -q "coco_json (source, plugin example_coco_json 1.0.0)"
 echo "custom_source: OK"
