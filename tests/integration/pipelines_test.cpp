@@ -1,6 +1,7 @@
 // The pipelines users start from (pipelines/*.json): each one is documented ("_doc"), valid,
 // and, when it trains, actually starts training: one batch on this CPU at a small size with
-// the data where the tests find coco128. A pipeline that only validates could still fail at
+// the data where the tests find coco128; one that validates or predicts runs over coco128's
+// val split with a checkpoint the training ones wrote. A pipeline that only validates could still fail at
 // construction (a precision the device lacks, weights that do not fit): this runs it.
 #include <doctest/doctest.h>
 
@@ -29,11 +30,11 @@ std::vector<fs::path> shipped_pipelines() {
   return out;
 }
 
-// The name of the stage using the `train` sink, or "" when the pipeline does not train.
-std::string train_stage(const nlohmann::json& doc) {
+// The name of the stage using the sink `plugin`, or "" when the pipeline has none.
+std::string stage_of(const nlohmann::json& doc, const std::string& plugin) {
   if (!doc.contains("stages") || !doc["stages"].is_object()) return "";
   for (const auto& [name, stage] : doc["stages"].items()) {
-    if (stage.is_object() && stage.value("plugin", "") == "train") return name;
+    if (stage.is_object() && stage.value("plugin", "") == plugin) return name;
   }
   return "";
 }
@@ -63,7 +64,7 @@ TEST_CASE("every shipped pipeline is documented, valid, and a training one train
     INFO(valid.output);
     CHECK(valid.exit_code == 0);
 
-    const std::string train = train_stage(doc);
+    const std::string train = stage_of(doc, "train");
     if (train.empty()) continue;
     const std::string run = dir + "/" + file.stem().string();
     std::string args = "train " + file.string() + " --run-dir " + run + data_overrides +
@@ -80,5 +81,33 @@ TEST_CASE("every shipped pipeline is documented, valid, and a training one train
     ++trained;
   }
   CHECK(trained >= 4);
+
+  // The pipelines that use trained weights run with the checkpoint one of those wrote.
+  const std::string weights = dir + "/train-coco128-cpu/weights/last.pt";
+  REQUIRE(fs::exists(weights));
+  int used_weights = 0;
+  for (const auto& file : pipelines) {
+    CAPTURE(file.string());
+    const auto doc = nlohmann::json::parse(test::read_file(file.string()));
+    for (const std::string sink : {"validate", "predict"}) {
+      const std::string stage = stage_of(doc, sink);
+      if (stage.empty()) continue;
+      const std::string run = dir + "/" + file.stem().string();
+      auto r = test::run_cli("run " + file.string() + " --run-dir " + run + " stages.source.params.data=" + data +
+                                 " device=cpu imgsz=64 stages." + stage + ".params.weights=" + weights,
+                             "OMP_NUM_THREADS=1 ");
+      INFO(r.output);
+      CHECK(r.exit_code == 0);
+      if (sink == "validate") {
+        const auto m = nlohmann::json::parse(test::read_file(run + "/metrics.json"));
+        CHECK(m.at("images") == 128);  // coco128's val split
+        CHECK(r.output.find("mAP50-95") != std::string::npos);
+      } else {
+        CHECK(nlohmann::json::parse(test::read_file(run + "/predictions.json")).size() == 128);
+      }
+      ++used_weights;
+    }
+  }
+  CHECK(used_weights == 2);
   test::remove_tree(dir);
 }

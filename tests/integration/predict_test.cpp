@@ -328,3 +328,119 @@ TEST_CASE("predict: the model of a checkpoint comes from its meta, else the run 
     }
   }
 }
+
+namespace {
+
+// The last row of a results.csv, by column name.
+std::map<std::string, double> last_results_row(const std::string& csv) {
+  std::istringstream in(test::read_file(csv));
+  std::string header, line, last;
+  std::getline(in, header);
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  std::map<std::string, double> row;
+  std::istringstream h(header), v(last);
+  std::string name, value;
+  while (std::getline(h, name, ',') && std::getline(v, value, ',')) row[name] = std::stod(value);
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("validate sink: pipelines/validate-coco128.json gives a run's weights the mAP its last epoch reported") {
+  const auto& run = trained_run();
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const auto trained = last_results_row(run.run_dir + "/results.csv");
+  REQUIRE(trained.count("metrics/mAP50(B)") == 1);
+  // Something was learnt, so equal numbers mean something.
+  CHECK(trained.at("metrics/mAP50(B)") > 0.1);
+
+  // The shipped pipeline on the run's own val split, at its imgsz: the train sink validated
+  // last.pt's EMA weights on exactly these images after its last epoch.
+  const std::string out = run.dir + "/validate";
+  const auto r = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/validate-coco128.json --run-dir " +
+                               out + " imgsz=64 device=cpu stages.source.params.data=" + run.dir +
+                               "/data.yaml stages.validate.params.weights=" + run.run_dir + "/weights/last.pt");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const json m = json::parse(test::read_file(out + "/metrics.json"));
+  CHECK(m.at("weights") == run.run_dir + "/weights/last.pt");
+  CHECK(m.at("images") == kImages);
+  CHECK(m.at("instances") == 2);
+  // results.csv keeps 6 significant digits.
+  CHECK(m.at("precision").get<double>() == doctest::Approx(trained.at("metrics/precision(B)")).epsilon(1e-5));
+  CHECK(m.at("recall").get<double>() == doctest::Approx(trained.at("metrics/recall(B)")).epsilon(1e-5));
+  CHECK(m.at("mAP50").get<double>() == doctest::Approx(trained.at("metrics/mAP50(B)")).epsilon(1e-5));
+  CHECK(m.at("mAP50-95").get<double>() == doctest::Approx(trained.at("metrics/mAP50-95(B)")).epsilon(1e-5));
+  REQUIRE(m.at("classes").size() >= 1);
+  CHECK(m.at("classes")[0].contains("name"));
+  // The console shows the same numbers, overall and per class.
+  CHECK(r.output.find("validated " + run.run_dir + "/weights/last.pt: 2 images, 2 instances") != std::string::npos);
+  CHECK(r.output.find("mAP50-95 ") != std::string::npos);
+  CHECK(r.output.find("written to " + out + "/metrics.json") != std::string::npos);
+
+  // A missing checkpoint: a clear error naming the parameter's JSON path and the file.
+  const auto bad = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/validate-coco128.json --run-dir " +
+                                 run.dir + "/validate-missing imgsz=64 device=cpu stages.source.params.data=" + run.dir +
+                                 "/data.yaml stages.validate.params.weights=" + run.dir + "/nope.pt");
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.output.find("stages.validate.params.weights " + run.dir + "/nope.pt: no such file") != std::string::npos);
+}
+
+TEST_CASE("predict sink: pipelines/predict-coco128.json writes what `yoloflow predict` writes for the same weights") {
+  const auto& run = trained_run();
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  // The dog image (640x478) at the imgsz it was trained at: the source's resize to 64x48 and
+  // predict's letterbox resize agree on the size (the source rounds up, the letterbox to
+  // nearest; for 640x425 they differ by a row), so both run the network on the same pixels.
+  // A very low conf keeps many detections to compare (an overfit model scores the rest near 0).
+  const std::string image = run.images[1];
+  REQUIRE(fs::path(image).filename() == "000000000042.jpg");
+  const std::string one = run.dir + "/one-image";
+  fs::create_directories(one);
+  fs::copy_file(image, one + "/000000000042.jpg", fs::copy_options::overwrite_existing);
+  test::write_file(one + "/list.txt", test::coco128_dir() + "/images/train2017/000000000042.jpg\n");
+  std::string yaml = test::read_file(run.dir + "/data.yaml");
+  yaml.replace(yaml.find("train: train.txt"), 16, "train: list.txt");
+  yaml.replace(yaml.find("val: val.txt"), 12, "val: list.txt");
+  test::write_file(one + "/data.yaml", yaml);
+  const std::string weights = run.run_dir + "/weights/last.pt";
+  const std::string graph_out = run.dir + "/predict-pipeline", cli_out = run.dir + "/predict-cli";
+  const auto g = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/predict-coco128.json --run-dir " +
+                               graph_out + " imgsz=64 device=cpu stages.source.params.data=" + one +
+                               "/data.yaml stages.predict.params.weights=" + weights + " stages.predict.params.conf=0.00001");
+  INFO(g.output);
+  REQUIRE(g.exit_code == 0);
+  CHECK(g.output.find("1 image, ") != std::string::npos);
+  const auto c = test::run_cli("predict --weights " + weights + " --source " + one + "/000000000042.jpg --out " + cli_out +
+                               " --imgsz 64 --conf 0.00001 --device cpu");
+  INFO(c.output);
+  REQUIRE(c.exit_code == 0);
+
+  const json from_graph = json::parse(test::read_file(graph_out + "/predictions.json"));
+  const json from_cli = json::parse(test::read_file(cli_out + "/predictions.json"));
+  REQUIRE(from_graph.size() == 1);
+  REQUIRE(from_cli.size() == 1);
+  std::map<std::string, json> graph_by_name;
+  for (const auto& e : from_graph) graph_by_name[fs::path(e.at("file").get<std::string>()).filename().string()] = e;
+  for (const auto& e : from_cli) {
+    const std::string name = fs::path(e.at("file").get<std::string>()).filename().string();
+    CAPTURE(name);
+    REQUIRE(graph_by_name.count(name) == 1);
+    const json& ge = graph_by_name[name];
+    CHECK(ge.at("width") == e.at("width"));
+    CHECK(ge.at("height") == e.at("height"));
+    CHECK(e.at("detections").size() >= 10);
+    CHECK(ge.at("detections") == e.at("detections"));
+    const std::string stem = fs::path(name).stem().string();
+    CHECK(test::read_file(graph_out + "/labels/" + stem + ".txt") == test::read_file(cli_out + "/labels/" + stem + ".txt"));
+    // The annotated images: the same boxes drawn on the same original pixels.
+    const cv::Mat a = cv::imread(graph_out + "/" + name), b = cv::imread(cli_out + "/" + name);
+    REQUIRE(!a.empty());
+    REQUIRE(a.size() == b.size());
+    CHECK(cv::norm(a, b, cv::NORM_L1) == 0);
+  }
+}

@@ -123,7 +123,9 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
   std::string run_dir = request.run_dir;
   // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
   // Rank 0 alone writes outputs (data parallel).
-  if (run_dir.empty() && resumable && dist.is_main()) run_dir = claim_run_dir(p.name);
+  const std::string& sink_plugin = p.stage(p.sink).plugin;
+  const bool writes_outputs = resumable || sink_plugin == "validate" || sink_plugin == "predict";
+  if (run_dir.empty() && writes_outputs && dist.is_main()) run_dir = claim_run_dir(p.name);
   if (!run_dir.empty() && dist.is_main()) {
     fs::create_directories(run_dir);
     std::cout << "run folder: " << run_dir << std::endl;

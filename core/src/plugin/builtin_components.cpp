@@ -1,10 +1,16 @@
 #include "plugin/plugin_manager.h"
+#include "predict/predict_sink.h"
 #include "train/train_sink.h"
+#include "train/validate_sink.h"
 
 namespace yoloflow::core {
 
 // The host's own components. Kept few: everything that can be a plugin is one. The
 // training engine is built in because it drives model, optimizer and precision plugins.
-void register_builtin_components(Registry& registry) { register_train_sink(registry); }
+void register_builtin_components(Registry& registry) {
+  register_train_sink(registry);
+  register_validate_sink(registry);
+  register_predict_sink(registry);
+}
 
 }  // namespace yoloflow::core

@@ -1,4 +1,5 @@
 #include "predict/predictor.h"
+#include "predict/checkpoint_model.h"
 
 #include <algorithm>
 #include <chrono>
@@ -46,21 +47,6 @@ json with_nc(json spec, const json& meta) {
   if (!spec.contains("params") || !spec["params"].is_object()) spec["params"] = json::object();
   if (!spec["params"].contains("nc") && meta.contains("nc")) spec["params"]["nc"] = meta["nc"];
   return spec;
-}
-
-torch::Device pick_device(const std::string& wanted) {
-  if (wanted.empty() || wanted == "auto") {
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  }
-  try {
-    torch::Device d(wanted);
-    if (d.is_cuda() && !torch::cuda::is_available()) {
-      throw InvalidInput("--device " + wanted + ": LibTorch sees no CUDA device (use --device cpu)");
-    }
-    return d;
-  } catch (const c10::Error&) {
-    throw InvalidInput("--device " + wanted + ": not a device (cpu, cuda or cuda:N)");
-  }
 }
 
 // Letterbox and mosaic-style augmentations ask for other samples; predict has none.
@@ -115,55 +101,80 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
                      "kept in its run folder (RUN/weights/best.pt beside RUN/pipeline.json)");
 }
 
+torch::Device pick_inference_device(const std::string& wanted, const std::string& option) {
+  if (wanted.empty() || wanted == "auto") {
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  }
+  try {
+    torch::Device d(wanted);
+    if (d.is_cuda() && !torch::cuda::is_available()) {
+      throw InvalidInput(option + " " + wanted + ": LibTorch sees no CUDA device (use cpu)");
+    }
+    return d;
+  } catch (const c10::Error&) {
+    throw InvalidInput(option + " " + wanted + ": not a device (cpu, cuda or cuda:N)");
+  }
+}
+
+LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std::string& weights,
+                                            const torch::Device& device, const std::string& option) {
+  LoadedCheckpointModel out;
+  if (!fs::exists(weights)) throw InvalidInput(option + " " + weights + ": no such file");
+  if (fs::is_directory(weights)) {
+    throw InvalidInput(option + " " + weights + ": is a folder; give a checkpoint such as " + weights +
+                       "/weights/best.pt");
+  }
+  const Checkpoint ck = load_checkpoint(weights);
+  out.described = describe_checkpoint_model(ck.meta, weights);
+  StageContext ctx;
+  ctx.node = "model of " + out.described.origin;
+  ctx.device = device.str();
+  const std::string plugin = out.described.spec.value("plugin", std::string());
+  if (!registry.find(Kind::Model, plugin)) {
+    throw Error(weights + " holds a '" + plugin + "' model, but no model plugin of that name is loaded "
+                "(check `yoloflow plugins`)", kExitPluginError);
+  }
+  out.model = create_component<Model>(registry, Kind::Model, out.described.spec, ctx.node, ctx);
+  // Ultralytics' best.pt is its EMA: what validation measured.
+  const TensorList& tensors = ck.ema.empty() ? ck.model : ck.ema;
+  out.weights_kind = ck.ema.empty() ? "raw" : "EMA";
+  load_weights(out.model->module(), tensors, weights);
+  out.model->module().to(device);
+  out.model->module().eval();
+  const int nc = out.model->head().nc;
+  auto& names = out.described.names;
+  if (!names.empty() && static_cast<int>(names.size()) != nc) {
+    throw InvalidInput(weights + ": names " + std::to_string(names.size()) + " classes, its model has nc=" +
+                       std::to_string(nc));
+  }
+  // Unnamed classes are called by their number.
+  for (int c = static_cast<int>(names.size()); c < nc; ++c) names.push_back(std::to_string(c));
+  return out;
+}
+
 struct Predictor::Impl {
-  std::unique_ptr<Model> model;
+  LoadedCheckpointModel loaded;
+  Model* model = nullptr;
   std::unique_ptr<Augmentation> letterbox;
   torch::Device device{torch::kCPU};
-  CheckpointModel described;
   NmsOptions nms;
   torch::Tensor class_mask;  // (nc) 1 for the kept classes; undefined = all
-  std::string weights_kind;  // "EMA" or "raw"
   int imgsz = 640;
+
+  // Network, NMS and the letterbox undone, for letterboxed RGB pixels (N, H, W, 3) uint8.
+  std::vector<ImagePrediction> detect(const torch::Tensor& pixels, const std::vector<Geometry>& geometry);
 };
 
 Predictor::Predictor(const Registry& registry, const std::string& weights, const PredictOptions& options)
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
-  if (!fs::exists(weights)) throw InvalidInput("--weights " + weights + ": no such file");
-  if (fs::is_directory(weights)) {
-    throw InvalidInput("--weights " + weights + ": is a folder; give a checkpoint such as " + weights +
-                       "/weights/best.pt");
-  }
-  const Checkpoint ck = load_checkpoint(weights);
-  m.described = describe_checkpoint_model(ck.meta, weights);
-  m.device = pick_device(options.device);
-
-  StageContext ctx;
-  ctx.node = "predict";
-  ctx.device = m.device.str();
-  const std::string plugin = m.described.spec.value("plugin", std::string());
-  if (!registry.find(Kind::Model, plugin)) {
-    throw Error(weights + " holds a '" + plugin + "' model, but no model plugin of that name is loaded "
-                "(check `yoloflow plugins`)", kExitPluginError);
-  }
-  m.model = create_component<Model>(registry, Kind::Model, m.described.spec, "model of " + m.described.origin, ctx);
-  // Ultralytics' best.pt is its EMA: what validation measured.
-  const TensorList& tensors = ck.ema.empty() ? ck.model : ck.ema;
-  m.weights_kind = ck.ema.empty() ? "raw" : "EMA";
-  load_weights(m.model->module(), tensors, weights);
-  m.model->module().to(m.device);
-  m.model->module().eval();
-
+  m.device = pick_inference_device(options.device, options.option_prefix + "device");
+  m.loaded = load_checkpoint_model(registry, weights, m.device, options.option_prefix + "weights");
+  m.model = m.loaded.model.get();
   const DetectionHead head = m.model->head();
-  if (!m.described.names.empty() && static_cast<int>(m.described.names.size()) != head.nc) {
-    throw InvalidInput(weights + ": names " + std::to_string(m.described.names.size()) + " classes, its model has nc=" +
-                       std::to_string(head.nc));
-  }
-  // Unnamed classes are called by their number.
-  for (int c = static_cast<int>(m.described.names.size()); c < head.nc; ++c) m.described.names.push_back(std::to_string(c));
   for (int c : options.classes) {
     if (c < 0 || c >= head.nc) {
-      throw InvalidInput("--classes: " + std::to_string(c) + " is not a class of this model (0.." +
+      throw InvalidInput(options.option_prefix + "classes: " + std::to_string(c) + " is not a class of this model (0.." +
                          std::to_string(head.nc - 1) + ")");
     }
   }
@@ -179,6 +190,9 @@ Predictor::Predictor(const Registry& registry, const std::string& weights, const
   // Validation's letterbox, with minimal padding to the stride (Ultralytics' rectangular
   // inference for single images): fewer pixels, the same boxes.
   const json lb = {{"size", m.imgsz}, {"auto", true}, {"stride", stride}};
+  StageContext ctx;
+  ctx.node = "predict";
+  ctx.device = m.device.str();
   ctx.imgsz = m.imgsz;
   m.letterbox.reset(static_cast<Augmentation*>(
       create_configured(registry, Kind::Augmentation, "letterbox", lb, "predict.letterbox", ctx).release()));
@@ -189,12 +203,12 @@ Predictor::Predictor(const Registry& registry, const std::string& weights, const
 
 Predictor::~Predictor() = default;
 
-const std::vector<std::string>& Predictor::names() const { return impl_->described.names; }
+const std::vector<std::string>& Predictor::names() const { return impl_->loaded.described.names; }
 int Predictor::imgsz() const { return impl_->imgsz; }
 
 std::string Predictor::description() const {
   std::ostringstream os;
-  os << impl_->model->architecture() << " (" << impl_->model->head().nc << " classes, " << impl_->weights_kind
+  os << impl_->model->architecture() << " (" << impl_->model->head().nc << " classes, " << impl_->loaded.weights_kind
      << " weights) on " << impl_->device.str() << ", imgsz " << impl_->imgsz;
   return os.str();
 }
@@ -202,13 +216,11 @@ std::string Predictor::description() const {
 ImagePrediction Predictor::predict(const cv::Mat& image) {
   auto& m = *impl_;
   if (image.empty() || image.type() != CV_8UC3) throw InvalidInput("predict: needs an 8-bit 3-channel image");
-  ImagePrediction out;
-  out.width = image.cols;
-  out.height = image.rows;
-
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   Sample s;
   s.image = image;
+  s.geometry.original_width = image.cols;
+  s.geometry.original_height = image.rows;
   Rng rng(0);
   NoSamples loader;
   AugmentContext ac{rng, loader, m.imgsz, 0};
@@ -217,35 +229,62 @@ ImagePrediction Predictor::predict(const cv::Mat& image) {
   auto pixels = torch::empty({1, h, w, 3}, torch::kUInt8);
   cv::Mat rgb(h, w, CV_8UC3, pixels.data_ptr<std::uint8_t>());
   cv::cvtColor(s.image, rgb, cv::COLOR_BGR2RGB);
+  const double preprocess = ms_since(t0);
+  ImagePrediction out = m.detect(pixels, {s.geometry}).at(0);
+  out.preprocess_ms = preprocess;
+  return out;
+}
+
+std::vector<ImagePrediction> Predictor::predict_batch(const Batch& batch) {
+  if (batch.size <= 0) return {};
+  const auto t0 = Clock::now();
+  // The batch's pixels stay where the batcher put them: the tensor is a view.
+  auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
+  std::vector<Geometry> geometry;
+  for (const auto& s : batch.samples) geometry.push_back(s.geometry);
+  const double preprocess = ms_since(t0) / static_cast<double>(batch.size);
+  auto out = impl_->detect(pixels, geometry);
+  for (auto& p : out) p.preprocess_ms = preprocess;
+  return out;
+}
+
+std::vector<ImagePrediction> Predictor::Impl::detect(const torch::Tensor& pixels, const std::vector<Geometry>& geometry) {
   torch::NoGradGuard no_grad;
-  auto x = pixels.to(m.device).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
-  out.preprocess_ms = ms_since(t0);
+  const std::int64_t n = pixels.size(0);
+  auto t0 = Clock::now();
+  auto x = pixels.to(device).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
+  Detections det = model->decode(model->forward_train(x));
+  if (device.is_cuda()) torch::cuda::synchronize();  // the time of the work, not of its launch
+  const double inference = ms_since(t0) / static_cast<double>(n);
 
   t0 = Clock::now();
-  Detections det = m.model->decode(m.model->forward_train(x));
-  if (m.device.is_cuda()) torch::cuda::synchronize();  // the time of the work, not of its launch
-  out.inference_ms = ms_since(t0);
-
-  t0 = Clock::now();
-  if (m.class_mask.defined()) det.scores = det.scores * m.class_mask;  // other classes never pass conf
-  const torch::Tensor kept = non_max_suppression(det, m.nms).at(0);
-  // Letterbox geometry back to the original pixels: original = (input - pad) / ratio.
-  const Geometry& g = s.geometry;
-  const auto a = kept.accessor<float, 2>();
-  for (std::int64_t i = 0; i < kept.size(0); ++i) {
-    Detection d;
-    auto map = [](float v, double pad, double ratio, int limit) {
-      return static_cast<float>(std::clamp((v - pad) / ratio, 0.0, static_cast<double>(limit)));
-    };
-    d.x1 = map(a[i][0], g.pad_x, g.ratio_x, out.width);
-    d.y1 = map(a[i][1], g.pad_y, g.ratio_y, out.height);
-    d.x2 = map(a[i][2], g.pad_x, g.ratio_x, out.width);
-    d.y2 = map(a[i][3], g.pad_y, g.ratio_y, out.height);
-    d.confidence = a[i][4];
-    d.cls = static_cast<int>(a[i][5]);
-    out.detections.push_back(d);
+  if (class_mask.defined()) det.scores = det.scores * class_mask;  // other classes never pass conf
+  const std::vector<torch::Tensor> kept = non_max_suppression(det, nms);
+  std::vector<ImagePrediction> out(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) {
+    ImagePrediction& p = out[static_cast<std::size_t>(k)];
+    // Letterbox geometry back to the original pixels: original = (input - pad) / ratio.
+    const Geometry& g = geometry.at(static_cast<std::size_t>(k));
+    p.width = g.original_width;
+    p.height = g.original_height;
+    const auto a = kept[static_cast<std::size_t>(k)].accessor<float, 2>();
+    for (std::int64_t i = 0; i < a.size(0); ++i) {
+      Detection d;
+      auto map = [](float v, double pad, double ratio, int limit) {
+        return static_cast<float>(std::clamp((v - pad) / ratio, 0.0, static_cast<double>(limit)));
+      };
+      d.x1 = map(a[i][0], g.pad_x, g.ratio_x, p.width);
+      d.y1 = map(a[i][1], g.pad_y, g.ratio_y, p.height);
+      d.x2 = map(a[i][2], g.pad_x, g.ratio_x, p.width);
+      d.y2 = map(a[i][3], g.pad_y, g.ratio_y, p.height);
+      d.confidence = a[i][4];
+      d.cls = static_cast<int>(a[i][5]);
+      p.detections.push_back(d);
+    }
+    p.inference_ms = inference;
   }
-  out.postprocess_ms = ms_since(t0);
+  const double postprocess = ms_since(t0) / static_cast<double>(n);
+  for (auto& p : out) p.postprocess_ms = postprocess;
   return out;
 }
 

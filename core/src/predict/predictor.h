@@ -10,6 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
 
+namespace yoloflow {
+struct Batch;  // yoloflow/sample.h
+}
+
 namespace yoloflow::core {
 
 class Registry;
@@ -21,6 +25,8 @@ struct PredictOptions {
   int max_det = 300;      // detections kept per image
   std::string device;     // "cpu", "cuda", "cuda:N"; empty: CUDA when available
   std::vector<int> classes;  // keep only these class ids (empty: all)
+  // Names the options in messages: "--" for the CLI's --weights, "stages.NODE.params." in a sink.
+  std::string option_prefix = "--";
 };
 
 // One detection in the original image's pixels (clipped to it).
@@ -60,6 +66,9 @@ class Predictor {
 
   // `image`: 8-bit BGR as cv::imread returns it.
   ImagePrediction predict(const cv::Mat& image);
+  // A batch the pipeline already letterboxed (the `predict` sink): one forward pass for all
+  // its images, detections mapped back through each sample's geometry to its original file.
+  std::vector<ImagePrediction> predict_batch(const Batch& batch);
   const std::vector<std::string>& names() const;
   // Model, classes, weights and device in one line, for the command's first message.
   std::string description() const;

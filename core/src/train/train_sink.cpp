@@ -30,6 +30,7 @@
 #include "train/results_csv.h"
 #include "train/step_profile.h"
 #include "train/results_plot.h"
+#include "train/validation_batch.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -673,25 +674,9 @@ class TrainSink final : public Sink {
                                    (b.y1 + b.y2) / 2 / h, (b.x2 - b.x1) / w, (b.y2 - b.y1) / h});
         }
       }
-      auto x = images.to(device_).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
       auto rows_t = torch::from_blob(rows.data(), {static_cast<std::int64_t>(rows.size() / 6), 6}, torch::kFloat).clone();
-      std::vector<torch::Tensor> levels;
-      {
-        auto scope = precision_->autocast(device_);
-        levels = model_->forward_train(x);
-        for (auto& l : levels) l = l.to(torch::kFloat);
-      }
-      auto vl = (*loss_)(levels, pad_targets(rows_t, static_cast<std::int64_t>(good.size())).to(device_));
-      loss_sum += vl.items.to(torch::kCPU);
+      loss_sum += validate_batch(*model_, device_, precision_.get(), loss_.get(), images, rows_t, nms, metrics);
       ++batches;
-      auto det = model_->decode(levels);
-      auto kept = non_max_suppression(det, nms);
-      for (std::size_t i = 0; i < good.size(); ++i) {
-        std::vector<float> lab;
-        for (const auto& b : good[i].boxes) lab.insert(lab.end(), {static_cast<float>(b.cls), b.x1, b.y1, b.x2, b.y2});
-        auto labels = torch::from_blob(lab.data(), {static_cast<std::int64_t>(lab.size() / 5), 5}, torch::kFloat).clone();
-        metrics.add_image(kept[i], labels);
-      }
     }
     model_->module().train();
     if (ema_) ema_->restore(model_->module(), saved);

@@ -1,0 +1,29 @@
+#pragma once
+// A training checkpoint's network, rebuilt from what the checkpoint says about itself and
+// loaded, for the consumers of trained weights: `yoloflow predict`, and the `predict` and
+// `validate` sinks. Implemented in predictor.cpp beside describe_checkpoint_model.
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "predict/predictor.h"
+#include "yoloflow/model.h"
+
+namespace yoloflow::core {
+
+struct LoadedCheckpointModel {
+  std::unique_ptr<Model> model;  // in eval mode on the device asked for
+  CheckpointModel described;     // names filled in up to the head's nc ("7" for an unnamed class 7)
+  std::string weights_kind;      // "EMA" or "raw"
+};
+
+// `option` names where `weights` came from in messages ("--weights", "stages.val.params.weights").
+// Throws InvalidInput / Error naming the file when it is missing, unreadable or does not fit.
+LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std::string& weights,
+                                            const torch::Device& device, const std::string& option);
+
+// "auto" or "": CUDA when available. Throws InvalidInput naming `option` for an unusable value.
+torch::Device pick_inference_device(const std::string& wanted, const std::string& option);
+
+}  // namespace yoloflow::core

@@ -1,0 +1,174 @@
+#include "train/validate_sink.h"
+
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "plugin/host_registry.h"
+#include "predict/checkpoint_model.h"
+#include "train/validation_batch.h"
+#include "util/atomic_file.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/monitor.h"
+#include "yoloflow/sink.h"
+#include "yoloflow/version.h"
+
+namespace yoloflow::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixed(double v, int digits = 4) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+class ValidateSink final : public Sink {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_path("weights").required().fixed().doc(
+        "Checkpoint to evaluate (RUN/weights/best.pt or last.pt of `yoloflow train`; its EMA weights when it has "
+        "them). Relative paths are resolved against the pipeline file's folder.");
+    s.add_float("conf", 0.001).range(0.0, 1.0).fixed().doc("NMS confidence threshold (the train sink's val_conf).");
+    s.add_float("iou", 0.7).range(0.0, 1.0).fixed().doc("NMS IoU threshold (the train sink's val_iou).");
+    s.add_int("max_det", 300).min(1).fixed().doc("Detections kept per image.");
+    s.add_string("output", "metrics.json").fixed().doc(
+        "File the metrics are written to, relative to the run folder (or absolute): overall P, R, mAP50, "
+        "mAP50-95, fitness, image and instance counts, and the same per class.");
+    s.add_string("device", "").fixed().doc(
+        "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
+    return s;
+  }
+
+  void configure(const Params& p, const StageContext& ctx) override {
+    ctx_ = ctx;
+    if (loaded_.model) return;  // reconfigured at an epoch boundary: nothing scheduled here
+    const std::string where = ctx.node.empty() ? p.where() : "stages." + ctx.node;
+    weights_ = p.get_string("weights");
+    device_ = pick_inference_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"),
+                                    where + ".params.device");
+    loaded_ = load_checkpoint_model(host_registry(), weights_, device_, where + ".params.weights");
+    nms_.conf = p.get_float("conf");
+    nms_.iou = p.get_float("iou");
+    nms_.max_det = static_cast<int>(p.get_int("max_det"));
+    nms_.multi_label = true;  // as validation in training: one box may count for several classes
+    const fs::path out(p.get_string("output"));
+    output_ = out.is_absolute() || ctx.run_dir.empty() ? out.string() : (fs::path(ctx.run_dir) / out).string();
+    where_ = where;
+    YF_LOG_INFO("validate: " << loaded_.model->architecture() << " (" << loaded_.weights_kind << " weights of "
+                             << weights_ << ") on " << device_.str());
+  }
+
+  void begin_epoch(int) override { metrics_ = std::make_unique<DetectionMetrics>(loaded_.model->head().nc); }
+
+  void consume(Batch& batch) override {
+    if (batch.size == 0) return;
+    const int nc = loaded_.model->head().nc;
+    for (std::int64_t k = 0; k < batch.num_boxes(); ++k) {
+      const int cls = static_cast<int>(batch.targets[static_cast<std::size_t>(k * 6 + 1)]);
+      if (cls < 0 || cls >= nc) {
+        const auto& info = batch.samples.at(static_cast<std::size_t>(batch.targets[static_cast<std::size_t>(k * 6)]));
+        throw InvalidInput(where_ + ": " + info.path + " has a box of class " + std::to_string(cls) + ", but " +
+                           weights_ + " detects " + std::to_string(nc) + " classes (0.." + std::to_string(nc - 1) +
+                           "): validate on the dataset the weights were trained for");
+      }
+    }
+    torch::NoGradGuard no_grad;
+    auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
+    auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat);
+    validate_batch(*loaded_.model, device_, nullptr, nullptr, pixels, rows, nms_, *metrics_);
+  }
+
+  void end_epoch(int) override {
+    result_ = metrics_->compute();
+    write_metrics();
+    if (ctx_.reporter != nullptr) {
+      ctx_.reporter->epoch_values({{"metrics/precision(B)", result_.precision},
+                                   {"metrics/recall(B)", result_.recall},
+                                   {"metrics/mAP50(B)", result_.map50},
+                                   {"metrics/mAP50-95(B)", result_.map50_95},
+                                   {"fitness", result_.fitness}});
+    }
+    done_ = true;
+  }
+
+  std::string summary() const override {
+    if (!done_) return "";
+    const auto& names = loaded_.described.names;
+    std::ostringstream os;
+    os << "validated " << weights_ << ": " << result_.images << " images, " << result_.instances << " instances\n";
+    os << std::left << std::setw(20) << "class" << std::right << std::setw(10) << "instances" << std::setw(9) << "P"
+       << std::setw(9) << "R" << std::setw(9) << "mAP50" << std::setw(11) << "mAP50-95" << "\n";
+    auto line = [&](const std::string& name, int instances, double p, double r, double m50, double m) {
+      os << std::left << std::setw(20) << name << std::right << std::setw(10) << instances << std::setw(9) << fixed(p, 3)
+         << std::setw(9) << fixed(r, 3) << std::setw(9) << fixed(m50, 3) << std::setw(11) << fixed(m, 3) << "\n";
+    };
+    line("all", result_.instances, result_.precision, result_.recall, result_.map50, result_.map50_95);
+    for (const auto& c : result_.per_class) {
+      line(static_cast<std::size_t>(c.cls) < names.size() ? names[c.cls] : std::to_string(c.cls), c.instances,
+           c.precision, c.recall, c.ap50, c.ap50_95);
+    }
+    os << "P " << fixed(result_.precision) << "  R " << fixed(result_.recall) << "  mAP50 " << fixed(result_.map50)
+       << "  mAP50-95 " << fixed(result_.map50_95) << "; written to " << output_ << "\n";
+    return os.str();
+  }
+
+ private:
+  void write_metrics() const {
+    const auto& names = loaded_.described.names;
+    nlohmann::ordered_json j;
+    j["weights"] = weights_;
+    j["images"] = result_.images;
+    j["instances"] = result_.instances;
+    j["precision"] = result_.precision;
+    j["recall"] = result_.recall;
+    j["mAP50"] = result_.map50;
+    j["mAP50-95"] = result_.map50_95;
+    j["fitness"] = result_.fitness;
+    j["classes"] = nlohmann::ordered_json::array();
+    for (const auto& c : result_.per_class) {
+      nlohmann::ordered_json e;
+      e["class"] = c.cls;
+      e["name"] = static_cast<std::size_t>(c.cls) < names.size() ? names[c.cls] : std::to_string(c.cls);
+      e["instances"] = c.instances;
+      e["precision"] = c.precision;
+      e["recall"] = c.recall;
+      e["mAP50"] = c.ap50;
+      e["mAP50-95"] = c.ap50_95;
+      j["classes"].push_back(e);
+    }
+    if (const fs::path parent = fs::path(output_).parent_path(); !parent.empty()) fs::create_directories(parent);
+    write_file_atomic(output_, j.dump(2) + "\n");
+  }
+
+  StageContext ctx_;
+  std::string weights_, output_, where_;
+  torch::Device device_{torch::kCPU};
+  LoadedCheckpointModel loaded_;
+  NmsOptions nms_;
+  std::unique_ptr<DetectionMetrics> metrics_;
+  MetricsResult result_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+void register_validate_sink(Registry& registry) {
+  ComponentInfo info;
+  info.kind = Kind::Sink;
+  info.name = "validate";
+  info.summary =
+      "Evaluates a checkpoint on the batches it receives (the train sink's validation: NMS, P, R, mAP50, "
+      "mAP50-95 overall and per class) and writes the metrics to a JSON file.";
+  info.schema = ValidateSink::schema();
+  info.factory = []() -> Component* { return static_cast<Sink*>(new ValidateSink()); };
+  registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
+}
+
+}  // namespace yoloflow::core
