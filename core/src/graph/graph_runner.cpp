@@ -70,12 +70,13 @@ std::string sample_text(std::size_t index, const std::string& path) {
 }  // namespace
 
 // Forwards stage reports to the monitors. Sinks run serially, so calls do not overlap;
-// the lock covers stages that report from their own threads.
+// the lock covers stages that report from their own threads. Recursive: a monitor may
+// report epoch values from its on_step (the gpu monitor's utilisation).
 class GraphRunner::Reporter final : public RunReporter {
  public:
   explicit Reporter(GraphRunner& runner) : runner_(runner) {}
   void step(const StepEvent& event) override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     for (std::size_t i = 0; i < runner_.monitors_.size(); ++i) {
       try {
         runner_.monitors_[i]->on_step(event);
@@ -86,7 +87,7 @@ class GraphRunner::Reporter final : public RunReporter {
     }
   }
   void epoch_values(const std::map<std::string, double>& values) override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     for (const auto& kv : values) values_[kv.first] = kv.second;
   }
   void request_stop(const std::string& reason) override {
@@ -97,13 +98,13 @@ class GraphRunner::Reporter final : public RunReporter {
     runner_.request_stop();
   }
   std::map<std::string, double> take() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     return std::exchange(values_, {});
   }
 
  private:
   GraphRunner& runner_;
-  std::mutex mutex_;
+  std::recursive_mutex mutex_;
   std::map<std::string, double> values_;
 };
 

@@ -36,6 +36,7 @@ class GpuMonitor final : public Monitor {
     interval_ms_ = p.get_int("interval_ms");
     required_ = p.get_bool("required");
     library_ = p.get_string("library");
+    reporter_ = context.reporter;
   }
 
   void on_run_start(const RunEvent& event) override {
@@ -52,7 +53,11 @@ class GpuMonitor final : public Monitor {
   }
 
   void on_step(const StepEvent& event) override {
-    if (recorder_) recorder_->file_under(event.epoch);
+    if (!recorder_) return;
+    recorder_->file_under(event.epoch);
+    // The epoch's figures so far join the epoch's values (later reports win), so other
+    // monitors such as TensorBoard receive GPU utilisation with the losses and metrics.
+    if (reporter_ != nullptr) reporter_->epoch_values(recorder_->current().values());
   }
 
   void on_epoch(const EpochEvent& event) override {
@@ -76,6 +81,7 @@ class GpuMonitor final : public Monitor {
   std::string library_;
   std::string label_, summary_;
   std::unique_ptr<GpuRecorder> recorder_;
+  RunReporter* reporter_ = nullptr;
 };
 
 void register_gpu(Registrar& r) {

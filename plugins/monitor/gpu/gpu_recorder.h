@@ -61,6 +61,9 @@ class GpuRecorder {
     }
   }
 
+  // The running epoch's statistics, up to the last file_under().
+  const EpochStats& current() const { return stats_; }
+
   // Ends `epoch`: files the pending readings under it (taking one now if the epoch was
   // shorter than the interval), returns its statistics and starts afresh.
   EpochStats end_epoch(int epoch) {

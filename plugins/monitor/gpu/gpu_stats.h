@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <string>
 
 namespace yoloflow::gpu_monitor {
@@ -56,6 +57,18 @@ class EpochStats {
   const Series& mem_used() const { return mem_used_; }
   const Series& power() const { return power_; }
   const Series& clock() const { return clock_; }
+
+  // The epoch's figures so far as run values ("gpu/busy_percent", ...) for the other
+  // monitors (TensorBoard); counters not reported are left out.
+  std::map<std::string, double> values() const {
+    std::map<std::string, double> v;
+    if (!util_.empty()) v["gpu/busy_percent"] = util_.mean();
+    if (!mem_util_.empty()) v["gpu/mem_busy_percent"] = mem_util_.mean();
+    if (!mem_used_.empty()) v["gpu/mem_used_GiB"] = mem_used_.max();
+    if (!power_.empty()) v["gpu/power_W"] = power_.mean();
+    if (!clock_.empty()) v["gpu/sm_clock_MHz"] = clock_.mean();
+    return v;
+  }
 
   // "GPU 0: busy 94% (mean, max 100%), mem 5.1/140.0 GiB (peak), 310 W (mean), SM 1980 MHz (mean), 52 samples"
   std::string summary(const std::string& gpu) const {

@@ -18,8 +18,10 @@
 
 #include "monitor/gpu/device_choice.h"
 #include "monitor/gpu/gpu_recorder.h"
+#include "yoloflow/monitor.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "support/run_cli.h"
 
 using namespace yoloflow;
@@ -316,5 +318,50 @@ TEST_CASE("gpu monitor without NVML: one warning, the run completes, no gpu.csv;
   CHECK(strict.exit_code == 1);
   CHECK(strict.output.find(warning) != std::string::npos);
   CHECK(strict.output.find("(the gpu monitor's `required` is true)") != std::string::npos);
+  test::remove_tree(dir);
+}
+
+namespace {
+
+// What a stage's reporter receives; the host merges epoch values into the EpochEvent that
+// every monitor (TensorBoard among them) gets when the epoch ends.
+class RecordingReporter final : public RunReporter {
+ public:
+  void step(const StepEvent&) override {}
+  void epoch_values(const std::map<std::string, double>& values) override {
+    for (const auto& kv : values) values_[kv.first] = kv.second;
+  }
+  void request_stop(const std::string&) override {}
+  std::map<std::string, double> values_;
+};
+
+}  // namespace
+
+TEST_CASE("gpu monitor reports the epoch's utilisation, memory and power as run values for other monitors") {
+  const std::string dir = test::temp_dir("gpu-values");
+  const std::string library = test::test_plugin_dir("fake_nvml") + "/libfake_nvml.so";
+  auto& pm = test::plugins_with("gpu");
+  const Params params = test::checked_params(pm, Kind::Monitor, "gpu", {{"library", library}, {"interval_ms", 10}},
+                                             "monitors[0].params");
+  auto monitor = pm.registry().create_as<Monitor>(Kind::Monitor, "gpu", "monitors[0]");
+  RecordingReporter reporter;
+  StageContext ctx;
+  ctx.reporter = &reporter;
+  monitor->configure(params, ctx);
+  RunEvent run;
+  run.run_dir = dir;
+  run.device = "cuda:1";  // no CUDA_VISIBLE_DEVICES: NVML device 1, "Fake GPU 1"
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  monitor->on_run_start(run);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  StepEvent step;
+  monitor->on_step(step);
+  INFO("values reported: " << reporter.values_.size());
+  CHECK(reporter.values_.at("gpu/busy_percent") == 50);
+  CHECK(reporter.values_.at("gpu/mem_busy_percent") == 20);
+  CHECK(reporter.values_.at("gpu/mem_used_GiB") == 6.0);
+  CHECK(reporter.values_.at("gpu/power_W") == 301.0);
+  CHECK(reporter.values_.at("gpu/sm_clock_MHz") == 1501);
+  monitor->on_run_end(run);
   test::remove_tree(dir);
 }
