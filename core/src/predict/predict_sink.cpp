@@ -6,7 +6,7 @@
 
 #include <opencv2/imgcodecs.hpp>
 
-#include "plugin/host_registry.h"
+#include "plugin/builtin_sink.h"
 #include "predict/prediction_outputs.h"
 #include "predict/predictor.h"
 #include "yoloflow/error.h"
@@ -99,15 +99,9 @@ class PredictSink final : public Sink {
 }  // namespace
 
 void register_predict_sink(Registry& registry) {
-  ComponentInfo info;
-  info.kind = Kind::Sink;
-  info.name = "predict";
-  info.summary =
+  add_builtin_sink<PredictSink>(registry, "predict",
       "Detects objects in the batches it receives with a trained checkpoint (the predictor of `yoloflow "
-      "predict`) and writes annotated images, YOLO-format labels with confidences and predictions.json.";
-  info.schema = PredictSink::schema();
-  info.factory = []() -> Component* { return static_cast<Sink*>(new PredictSink()); };
-  registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
+      "predict`) and writes annotated images, YOLO-format labels with confidences and predictions.json.");
 }
 
 }  // namespace yoloflow::core

@@ -21,15 +21,15 @@
 #include "graph/source_sample_loader.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
-#include "plugin/host_registry.h"
+#include "plugin/builtin_sink.h"
 #include "train/checkpoint.h"
 #include "train/detection_loss.h"
 #include "train/detection_metrics.h"
 #include "train/lr_schedule.h"
 #include "train/model_ema.h"
 #include "train/results_csv.h"
-#include "train/step_profile.h"
 #include "train/results_plot.h"
+#include "train/step_profile.h"
 #include "train/validation_batch.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
@@ -837,15 +837,9 @@ class TrainSink final : public Sink {
 }  // namespace
 
 void register_train_sink(Registry& registry) {
-  ComponentInfo info;
-  info.kind = Kind::Sink;
-  info.name = "train";
-  info.summary =
+  add_builtin_sink<TrainSink>(registry, "train",
       "Trains a detector on the batches it receives (YOLO11 recipe: loss, accumulation to a nominal batch, "
-      "warmup, lr schedule, gradient clipping, EMA), validates each epoch and writes results and checkpoints.";
-  info.schema = TrainSink::schema();
-  info.factory = []() -> Component* { return static_cast<Sink*>(new TrainSink()); };
-  registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
+      "warmup, lr schedule, gradient clipping, EMA), validates each epoch and writes results and checkpoints.");
 }
 
 }  // namespace yoloflow::core

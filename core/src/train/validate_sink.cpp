@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "plugin/host_registry.h"
+#include "plugin/builtin_sink.h"
 #include "predict/checkpoint_model.h"
 #include "train/validation_batch.h"
 #include "util/atomic_file.h"
@@ -160,15 +160,9 @@ class ValidateSink final : public Sink {
 }  // namespace
 
 void register_validate_sink(Registry& registry) {
-  ComponentInfo info;
-  info.kind = Kind::Sink;
-  info.name = "validate";
-  info.summary =
+  add_builtin_sink<ValidateSink>(registry, "validate",
       "Evaluates a checkpoint on the batches it receives (the train sink's validation: NMS, P, R, mAP50, "
-      "mAP50-95 overall and per class) and writes the metrics to a JSON file.";
-  info.schema = ValidateSink::schema();
-  info.factory = []() -> Component* { return static_cast<Sink*>(new ValidateSink()); };
-  registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
+      "mAP50-95 overall and per class) and writes the metrics to a JSON file.");
 }
 
 }  // namespace yoloflow::core
