@@ -39,4 +39,19 @@ std::string write_coco128_subset(const std::string& dir, int count) {
   return dir + "/data.yaml";
 }
 
+std::string write_inspect_pipeline(const std::string& dir, int epochs, const std::string& monitors) {
+  write_coco128_subset(dir, 4);
+  write_file(dir + "/inspect.json", R"({
+  "name": "inspect", "epochs": )" + std::to_string(epochs) + R"(, "imgsz": 64,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
+    "sink": {"plugin": "throughput", "input": "batch"}
+  },
+  "monitors": )" + monitors + R"(
+})");
+  return dir + "/inspect.json";
+}
+
 }  // namespace yoloflow::test

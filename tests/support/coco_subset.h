@@ -9,4 +9,9 @@ namespace yoloflow::test {
 // coco128's class names. Returns the data.yaml path.
 std::string write_coco128_subset(const std::string& dir, int count);
 
+// DIR/inspect.json over a subset of 4 images (written too): letterbox at 64 px, batches of 2,
+// the throughput sink, `epochs`, and `monitors` (a JSON list). Returns its path. For tests
+// of monitors, which need a run but not a training.
+std::string write_inspect_pipeline(const std::string& dir, int epochs, const std::string& monitors);
+
 }  // namespace yoloflow::test

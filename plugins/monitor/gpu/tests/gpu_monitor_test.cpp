@@ -222,18 +222,7 @@ TEST_CASE("gpu device choice: cuda index of the run, CUDA_VISIBLE_DEVICES indice
 
 // The inspect pipeline over 4 coco128 images, 2 epochs, with the gpu monitor's `params`.
 static std::string write_inspect_pipeline(const std::string& dir, const std::string& params) {
-  test::write_coco128_subset(dir, 4);
-  test::write_file(dir + "/inspect.json", R"({
-  "name": "inspect", "epochs": 2, "imgsz": 64,
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
-    "sink": {"plugin": "throughput", "input": "batch"}
-  },
-  "monitors": [{"plugin": "gpu", "params": )" + params + R"(}]
-})");
-  return dir + "/inspect.json";
+  return test::write_inspect_pipeline(dir, 2, R"([{"plugin": "gpu", "params": )" + params + "}]");
 }
 
 TEST_CASE("gpu monitor with an NVML library: the visible device sampled, summaries per epoch, gpu.csv") {
@@ -286,18 +275,8 @@ TEST_CASE("gpu monitor with an NVML library: the visible device sampled, summari
 
 TEST_CASE("gpu monitor without NVML: one warning, the run completes, no gpu.csv; required makes it an error") {
   const std::string dir = test::temp_dir("gpu-no-nvml");
-  test::write_coco128_subset(dir, 4);
   // A library name no machine has, so this path is taken on GPU machines too.
-  test::write_file(dir + "/inspect.json", R"({
-  "name": "inspect", "epochs": 2, "imgsz": 64,
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
-    "sink": {"plugin": "throughput", "input": "batch"}
-  },
-  "monitors": [{"plugin": "gpu", "params": {"library": "libnvidia-ml-absent.so.1"}}]
-})");
+  write_inspect_pipeline(dir, R"({"library": "libnvidia-ml-absent.so.1"})");
   const auto res = test::run_cli("run " + dir + "/inspect.json --run-dir " + dir + "/run", "CUDA_VISIBLE_DEVICES=0 ");
   INFO(res.output);
   CHECK(res.exit_code == 0);

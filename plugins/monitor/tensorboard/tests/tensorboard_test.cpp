@@ -295,17 +295,7 @@ TEST_CASE("tensorboard monitor in a CPU training: epoch scalars equal results.cs
 
 TEST_CASE("tensorboard monitor without a run folder warns and logs nothing; the run completes") {
   const std::string dir = test::temp_dir("tensorboard-no-run-dir");
-  test::write_coco128_subset(dir, 4);
-  test::write_file(dir + "/inspect.json", R"({
-  "name": "inspect", "epochs": 1, "imgsz": 64,
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
-    "sink": {"plugin": "throughput", "input": "batch"}
-  },
-  "monitors": [{"plugin": "tensorboard"}]
-})");
+  test::write_inspect_pipeline(dir, 1, R"([{"plugin": "tensorboard"}])");
   const auto res = test::run_cli("run " + dir + "/inspect.json");
   INFO(res.output);
   CHECK(res.exit_code == 0);
