@@ -231,3 +231,23 @@ TEST_CASE("the example sweep over train-coco128-cpu.json expands and every run v
   CHECK_FALSE(fs::exists(dir + "/out/n-lowlr"));  // a dry run starts nothing
   test::remove_tree(dir);
 }
+
+TEST_CASE("sweep --devices gives each concurrent run its own device") {
+  // This machine has no CUDA, so each child fails when it opens its device: its failure
+  // reason shows which device the sweep gave it.
+  const auto dir = setup("sweep-devices");
+  test::write_file(dir + "/sweep.json", R"({"name": "dev", "base": "base.json",
+    "grid": {"stages.train.params.optimizer.params.lr0": [0.01, 0.02]}})");
+  auto r = test::run_cli("sweep " + dir + "/sweep.json --out " + dir + "/out --devices 0,1");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("lr0=0.01: starting on cuda:0") != std::string::npos);
+  CHECK(r.output.find("lr0=0.02: starting on cuda:1") != std::string::npos);
+  const auto csv = read_csv(dir + "/out/summary.csv");
+  REQUIRE(csv.size() == 3);
+  for (std::size_t i : {1, 2}) {
+    CHECK(cell(csv, i, "status") == "failed");
+    CHECK(cell(csv, i, "reason").find("cuda") != std::string::npos);
+  }
+  test::remove_tree(dir);
+}
