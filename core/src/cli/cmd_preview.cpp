@@ -13,7 +13,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli/cli.h"
-#include "graph/source_sample_loader.h"
+#include "graph/stage_sample_loaders.h"
 #include "detect/box_drawing.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/pipeline.h"
@@ -105,7 +105,10 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
       for (const auto& a : p.augmentations)
         chain.emplace_back(static_cast<Augmentation*>(make(a).release()));
       const auto names = source->info().names;
-      core::SourceSampleLoader loader(*source);
+      std::vector<Augmentation*> chain_ptrs;
+      for (auto& a : chain) chain_ptrs.push_back(a.get());
+      core::StageSampleLoaders loaders(*source, chain_ptrs, Rng::mix(p.seed, static_cast<std::uint64_t>(epoch)),
+                                       context.imgsz, epoch);
 
       std::error_code ec;
       fs::create_directories(o->out, ec);
@@ -126,8 +129,10 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
           const std::size_t pos = next++;
           Sample s = source->load(order[pos]);
           Rng rng(Rng::mix(Rng::mix(p.seed, static_cast<std::uint64_t>(epoch)), pos));
-          AugmentContext actx{rng, loader, context.imgsz, epoch};
-          for (auto& aug : chain) aug->apply(s, actx);
+          for (std::size_t i = 0; i < chain.size(); ++i) {
+            AugmentContext actx{rng, loaders.for_stage(i), context.imgsz, epoch};
+            chain[i]->apply(s, actx);
+          }
           samples.push_back(std::move(s));
         }
         int tile_w = 1, tile_h = 1;

@@ -13,7 +13,7 @@
 
 #include "dist/runtime.h"
 #include "graph/epoch_order.h"
-#include "graph/source_sample_loader.h"
+#include "graph/stage_sample_loaders.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/component_spec.h"
 #include "yoloflow/error.h"
@@ -266,7 +266,9 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   std::atomic<std::size_t> in_flight{0}, peak{0};
   std::size_t samples_done = 0, batches_done = 0;  // touched by the serial sink node only
   std::int64_t batch_index = 0;                    // touched by the serial batcher node only
-  SourceSampleLoader loader(*source_);
+  std::vector<Augmentation*> chain;
+  for (auto& a : augmentations_) chain.push_back(a.get());
+  StageSampleLoaders loaders(*source_, chain, epoch_seed, imgsz, epoch);
   const auto start = std::chrono::steady_clock::now();
 
   auto fail = [&](const std::string& message) { error.set(Error(message)); };
@@ -315,10 +317,10 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       sample.sequence = t.sequence;
       // Each sample's own generator: results do not depend on which thread ran it.
       Rng rng(Rng::mix(epoch_seed, t.sequence));
-      AugmentContext actx{rng, loader, imgsz, epoch};
       for (std::size_t i = 0; i < augmentations_.size(); ++i) {
         const Stage& st = stages_[1 + i];
         try {
+          AugmentContext actx{rng, loaders.for_stage(i), imgsz, epoch};
           augmentations_[i]->apply(sample, actx);
         } catch (const std::exception& e) {
           fail(stage_label(st) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());

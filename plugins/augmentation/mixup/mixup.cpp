@@ -1,9 +1,10 @@
 // mixup: Ultralytics' MixUp. With probability p, another sample drawn uniformly from the
 // source is blended in: image = r * image + (1 - r) * other (rounded; Ultralytics
 // truncates), r ~ Beta(32, 32) (about 0.5 +- 0.06), and the boxes of both are kept.
-// Ultralytics first passes the other image through mosaic and random_perspective; a
-// plugin sees only the source's output, so the other sample is letterboxed (fitted,
-// centred, grey 114 padding) to this sample's size, its boxes with it.
+// The other sample comes from the host as it reaches this stage: through the stages before
+// mixup (the default chain: mosaic and random_perspective, as Ultralytics' pre-transform).
+// Where it is not this sample's size (mixup placed before the crop) it is letterboxed
+// (fitted, centred, grey 114 padding) to it, its boxes with it.
 #include <algorithm>
 #include <cmath>
 #include <random>
