@@ -3,11 +3,13 @@
 // reading goes to gpu.csv in the run folder. Without an NVIDIA driver it warns once and does
 // nothing (unless `required`), so one pipeline serves GPU and CPU machines.
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "low_utilisation.h"
 #include "nvml_sampler.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -27,6 +29,8 @@ class GpuMonitor final : public Monitor {
         "Milliseconds between readings (NVML itself updates utilisation every 1/6 s to 1 s, by GPU).");
     s.add_bool("required", false).fixed().doc(
         "Fail the run when the GPU cannot be read (no driver, CPU run); false: warn once and go on.");
+    s.add_float("busy_target", 80.0).range(0.0, 100.0).fixed().doc(
+        "Mean utilisation (%) below which the epoch summary says why (data wait or a host-bound step) and what to change.");
     s.add_string("library", "libnvidia-ml.so.1").fixed().doc(
         "NVML library to load: a name the dynamic loader finds, or a path.");
     return s;
@@ -36,6 +40,7 @@ class GpuMonitor final : public Monitor {
     interval_ms_ = p.get_int("interval_ms");
     required_ = p.get_bool("required");
     library_ = p.get_string("library");
+    busy_target_ = p.get_float("busy_target");
     reporter_ = context.reporter;
   }
 
@@ -55,13 +60,23 @@ class GpuMonitor final : public Monitor {
   void on_step(const StepEvent& event) override {
     if (!recorder_) return;
     recorder_->file_under(event.epoch);
+    auto value = [&](const char* key) {
+      const auto it = event.values.find(key);
+      return it == event.values.end() ? std::nan("") : it->second;
+    };
+    step_times_.add(value("time/data_wait"), value("time/step"));
     // The epoch's figures so far join the epoch's values (later reports win), so other
     // monitors such as TensorBoard receive GPU utilisation with the losses and metrics.
     if (reporter_ != nullptr) reporter_->epoch_values(recorder_->current().values());
   }
 
   void on_epoch(const EpochEvent& event) override {
-    if (recorder_) summary_ = recorder_->end_epoch(event.epoch).summary(label_);
+    if (!recorder_) return;
+    const EpochStats stats = recorder_->end_epoch(event.epoch);
+    summary_ = stats.summary(label_);
+    const std::string why = explain_low_utilisation(stats.util().mean(), busy_target_, step_times_);
+    if (!why.empty()) summary_ += "\n  " + why;
+    step_times_.clear();
   }
 
   std::string epoch_summary() override { return std::exchange(summary_, std::string()); }
@@ -82,6 +97,8 @@ class GpuMonitor final : public Monitor {
   std::string label_, summary_;
   std::unique_ptr<GpuRecorder> recorder_;
   RunReporter* reporter_ = nullptr;
+  double busy_target_ = 80.0;
+  StepTimes step_times_;  // this epoch's step reports
 };
 
 void register_gpu(Registrar& r) {

@@ -344,3 +344,42 @@ TEST_CASE("gpu monitor reports the epoch's utilisation, memory and power as run 
   monitor->on_run_end(run);
   test::remove_tree(dir);
 }
+
+TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the trainer's data wait and step times") {
+  const std::string library = test::test_plugin_dir("fake_nvml") + "/libfake_nvml.so";
+  auto& pm = test::plugins_with("gpu");
+  auto run_epoch = [&](double busy_target, double data_wait_s, double step_s) {
+    const Params params = test::checked_params(
+        pm, Kind::Monitor, "gpu", {{"library", library}, {"interval_ms", 10}, {"busy_target", busy_target}},
+        "monitors[0].params");
+    auto monitor = pm.registry().create_as<Monitor>(Kind::Monitor, "gpu", "monitors[0]");
+    monitor->configure(params, StageContext{});
+    RunEvent run;
+    run.device = "cuda:0";  // "Fake GPU 0": 40% busy
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+    monitor->on_run_start(run);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    for (int i = 0; i < 3; ++i) {
+      StepEvent step;
+      step.values["time/data_wait"] = data_wait_s;
+      step.values["time/step"] = step_s;
+      monitor->on_step(step);
+    }
+    EpochEvent epoch;
+    monitor->on_epoch(epoch);
+    const std::string summary = monitor->epoch_summary();
+    monitor->on_run_end(run);
+    return summary;
+  };
+  const std::string starved = run_epoch(80, 0.030, 0.010);
+  INFO(starved);
+  CHECK(starved.find("busy 40%") != std::string::npos);
+  CHECK(starved.find("GPU busy 40% (< 80%): the training step waited for data 75% of the time") != std::string::npos);
+  CHECK(starved.find("`workers`") != std::string::npos);
+  const std::string host_bound = run_epoch(80, 0.001, 0.099);
+  INFO(host_bound);
+  CHECK(host_bound.find("with batches ready (data wait 1% of the time): the step is host-bound") != std::string::npos);
+  const std::string busy_enough = run_epoch(30, 0.030, 0.010);
+  CHECK(busy_enough.find("GPU busy") == std::string::npos);  // 40% >= 30%: nothing to explain
+  CHECK(busy_enough.find("busy 40%") != std::string::npos);
+}

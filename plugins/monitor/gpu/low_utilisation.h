@@ -1,0 +1,50 @@
+#pragma once
+// Why a GPU stayed below its target utilisation over an epoch, in one line with what to
+// change, from what the trainer reported: the time its steps waited for a batch against the
+// time they took ("time/data_wait", "time/step", seconds per batch, in its step reports).
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace yoloflow::gpu_monitor {
+
+class StepTimes {
+ public:
+  // One step report's values (windows of log_every steps); missing ones are NaN.
+  void add(double data_wait_s, double step_s) {
+    if (std::isnan(data_wait_s) || std::isnan(step_s)) return;
+    wait_ += data_wait_s;
+    step_ += step_s;
+    ++reports_;
+  }
+  bool empty() const { return reports_ == 0; }
+  // Share of the time between batches spent waiting for the next one.
+  double wait_share() const { return wait_ + step_ > 0 ? wait_ / (wait_ + step_) : 0.0; }
+  void clear() { *this = StepTimes{}; }
+
+ private:
+  double wait_ = 0, step_ = 0;
+  long reports_ = 0;
+};
+
+// "" when `busy_percent` reaches `target_percent` or nothing is known.
+inline std::string explain_low_utilisation(double busy_percent, double target_percent, const StepTimes& times) {
+  if (std::isnan(busy_percent) || busy_percent >= target_percent || times.empty()) return "";
+  char text[400];
+  const double share = 100.0 * times.wait_share();
+  if (share >= 20.0) {
+    std::snprintf(text, sizeof text,
+                  "GPU busy %.0f%% (< %.0f%%): the training step waited for data %.0f%% of the time; give the "
+                  "graph more `workers`, use `cache: ram` on the source, or lighten the augmentation",
+                  busy_percent, target_percent, share);
+  } else {
+    std::snprintf(text, sizeof text,
+                  "GPU busy %.0f%% (< %.0f%%) with batches ready (data wait %.0f%% of the time): the step is "
+                  "host-bound (kernel launches, host syncs); use a larger `batch` (the nominal batch stays), "
+                  "amp_bf16 and channels_last, fewer graph `workers` if steps jump; `profile_every` shows which phase",
+                  busy_percent, target_percent, share);
+  }
+  return text;
+}
+
+}  // namespace yoloflow::gpu_monitor
