@@ -1,7 +1,10 @@
-// The train sink's step profile (`profile_every`): the phases of sampled steps in steps.csv,
-// their per-epoch means in results.csv and the log, as a user reads them to see where a
-// step's time goes.
+// What a training run writes for a user to look at: the step profile (`profile_every`: the
+// phases of sampled steps in steps.csv, their per-epoch means in results.csv and the log) and
+// the first batches drawn as train_batch0..2.jpg.
 #include <doctest/doctest.h>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <cmath>
 #include <sstream>
@@ -65,7 +68,7 @@ TEST_CASE("step profile: every Nth step sampled, the device waited for at each p
   CHECK(numeric_rows(test::read_file(dir + "/steps.csv"), &header).size() == 4);
 }
 
-TEST_CASE("train with profile_every writes steps.csv and per-epoch phase means to results.csv and the log") {
+TEST_CASE("train writes steps.csv and phase means with profile_every, and its first batches as train_batch0..2.jpg") {
   const auto dir = test::temp_dir("step-profile-train");
   const auto data = test::write_coco128_subset(dir, 8);
   const auto run = dir + "/run";
@@ -103,4 +106,18 @@ TEST_CASE("train with profile_every writes steps.csv and per-epoch phase means t
   CHECK(results.rows()[0].at("profile/forward_ms") == doctest::Approx((rows[0][5] + rows[1][5]) / 2).epsilon(0.01));
   CHECK(results.rows()[1].at("profile/backward_ms") == doctest::Approx(rows[2][6]).epsilon(0.01));
   CHECK(r.output.find("epoch 1 step profile (2 sampled steps, mean ms): data wait") != std::string::npos);
+
+  // Ultralytics' train_batch0..2.jpg: the batch's 2 images of 64 px side by side (the drawing is
+  // preview's, tested there); only the first three batches.
+  for (int b = 0; b < 3; ++b) {
+    CAPTURE(b);
+    const cv::Mat grid = cv::imread(run + "/train_batch" + std::to_string(b) + ".jpg");
+    REQUIRE_FALSE(grid.empty());
+    CHECK(grid.cols == 128);
+    CHECK(grid.rows == 64);
+    cv::Scalar mean, stddev;
+    cv::meanStdDev(grid, mean, stddev);
+    CHECK(stddev[0] > 10);  // the photos, not an empty grey grid
+  }
+  CHECK(cv::imread(run + "/train_batch3.jpg").empty());
 }

@@ -13,8 +13,8 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli/cli.h"
+#include "detect/sample_grid.h"
 #include "graph/stage_sample_loaders.h"
-#include "detect/box_drawing.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/pipeline.h"
 #include "yoloflow/augmentation.h"
@@ -25,33 +25,6 @@
 namespace fs = std::filesystem;
 
 namespace yoloflow::cli {
-
-namespace {
-
-
-// Draws one sample into its tile (top-left aligned, scaled by `scale`).
-void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale,
-               const std::vector<std::string>& names) {
-  cv::Mat small;
-  cv::resize(s.image, small, cv::Size(std::max(1, static_cast<int>(std::lround(s.image.cols * scale))),
-                                      std::max(1, static_cast<int>(std::lround(s.image.rows * scale)))),
-             0, 0, cv::INTER_AREA);
-  const cv::Rect dst(tile.x, tile.y, std::min(small.cols, tile.width), std::min(small.rows, tile.height));
-  small(cv::Rect(0, 0, dst.width, dst.height)).copyTo(grid(dst));
-  for (const auto& b : s.boxes) {
-    const cv::Point p1(tile.x + static_cast<int>(std::lround(b.x1 * scale)),
-                       tile.y + static_cast<int>(std::lround(b.y1 * scale)));
-    const cv::Point p2(tile.x + static_cast<int>(std::lround(b.x2 * scale)),
-                       tile.y + static_cast<int>(std::lround(b.y2 * scale)));
-    const std::string label = (b.cls >= 0 && b.cls < static_cast<int>(names.size()))
-                                  ? names[static_cast<std::size_t>(b.cls)]
-                                  : std::to_string(b.cls);
-    core::draw_labelled_box(grid, p1, p2, b.cls, label, 0.4, 2, tile.y);
-  }
-  cv::rectangle(grid, tile, cv::Scalar(255, 255, 255), 1);  // tile border
-}
-
-}  // namespace
 
 void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand(
@@ -135,22 +108,8 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
           }
           samples.push_back(std::move(s));
         }
-        int tile_w = 1, tile_h = 1;
-        for (const auto& s : samples) {
-          tile_w = std::max(tile_w, s.image.cols);
-          tile_h = std::max(tile_h, s.image.rows);
-        }
+        const cv::Mat grid = core::draw_sample_grid(samples, names, o->max_side, cols);
         const int n = static_cast<int>(samples.size());
-        const int gcols = std::min(cols, n), grows = (n + gcols - 1) / gcols;
-        const double scale = std::min(1.0, static_cast<double>(o->max_side) /
-                                               std::max(gcols * tile_w, grows * tile_h));
-        const int tw = static_cast<int>(std::lround(tile_w * scale));
-        const int th = static_cast<int>(std::lround(tile_h * scale));
-        cv::Mat grid(grows * th, gcols * tw, CV_8UC3, cv::Scalar(114, 114, 114));
-        for (int i = 0; i < n; ++i) {
-          draw_tile(grid, samples[static_cast<std::size_t>(i)], cv::Rect((i % gcols) * tw, (i / gcols) * th, tw, th),
-                    scale, names);
-        }
         const std::string path = (fs::path(o->out) / ("preview_" + std::to_string(g) + "." + o->format)).string();
         if (!cv::imwrite(path, grid)) throw Error("cannot write '" + path + "'");
         std::cout << path << ": " << n << " images, " << grid.cols << "x" << grid.rows << std::endl;

@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <tbb/parallel_for.h>
 #include <torch/torch.h>
@@ -17,6 +18,7 @@
 #endif
 
 #include "detect/nms.h"
+#include "detect/sample_grid.h"
 #include "dist/data_parallel.h"
 #include "graph/source_sample_loader.h"
 #include "model/weights_io.h"
@@ -265,6 +267,7 @@ class TrainSink final : public Sink {
       set_batch(batch.size);  // a batch-size schedule changed it at this epoch boundary
     }
     first_batch_of_epoch_ = false;
+    if (results_ && epoch_ == 0 && step_ < 3) write_train_batch(batch);
     const std::int64_t ni = step_ + batches_per_epoch_ * epoch_;  // iteration over the run
     apply_schedule(ni);
     if (profile_) profile_->begin(epoch_, step_, global_step_, waited);
@@ -576,6 +579,15 @@ class TrainSink final : public Sink {
   }
 
   // Clip the global gradient norm without reading it on the host.
+  // Ultralytics' train_batch0..2.jpg: the run's first batches as the model receives them,
+  // boxes and class names drawn (up to 16 images each). Not worth failing a run over.
+  void write_train_batch(const Batch& batch) const {
+    auto samples = samples_of_batch(batch);
+    if (samples.size() > 16) samples.resize(16);
+    const std::string path = run_dir_ + "/train_batch" + std::to_string(step_) + ".jpg";
+    if (!cv::imwrite(path, draw_sample_grid(samples, names_, 1920))) YF_LOG_WARN("train: cannot write " << path);
+  }
+
   static void clip_gradients(std::vector<torch::Tensor>& grads, double max_norm) {
     if (grads.empty()) return;
     std::vector<torch::Tensor> norms;

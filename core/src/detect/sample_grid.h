@@ -1,0 +1,22 @@
+#pragma once
+// Grids of training samples with their boxes and class names drawn: `yoloflow preview` and the
+// trainer's train_batch0..2.jpg (what users check before trusting a run; TensorBoard shows
+// them too).
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+#include "yoloflow/sample.h"
+
+namespace yoloflow::core {
+
+// Tiles of the largest sample's size, `columns` per row (0: a near-square grid), scaled so the
+// grid's longer side is at most `max_side`; grey 114 where a tile is not filled.
+cv::Mat draw_sample_grid(const std::vector<Sample>& samples, const std::vector<std::string>& names, int max_side,
+                         int columns = 0);
+
+// A batch's images (RGB NHWC -> BGR) and boxes (normalised cx cy w h -> pixels) as samples.
+std::vector<Sample> samples_of_batch(const Batch& batch);
+
+}  // namespace yoloflow::core
