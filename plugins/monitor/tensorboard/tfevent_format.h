@@ -96,6 +96,15 @@ inline std::string file_version_event(double wall_time) {
   return e.bytes();
 }
 
+// An Event carrying `summary` at `step`.
+inline std::string summary_event(double wall_time, std::int64_t step, const ProtoWriter& summary) {
+  ProtoWriter e;
+  e.double_field(1, wall_time);
+  e.int64_field(2, step);
+  e.bytes_field(5, summary.bytes());
+  return e.bytes();
+}
+
 // One Event holding one scalar Value per (tag, value), all at `step`.
 inline std::string scalars_event(double wall_time, std::int64_t step,
                                  const std::vector<std::pair<std::string, float>>& scalars) {
@@ -106,11 +115,7 @@ inline std::string scalars_event(double wall_time, std::int64_t step,
     v.float_field(2, value);
     summary.bytes_field(1, v.bytes());
   }
-  ProtoWriter e;
-  e.double_field(1, wall_time);
-  e.int64_field(2, step);
-  e.bytes_field(5, summary.bytes());
-  return e.bytes();
+  return summary_event(wall_time, step, summary);
 }
 
 inline std::string image_event(double wall_time, std::int64_t step, const std::string& tag, const ImageData& image) {
@@ -124,11 +129,7 @@ inline std::string image_event(double wall_time, std::int64_t step, const std::s
   v.bytes_field(4, img.bytes());
   ProtoWriter summary;
   summary.bytes_field(1, v.bytes());
-  ProtoWriter e;
-  e.double_field(1, wall_time);
-  e.int64_field(2, step);
-  e.bytes_field(5, summary.bytes());
-  return e.bytes();
+  return summary_event(wall_time, step, summary);
 }
 
 // A TFRecord: length, its masked CRC, the payload, its masked CRC.
