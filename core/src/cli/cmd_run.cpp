@@ -19,6 +19,7 @@
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
 #include "util/stop_signal_scope.h"
+#include "util/text_format.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -35,15 +36,9 @@ extern "C" void on_stop_signal(int sig) {
   g_stop_requested.store(true);
 }
 
-std::string fixed(double v, int digits) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
-
 void print_summary(core::GraphRunner& runner, std::size_t total_samples, double total_seconds) {
-  std::cout << "done: " << total_samples << " images in " << fixed(total_seconds, 2) << " s ("
-            << fixed(total_seconds > 0 ? total_samples / total_seconds : 0.0, 1) << " images/s)"
+  std::cout << "done: " << total_samples << " images in " << core::format_fixed(total_seconds, 2) << " s ("
+            << core::format_fixed(total_seconds > 0 ? total_samples / total_seconds : 0.0, 1) << " images/s)"
             << std::endl;
   std::map<std::size_t, std::string> skipped;  // source index -> reason (all epochs)
   for (const auto& e : runner.history()) {
@@ -177,8 +172,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     total += s.samples;
     seconds += s.seconds;
     std::cout << "epoch " << epoch + 1 << "/" << p.epochs << ": " << s.samples << " images in " << s.batches
-              << " batches, " << fixed(s.seconds, 2) << " s, " << fixed(s.images_per_second, 1)
-              << " images/s, " << s.skipped.size() << " skipped, peak " << s.peak_in_flight << "/"
+              << " batches, " << core::format_fixed(s.seconds, 2) << " s, "
+              << core::format_fixed(s.images_per_second, 1) << " images/s, " << s.skipped.size() << " skipped, peak " << s.peak_in_flight << "/"
               << s.max_in_flight << " samples in flight" << (s.interrupted ? " (interrupted)" : "") << std::endl;
     for (const auto& skipped : s.skipped) {
       std::cout << "  skipped sample " << skipped.index << ": " << skipped.reason << std::endl;

@@ -11,6 +11,7 @@
 #include "predict/checkpoint_model.h"
 #include "train/validation_batch.h"
 #include "util/atomic_file.h"
+#include "util/text_format.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/monitor.h"
@@ -21,12 +22,6 @@ namespace yoloflow::core {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string fixed(double v, int digits = 4) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
 
 class ValidateSink final : public Sink {
  public:
@@ -106,16 +101,18 @@ class ValidateSink final : public Sink {
     os << std::left << std::setw(20) << "class" << std::right << std::setw(10) << "instances" << std::setw(9) << "P"
        << std::setw(9) << "R" << std::setw(9) << "mAP50" << std::setw(11) << "mAP50-95" << "\n";
     auto line = [&](const std::string& name, int instances, double p, double r, double m50, double m) {
-      os << std::left << std::setw(20) << name << std::right << std::setw(10) << instances << std::setw(9) << fixed(p, 3)
-         << std::setw(9) << fixed(r, 3) << std::setw(9) << fixed(m50, 3) << std::setw(11) << fixed(m, 3) << "\n";
+      os << std::left << std::setw(20) << name << std::right << std::setw(10) << instances << std::setw(9)
+         << format_fixed(p, 3) << std::setw(9) << format_fixed(r, 3) << std::setw(9) << format_fixed(m50, 3)
+         << std::setw(11) << format_fixed(m, 3) << "\n";
     };
     line("all", result_.instances, result_.precision, result_.recall, result_.map50, result_.map50_95);
     for (const auto& c : result_.per_class) {
       line(static_cast<std::size_t>(c.cls) < names.size() ? names[c.cls] : std::to_string(c.cls), c.instances,
            c.precision, c.recall, c.ap50, c.ap50_95);
     }
-    os << "P " << fixed(result_.precision) << "  R " << fixed(result_.recall) << "  mAP50 " << fixed(result_.map50)
-       << "  mAP50-95 " << fixed(result_.map50_95) << "; written to " << output_ << "\n";
+    os << "P " << format_fixed(result_.precision, 4) << "  R " << format_fixed(result_.recall, 4) << "  mAP50 "
+       << format_fixed(result_.map50, 4) << "  mAP50-95 " << format_fixed(result_.map50_95, 4) << "; written to "
+       << output_ << "\n";
     return os.str();
   }
 
