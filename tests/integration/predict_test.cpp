@@ -19,6 +19,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
+#include "train/results_csv.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;
@@ -329,30 +330,14 @@ TEST_CASE("predict: the model of a checkpoint comes from its meta, else the run 
   }
 }
 
-namespace {
-
-// The last row of a results.csv, by column name.
-std::map<std::string, double> last_results_row(const std::string& csv) {
-  std::istringstream in(test::read_file(csv));
-  std::string header, line, last;
-  std::getline(in, header);
-  while (std::getline(in, line)) {
-    if (!line.empty()) last = line;
-  }
-  std::map<std::string, double> row;
-  std::istringstream h(header), v(last);
-  std::string name, value;
-  while (std::getline(h, name, ',') && std::getline(v, value, ',')) row[name] = std::stod(value);
-  return row;
-}
-
-}  // namespace
-
 TEST_CASE("validate sink: pipelines/validate-coco128.json gives a run's weights the mAP its last epoch reported") {
   const auto& run = trained_run();
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
-  const auto trained = last_results_row(run.run_dir + "/results.csv");
+  core::ResultsCsv results(run.run_dir + "/results.csv");
+  results.load();
+  REQUIRE_FALSE(results.rows().empty());
+  const auto trained = results.rows().back();
   REQUIRE(trained.count("metrics/mAP50(B)") == 1);
   // Something was learnt, so equal numbers mean something.
   CHECK(trained.at("metrics/mAP50(B)") > 0.1);
