@@ -2,6 +2,7 @@
 
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <opencv2/imgproc.hpp>
 #include <tbb/parallel_for.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 #ifdef YOLOFLOW_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
@@ -24,6 +26,7 @@
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
 #include "plugin/builtin_sink.h"
+#include "train/captured_step.h"
 #include "train/checkpoint.h"
 #include "train/detection_loss.h"
 #include "train/detection_metrics.h"
@@ -141,6 +144,17 @@ class TrainSink final : public Sink {
         "Time every Nth step phase by phase (data wait, host-to-device, forward + loss, backward, "
         "optimizer + EMA), waiting for the device at each phase boundary: rows in steps.csv, means in "
         "the epoch summary and results.csv (`profile/...`). 0 = off; sampled steps lose their overlap.");
+    s.add_bool("cuda_graph", false).doc(
+        "CUDA: capture the training step (forward, loss, backward) as a CUDA graph per input shape "
+        "and replay it: one launch instead of thousands from the host. Shapes vary only with the "
+        "batch, image size and padded target rows (`target_rows`, `target_rows_multiple`); each new "
+        "shape runs `cuda_graph_warmup` steps eagerly, then is captured. Off with data parallel and "
+        "`profile_every`; turns `cudnn_benchmark` on; a failed capture falls back to eager steps with a warning.");
+    s.add_int("cuda_graph_warmup", 3).min(1).doc("CUDA graphs: eager steps of each new shape before its capture.");
+    s.add_int("cuda_graph_rows", 96).min(1).doc(
+        "CUDA graphs with target_rows 0: target rows per image the one captured step is built for "
+        "(every batch that fits is padded to it); a batch whose fullest image has more boxes runs "
+        "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96).");
     s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
@@ -221,6 +235,25 @@ class TrainSink final : public Sink {
                                                });
     }
     if (!p.get_string("resume").empty()) restore(p.get_string("resume"));
+    if (p.get_bool("cuda_graph")) {
+      std::string why = CapturedStep::unavailable_reason(device_);
+      if (why.empty() && dp_) why = "not with data parallel (the gradient hooks run per step)";
+      if (why.empty() && p.get_int("profile_every") > 0) why = "not with profile_every (it times phases inside the step)";
+      if (why.empty() && !p.get_bool("cudnn_benchmark")) {
+        // Measured on the H200 (LibTorch 2.11, cuDNN 9): capturing convolutions whose algorithm
+        // cuDNN picks by heuristics failed (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
+        // with benchmarked algorithms, chosen during the eager steps, the capture succeeds.
+        YF_LOG_INFO("train: cuda_graph turns cudnn_benchmark on (captures need benchmarked cuDNN algorithms)");
+        at::globalContext().setBenchmarkCuDNN(true);
+      }
+      if (why.empty()) {
+        // One graph: on the H200 a second capture into the first one's memory pool failed
+        // (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED), so other target shapes run eagerly.
+        captured_ = std::make_unique<CapturedStep>(device_, static_cast<int>(p.get_int("cuda_graph_warmup")), 1);
+      } else {
+        YF_LOG_WARN("train: cuda_graph off: " << why);
+      }
+    }
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
                           << p.get_json("precision").at("plugin").get<std::string>() << ", "
                           << at::get_num_threads() << " CPU thread" << (at::get_num_threads() == 1 ? "" : "s")
@@ -243,7 +276,7 @@ class TrainSink final : public Sink {
       epoch_start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(m.value("epoch_seconds", 0.0)));
       const auto l = m.value("epoch_loss_sum", std::vector<double>{0.0, 0.0, 0.0});
-      loss_sum_ = torch::tensor(std::vector<float>(l.begin(), l.end())).to(device_);
+      reset_loss_sum(torch::tensor(std::vector<float>(l.begin(), l.end())));
       return;
     }
     epoch_ = epoch;
@@ -252,7 +285,16 @@ class TrainSink final : public Sink {
     images_ = 0;
     next_sequence_ = 0;
     last_report_step_ = 0;
-    loss_sum_ = torch::zeros({3}, torch::TensorOptions().device(device_));
+    reset_loss_sum(torch::zeros({3}));
+  }
+
+  // In place once it exists: a captured step adds into this very tensor.
+  void reset_loss_sum(const torch::Tensor& values) {
+    if (loss_sum_.defined()) {
+      loss_sum_.copy_(values);
+    } else {
+      loss_sum_ = values.to(device_);
+    }
   }
 
   void consume(Batch& batch) override {
@@ -273,14 +315,27 @@ class TrainSink final : public Sink {
     if (profile_) profile_->begin(epoch_, step_, global_step_, waited);
 
     auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
-    // NHWC memory seen as NCHW: a channels-last tensor, no copy until the device transfer.
-    torch::Tensor images = pixels.to(device_).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
     auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat).clone();
     std::int64_t dropped = 0;
-    torch::Tensor targets = pad_targets(rows, batch.size, p_.get_int("target_rows"), &dropped,
-                                        p_.get_int("target_rows_multiple"))
-                                .to(device_);
-    if (profile_) profile_->end_phase(StepProfile::kHostToDevice);
+    std::int64_t fixed_rows = p_.get_int("target_rows");
+    if (captured_ && fixed_rows == 0 && fullest_image_rows(batch) <= p_.get_int("cuda_graph_rows")) {
+      fixed_rows = p_.get_int("cuda_graph_rows");  // the captured step's shape
+    }
+    torch::Tensor targets = pad_targets(rows, batch.size, fixed_rows, &dropped, p_.get_int("target_rows_multiple"));
+    if (captured_ && !captured_->failed()) {
+      captured_->run(
+          pixels, targets, graph_key(), [this](const torch::Tensor& px, const torch::Tensor& tg) { micro_step(px, tg); },
+          [this] { allocate_missing_grads(); });
+      if (captured_->failed() && !graph_failure_reported_) {
+        graph_failure_reported_ = true;
+        YF_LOG_WARN("train: cuda_graph capture failed, training on with eager steps: " << captured_->failure());
+      }
+    } else {
+      auto px = pixels.to(device_);
+      auto tg = targets.to(device_);
+      if (profile_) profile_->end_phase(StepProfile::kHostToDevice);
+      micro_step(px, tg);
+    }
     if (dropped > 0 && dropped_warned_epoch_ != epoch_) {  // once per epoch, not per step
       dropped_warned_epoch_ = epoch_;
       YF_LOG_WARN("train: " << dropped << " box(es) in epoch " << epoch_ + 1 << ", step " << step_ + 1
@@ -288,17 +343,6 @@ class TrainSink final : public Sink {
                             << " per image were dropped; raise target_rows or set it to 0");
     }
 
-    LossResult loss;
-    {
-      auto scope = precision_->autocast(device_);
-      auto levels = model_->forward_train(images);
-      loss = (*loss_)(levels, targets);
-    }
-    if (profile_) profile_->end_phase(StepProfile::kForward);
-    if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_);  // the window's last backward reduces
-    precision_->scale_loss(loss.total).backward();
-    if (profile_) profile_->end_phase(StepProfile::kBackward);
-    loss_sum_ += loss.items;
     ++micro_;
     if (micro_ >= accumulate_) optimizer_step();
     if (profile_) {
@@ -329,6 +373,47 @@ class TrainSink final : public Sink {
     last_batch_end_ = Clock::now();
   }
 
+  // Forward, loss, backward and loss accumulation of one batch already on the device (what a
+  // CUDA graph captures: nothing here may read the device from the host).
+  void micro_step(const torch::Tensor& pixels, const torch::Tensor& targets) {
+    // NHWC memory seen as NCHW: a channels-last tensor.
+    torch::Tensor images = pixels.permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
+    LossResult loss;
+    {
+      auto scope = precision_->autocast(device_);
+      auto levels = model_->forward_train(images);
+      loss = (*loss_)(levels, targets);
+    }
+    if (profile_) profile_->end_phase(StepProfile::kForward);
+    if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_);  // the window's last backward reduces
+    precision_->scale_loss(loss.total).backward();
+    if (profile_) profile_->end_phase(StepProfile::kBackward);
+    loss_sum_ += loss.items;
+  }
+
+  static std::int64_t fullest_image_rows(const Batch& batch) {
+    std::vector<std::int64_t> count(static_cast<std::size_t>(batch.size), 0);
+    for (std::size_t i = 0; i + 5 < batch.targets.size(); i += 6) {
+      const auto b = static_cast<std::int64_t>(batch.targets[i]);
+      if (b >= 0 && b < batch.size) ++count[static_cast<std::size_t>(b)];
+    }
+    return count.empty() ? 0 : *std::max_element(count.begin(), count.end());
+  }
+
+  // Values the captured kernels hold as constants; a change needs another graph.
+  std::string graph_key() const {
+    std::ostringstream os;
+    os << gains_.box << ',' << gains_.cls << ',' << gains_.dfl;
+    return os.str();
+  }
+
+  // A capture must find every gradient allocated: backward then accumulates into it in place.
+  void allocate_missing_grads() {
+    for (auto& p : model_->module().parameters()) {
+      if (p.requires_grad() && !p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    }
+  }
+
   void interrupted(int epoch) override {
     save_last(/*mid_epoch=*/true);
     YF_LOG_INFO("stopped in epoch " << epoch + 1 << " after batch " << step_ << "; saved " << run_dir_
@@ -346,6 +431,11 @@ class TrainSink final : public Sink {
       if (++micro_ >= accumulate_) optimizer_step();
     }
     if (micro_ > 0) optimizer_step();  // the epoch's last partial accumulation
+    if (captured_ && !captured_->failed()) {
+      YF_LOG_INFO("train: cuda_graph: " << captured_->graphs() << " graph(s) captured; so far "
+                                        << captured_->replays() << " steps replayed, " << captured_->eager_steps()
+                                        << " eager (warm-up, or more target rows than cuda_graph_rows)");
+    }
     const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
     total_seconds_ += seconds;
     const auto train_loss = ((dp_ ? dp_->mean(loss_sum_) : loss_sum_) / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
@@ -551,7 +641,13 @@ class TrainSink final : public Sink {
     optimizer_->step(found_inf);
     precision_->update(found_inf);
     for (auto& g : optimizer_->groups()) {
-      for (auto& p : g.params) p.mutable_grad() = torch::Tensor();
+      for (auto& p : g.params) {
+        if (!captured_) {
+          p.mutable_grad() = torch::Tensor();
+        } else if (p.grad().defined()) {
+          p.mutable_grad().zero_();  // captured graphs accumulate into these tensors
+        }
+      }
     }
     if (ema_) ema_->update(model_->module());
     micro_ = 0;
@@ -590,12 +686,14 @@ class TrainSink final : public Sink {
 
   static void clip_gradients(std::vector<torch::Tensor>& grads, double max_norm) {
     if (grads.empty()) return;
-    std::vector<torch::Tensor> norms;
-    norms.reserve(grads.size());
-    for (const auto& g : grads) norms.push_back(g.detach().to(torch::kFloat).norm());
-    const auto total = torch::stack(norms).norm();
+    // Multi-tensor kernels: one launch per op for all gradients, not ~250 (yolo11n).
+    const auto total = torch::stack(at::_foreach_norm(grads)).norm();
     const auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
-    for (auto& g : grads) g.detach().mul_(coef.to(g.dtype()));
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    at::_foreach_mul_(grads, coef);
+#else
+    for (auto& g : grads) g.mul_(coef);  // LibTorch < 2.1: no _foreach_mul_ with a tensor scalar
+#endif
   }
 
   void log_progress() {
@@ -821,6 +919,8 @@ class TrainSink final : public Sink {
   std::unique_ptr<LrSchedule> schedule_;
   std::unique_ptr<ResultsCsv> results_;
   std::unique_ptr<StepProfile> profile_;  // rank 0 only, like results_
+  std::unique_ptr<CapturedStep> captured_;  // cuda_graph on
+  bool graph_failure_reported_ = false;
   std::vector<std::string> names_;
   json model_spec_;  // {"plugin", "params"} as built, nc resolved
   json pipeline_;    // the run folder's resolved pipeline.json; null when there is none

@@ -1,0 +1,193 @@
+// yoloflow_bench_train_step: the training step alone, as REFERENCE.md measured Ultralytics'
+// (a batch already in memory: random pixels, `--boxes` boxes per image; loss, backward,
+// optimizer with gradient clipping, EMA, precision strategy), through the real `train` sink:
+// each timed call is its consume(), i.e. exactly what a training run does per batch once the
+// data is there. Runs the eager step first as the baseline, then each other configuration,
+// in one process, and prints img/s, ms/step and the ratio to the baseline.
+//
+//   yoloflow_bench_train_step --data DATA.yaml [--model n] [--batch 32] [--imgsz 640]
+//       [--steps 60] [--warmup 10] [--precision amp_fp16] [--boxes 8] [--device cuda]
+//       [--nominal-batch B] [--configs eager,graph]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include "pipeline/component_factory.h"
+#include "plugin/host_registry.h"
+#include "plugin/plugin_manager.h"
+#include "train/results_csv.h"
+#include "yoloflow/error.h"
+#include "yoloflow/sink.h"
+
+#ifdef YOLOFLOW_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace {
+
+using namespace yoloflow;
+
+struct Options {
+  std::string data, model = "n", precision = "amp_fp16", device = "cuda", configs = "eager,graph";
+  int batch = 32, imgsz = 640, steps = 60, warmup = 10, boxes = 8, nominal_batch = 0;
+};
+
+// One synthetic batch: random pixels, `boxes` random boxes of random classes per image.
+Batch make_batch(const Options& o, std::uint64_t seed) {
+  Batch b;
+  b.size = o.batch;
+  b.height = b.width = o.imgsz;
+  const std::size_t bytes = static_cast<std::size_t>(o.batch) * o.imgsz * o.imgsz * 3;
+  b.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes], std::default_delete<std::uint8_t[]>());
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < bytes; ++i) b.pixels.get()[i] = static_cast<std::uint8_t>(rng());
+  std::uniform_real_distribution<float> u(0.1f, 0.9f), s(0.02f, 0.3f);
+  for (int i = 0; i < o.batch; ++i) {
+    SampleInfo info;
+    info.sequence = static_cast<std::uint64_t>(i);
+    b.samples.push_back(info);
+    for (int k = 0; k < o.boxes; ++k) {
+      b.targets.insert(b.targets.end(), {static_cast<float>(i), static_cast<float>(rng() % 80), u(rng), u(rng), s(rng), s(rng)});
+    }
+  }
+  return b;
+}
+
+void sync(const torch::Device& d) {
+  if (d.is_cuda()) torch::cuda::synchronize(d.index());
+}
+
+struct Result {
+  double ms_per_step = 0.0, peak_reserved_gib = 0.0;
+  double box = 0.0, cls = 0.0, dfl = 0.0;  // mean training losses over the epoch
+};
+
+Result measure(const Options& o, bool graph, const std::string& run_dir) {
+  json params = {{"data", o.data},
+                 {"model", {{"plugin", "yolo11"}, {"params", {{"scale", o.model}}}}},
+                 {"precision", {{"plugin", o.precision}}},
+                 {"optimizer", {{"plugin", "sgd"}}},
+                 {"nominal_batch", o.nominal_batch > 0 ? o.nominal_batch : o.batch},
+                 {"log_every", 1000000},
+                 {"cudnn_benchmark", true},
+                 {"cuda_graph", graph},
+                 {"target_rows", o.boxes},
+                 {"device", o.device}};
+#ifdef YOLOFLOW_WITH_CUDA
+  c10::cuda::CUDACachingAllocator::emptyCache();  // the previous configuration's cached blocks
+#endif
+  StageContext ctx;
+  ctx.node = graph ? "train(graph)" : "train(eager)";
+  ctx.imgsz = o.imgsz;
+  ctx.epochs = 1;
+  ctx.run_dir = run_dir;
+  ctx.device = o.device;
+  ctx.samples_per_epoch = static_cast<std::int64_t>(o.batch) * (o.warmup + o.steps);
+  auto sink = std::unique_ptr<Sink>(static_cast<Sink*>(
+      core::create_configured(core::host_registry(), Kind::Sink, "train", params, ctx.node, ctx).release()));
+  const torch::Device device(o.device);
+#ifdef YOLOFLOW_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.has_index() ? device.index() : 0);
+#endif
+  std::vector<Batch> batches;
+  for (int i = 0; i < 4; ++i) batches.push_back(make_batch(o, 1234 + i));
+  sink->begin_epoch(0);
+  for (int i = 0; i < o.warmup; ++i) sink->consume(batches[i % batches.size()]);
+  sync(device);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.steps; ++i) sink->consume(batches[i % batches.size()]);
+  sync(device);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Result r;
+  r.ms_per_step = 1e3 * s / o.steps;
+  // The epoch's mean losses from results.csv: eager and graph train on the same batches from
+  // the same initial weights, so they must agree (a replay that trained nothing would not).
+  sink->end_epoch(0);
+  core::ResultsCsv csv(run_dir + "/results.csv");
+  csv.load();
+  if (!csv.rows().empty()) {
+    const auto& row = csv.rows().back();
+    r.box = row.at("train/box_loss");
+    r.cls = row.at("train/cls_loss");
+    r.dfl = row.at("train/dfl_loss");
+  }
+#ifdef YOLOFLOW_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
+    r.peak_reserved_gib = static_cast<double>(stats.reserved_bytes[0].peak) / (1u << 30);
+  }
+#endif
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--data") o.data = next();
+    else if (a == "--model") o.model = next();
+    else if (a == "--precision") o.precision = next();
+    else if (a == "--device") o.device = next();
+    else if (a == "--configs") o.configs = next();
+    else if (a == "--batch") o.batch = std::stoi(next());
+    else if (a == "--imgsz") o.imgsz = std::stoi(next());
+    else if (a == "--steps") o.steps = std::stoi(next());
+    else if (a == "--warmup") o.warmup = std::stoi(next());
+    else if (a == "--boxes") o.boxes = std::stoi(next());
+    else if (a == "--nominal-batch") o.nominal_batch = std::stoi(next());
+    else {
+      std::cerr << "unknown option " << a << " (see the comment at the top of bench/gpu/train_step_bench.cpp)\n";
+      return 2;
+    }
+  }
+  if (o.data.empty()) {
+    std::cerr << "--data DATA.yaml is required (validation split and class names; nothing is validated)\n";
+    return 2;
+  }
+  try {
+    core::PluginManager pm;
+    pm.load_all();
+    std::printf("train step alone: yolo11%s batch %d imgsz %d %s, %d boxes/image, nominal batch %d, %d warm-up + %d timed steps on %s\n",
+                o.model.c_str(), o.batch, o.imgsz, o.precision.c_str(), o.boxes,
+                o.nominal_batch > 0 ? o.nominal_batch : o.batch, o.warmup, o.steps, o.device.c_str());
+    std::printf("%-8s %10s %10s %10s %14s\n", "config", "ms/step", "img/s", "vs eager", "peak reserved");
+    double base = 0.0;
+    std::stringstream names(o.configs);
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name != "eager" && name != "graph") {
+        std::cerr << "unknown config '" << name << "' (eager, graph)\n";
+        return 2;
+      }
+      const Result r = measure(o, name == "graph", "/tmp/yoloflow-step-bench-" + std::to_string(::getpid()) + "-" + name);
+      if (base == 0.0) base = r.ms_per_step;
+      std::printf("%-8s %10.2f %10.1f %9.2fx %10.2f GiB   train losses box %.4f cls %.4f dfl %.4f\n", name.c_str(),
+                  r.ms_per_step, 1e3 * o.batch / r.ms_per_step, base / r.ms_per_step, r.peak_reserved_gib, r.box, r.cls,
+                  r.dfl);
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,187 @@
+#include "train/captured_step.h"
+
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+#include <sstream>
+
+#include "yoloflow/log.h"
+
+#ifdef YOLOFLOW_WITH_CUDA
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <torch/cuda.h>
+#endif
+
+namespace yoloflow::core {
+
+namespace {
+
+std::string shape_key(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key) {
+  std::ostringstream os;
+  os << pixels.sizes() << targets.sizes() << '|' << key;
+  return os.str();
+}
+
+}  // namespace
+
+struct CapturedStep::Impl {
+  struct Entry {
+    torch::Tensor pixels, targets;  // static device inputs
+    int eager = 0;
+#ifdef YOLOFLOW_WITH_CUDA
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+#endif
+  };
+  torch::Device device;
+  int eager_runs;
+  std::size_t max_graphs;
+  std::map<std::string, Entry> entries;
+  std::vector<std::int64_t> graph_pixels;  // image shape of the captured graphs
+#ifdef YOLOFLOW_WITH_CUDA
+  decltype(std::declval<at::cuda::CUDAGraph&>().pool()) pool{0, 0};
+  bool have_pool = false;
+  std::optional<at::cuda::CUDAStream> side;
+#endif
+  Impl(torch::Device d, int e, std::size_t m) : device(d), eager_runs(e), max_graphs(m) {
+#ifdef YOLOFLOW_WITH_CUDA
+    if (device.is_cuda() && !device.has_index()) device = torch::Device(torch::kCUDA, c10::cuda::current_device());
+#endif
+  }
+};
+
+std::string CapturedStep::unavailable_reason(const torch::Device& device) {
+#ifdef YOLOFLOW_WITH_CUDA
+  if (!device.is_cuda()) return "CUDA graphs need a CUDA device (training on " + device.str() + ")";
+  return {};
+#else
+  return "this build of LibTorch has no CUDA (training on " + device.str() + ")";
+#endif
+}
+
+CapturedStep::CapturedStep(torch::Device device, int eager_runs, std::size_t max_graphs)
+    : impl_(std::make_unique<Impl>(device, eager_runs, max_graphs)) {}
+
+CapturedStep::~CapturedStep() = default;
+
+std::size_t CapturedStep::graphs() const {
+  std::size_t n = 0;
+#ifdef YOLOFLOW_WITH_CUDA
+  for (const auto& [k, e] : impl_->entries) n += e.graph ? 1 : 0;
+#endif
+  return n;
+}
+
+void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key,
+                       const Body& body, const std::function<void()>& prepare) {
+  const std::string k = shape_key(pixels, targets, key);
+  // New images shape with the graphs used up (a batch size or image size schedule): start
+  // over for it. Only other target rows keep the old graphs (those batches run eagerly).
+  if (impl_->entries.count(k) == 0 && graphs() >= impl_->max_graphs && pixels.sizes().vec() != impl_->graph_pixels) {
+    impl_->entries.clear();
+#ifdef YOLOFLOW_WITH_CUDA
+    impl_->have_pool = false;
+#endif
+  }
+  auto& e = impl_->entries[k];
+  const auto dev = impl_->device;
+  if (!e.pixels.defined()) {
+    e.pixels = torch::empty(pixels.sizes(), pixels.options().device(dev));
+    e.targets = torch::empty(targets.sizes(), targets.options().device(dev));
+  }
+#ifndef YOLOFLOW_WITH_CUDA
+  ++eager_steps_;
+  e.pixels.copy_(pixels);
+  e.targets.copy_(targets);
+  body(e.pixels, e.targets);
+#else
+  // Pinned staging (LibTorch's caching host allocator reuses a block only once the copies
+  // reading it have finished), so the host never waits for the previous step here.
+  e.pixels.copy_(pixels.pin_memory(), /*non_blocking=*/true);
+  e.targets.copy_(targets.pin_memory(), /*non_blocking=*/true);
+  if (e.graph) {
+    e.graph->replay();
+    ++replays_;
+    return;
+  }
+  const bool capture = !failed() && e.eager >= impl_->eager_runs && graphs() < impl_->max_graphs;
+  auto current = at::cuda::getCurrentCUDAStream(dev.index());
+  // Capture cannot use the legacy default stream. One side stream for every eager run and the
+  // capture: cuBLAS keeps a workspace per stream, which must not be created while capturing.
+  if (!impl_->side) impl_->side = at::cuda::getStreamFromPool(false, dev.index());
+  const auto side = *impl_->side;
+  at::cuda::CUDAEvent ready;
+  ready.record(current);
+  ready.block(side);
+  {
+    // Every batch that is not replayed trains eagerly here, the one about to be captured
+    // too, on this very thread: cuDNN and cuBLAS create their per-thread handles
+    // (cudaMalloc, forbidden while capturing) on first use, and the graph runner may call
+    // the sink from a thread that has not run a step yet. (Captures made without it failed
+    // in training with CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED on the H200.)
+    c10::cuda::CUDAStreamGuard guard(side);
+    body(e.pixels, e.targets);
+  }
+  ++e.eager;
+  ++eager_steps_;
+  if (capture) {
+    if (prepare) prepare();
+    torch::cuda::synchronize(dev.index());
+    // The eager runs' cached blocks are not needed by the graph: give them back first, so
+    // that what the capture reserves is the graph's own pool.
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    const auto reserved_before = c10::cuda::CUDACachingAllocator::getDeviceStats(dev.index()).reserved_bytes[0].current;
+    auto graph = std::make_unique<at::cuda::CUDAGraph>();
+    // Autocast's cast cache would keep tensors from the capture's pool past it.
+    const bool cache = at::autocast::is_autocast_cache_enabled();
+    at::autocast::set_autocast_cache_enabled(false);
+    try {
+      c10::cuda::CUDAStreamGuard guard(side);
+      if (impl_->have_pool) {
+        graph->capture_begin(impl_->pool);
+      } else {
+        graph->capture_begin();
+      }
+      try {
+        body(e.pixels, e.targets);  // recorded, not run: this batch has trained above
+      } catch (...) {
+        try {
+          graph->capture_end();
+        } catch (...) {
+        }
+        throw;
+      }
+      graph->capture_end();
+    } catch (const std::exception& ex) {
+      failure_ = ex.what();
+      graph.reset();
+      (void)cudaGetLastError();  // an invalidated capture leaves its error pending
+    }
+    at::autocast::set_autocast_cache_enabled(cache);
+    if (graph) {
+      if (!impl_->have_pool) {
+        impl_->pool = graph->pool();
+        impl_->have_pool = true;
+      }
+      e.graph = std::move(graph);
+      impl_->graph_pixels = pixels.sizes().vec();
+      const auto reserved = c10::cuda::CUDACachingAllocator::getDeviceStats(dev.index()).reserved_bytes[0].current;
+      YF_LOG_INFO("train: cuda_graph: captured the step for inputs " << pixels.sizes() << " + targets " << targets.sizes()
+                  << "; CUDA memory reserved " << static_cast<double>(reserved_before) / (1 << 30) << " -> "
+                  << static_cast<double>(reserved) / (1 << 30) << " GiB");
+    }
+  }
+  at::cuda::CUDAEvent done;
+  done.record(side);
+  done.block(current);
+#endif
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,59 @@
+#pragma once
+// The training micro-step (forward, loss, backward, loss accumulation) replayed as CUDA
+// graphs: one launch per step instead of ~2,000 kernel launches from the host. The eager
+// yolo11n step at batch 32 is host-bound (REFERENCE.md: Ultralytics 86 ms for a few ms of GPU
+// work; ours 60 ms); a replayed graph costs the host microseconds.
+//
+// One graph per input shape (batch, height, width, target rows) and per `key` the caller adds
+// for values baked into the captured kernels (loss gains). Inputs are copied into the graph's
+// static device tensors from pinned staging memory, asynchronously. Every tensor the step
+// writes that must outlive it (parameters, gradients, BN statistics, the loss accumulator)
+// must exist before capture and keep its storage afterwards: the caller zeroes gradients in
+// place instead of dropping them. All graphs share one memory pool: nothing one graph leaves
+// behind is read by another, and replays never overlap (one stream).
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+
+namespace yoloflow::core {
+
+class CapturedStep {
+ public:
+  // pixels: device uint8 (B, H, W, 3); targets: device float (B, M, 5).
+  using Body = std::function<void(const torch::Tensor& pixels, const torch::Tensor& targets)>;
+
+  // Empty when graphs can run on `device` in this build, else why not.
+  static std::string unavailable_reason(const torch::Device& device);
+
+  // `eager_runs`: batches of each new shape run eagerly before its capture (cuDNN benchmark
+  // and lazily built state settle first; they are real training steps). At most `max_graphs`
+  // shapes are captured; batches of any other shape run eagerly.
+  CapturedStep(torch::Device device, int eager_runs, std::size_t max_graphs);
+  ~CapturedStep();
+  CapturedStep(const CapturedStep&) = delete;
+  CapturedStep& operator=(const CapturedStep&) = delete;
+
+  // Trains on one batch (host tensors: uint8 (B, H, W, 3), float (B, M, 5)). Runs `body` on
+  // the static device inputs eagerly, or captures it then replays, or replays. `prepare` runs
+  // just before a capture (e.g. allocate gradients that do not exist yet). When a capture
+  // fails the batch still runs eagerly, `failed()` turns true and `failure()` says why.
+  void run(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key, const Body& body,
+           const std::function<void()>& prepare);
+
+  bool failed() const { return !failure_.empty(); }
+  const std::string& failure() const { return failure_; }
+  std::size_t graphs() const;    // captured so far
+  std::size_t replays() const { return replays_; }
+  std::size_t eager_steps() const { return eager_steps_; }  // including each shape's warm-up
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string failure_;
+  std::size_t replays_ = 0, eager_steps_ = 0;
+};
+
+}  // namespace yoloflow::core

@@ -1,0 +1,47 @@
+// The captured training step's contract where no CUDA graph can run (this CPU build, or a CPU
+// device): it says why, and still trains every batch eagerly on the inputs it was given.
+// The capture and replay themselves run only on a CUDA build: bench/gpu/train_step_bench.cpp
+// compares eager and captured losses there (docs/performance.md).
+#include <doctest/doctest.h>
+
+#include <torch/torch.h>
+
+#include "train/captured_step.h"
+
+using namespace yoloflow::core;
+
+TEST_CASE("captured step: a CPU device gets the reason and eager steps on its own inputs") {
+  const torch::Device cpu(torch::kCPU);
+  const std::string why = CapturedStep::unavailable_reason(cpu);
+  CHECK_FALSE(why.empty());
+  CHECK(why.find("cpu") != std::string::npos);
+
+  CapturedStep step(cpu, /*eager_runs=*/2, /*max_graphs=*/1);
+  auto pixels = torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8);
+  auto targets = torch::rand({2, 4, 5});
+  int calls = 0;
+  torch::Tensor seen_pixels, seen_targets;
+  const auto body = [&](const torch::Tensor& px, const torch::Tensor& tg) {
+    ++calls;
+    seen_pixels = px.clone();
+    seen_targets = tg.clone();
+  };
+  for (int i = 0; i < 5; ++i) {
+    pixels = torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8);
+    step.run(pixels, targets, "gains", body, {});
+    // Each batch's own values reach the body (the static inputs are refilled every time).
+    CHECK(torch::equal(seen_pixels, pixels));
+    CHECK(torch::equal(seen_targets, targets));
+  }
+  CHECK(calls == 5);
+  CHECK(step.eager_steps() == 5);
+  CHECK(step.graphs() == 0);
+  CHECK(step.replays() == 0);
+  CHECK_FALSE(step.failed());
+
+  // Another shape (more target rows) is another static input, also filled from the batch.
+  auto wide = torch::rand({2, 9, 5});
+  step.run(pixels, wide, "gains", body, {});
+  CHECK(seen_targets.sizes() == wide.sizes());
+  CHECK(torch::equal(seen_targets, wide));
+}
