@@ -10,7 +10,6 @@
 //       [--nominal-batch B] [--configs eager,graph]
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <random>
@@ -20,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
@@ -135,35 +135,19 @@ Result measure(const Options& o, bool graph, const std::string& run_dir) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--data") o.data = next();
-    else if (a == "--model") o.model = next();
-    else if (a == "--precision") o.precision = next();
-    else if (a == "--device") o.device = next();
-    else if (a == "--configs") o.configs = next();
-    else if (a == "--batch") o.batch = std::stoi(next());
-    else if (a == "--imgsz") o.imgsz = std::stoi(next());
-    else if (a == "--steps") o.steps = std::stoi(next());
-    else if (a == "--warmup") o.warmup = std::stoi(next());
-    else if (a == "--boxes") o.boxes = std::stoi(next());
-    else if (a == "--nominal-batch") o.nominal_batch = std::stoi(next());
-    else {
-      std::cerr << "unknown option " << a << " (see the comment at the top of bench/gpu/train_step_bench.cpp)\n";
-      return 2;
-    }
-  }
-  if (o.data.empty()) {
-    std::cerr << "--data DATA.yaml is required (validation split and class names; nothing is validated)\n";
-    return 2;
-  }
+  CLI::App app{"yoloflow_bench_train_step: the training step alone through the train sink, eager vs CUDA graph"};
+  app.add_option("--data", o.data, "data.yaml (validation split and class names; nothing is validated)")->required();
+  app.add_option("--model", o.model, "YOLO11 scale: n, s, m, l, x")->capture_default_str();
+  app.add_option("--precision", o.precision, "fp32, amp_fp16, amp_bf16")->capture_default_str();
+  app.add_option("--device", o.device, "cuda, cuda:N or cpu")->capture_default_str();
+  app.add_option("--configs", o.configs, "comma-separated, the first is the baseline: eager, graph")->capture_default_str();
+  app.add_option("--batch", o.batch)->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--imgsz", o.imgsz)->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--warmup", o.warmup, "untimed steps first (the graph's capture among them)")->capture_default_str();
+  app.add_option("--boxes", o.boxes, "boxes per image")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--nominal-batch", o.nominal_batch, "0 = the batch: an optimizer step every step")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   try {
     core::PluginManager pm;
     pm.load_all();
