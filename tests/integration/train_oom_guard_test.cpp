@@ -1,11 +1,13 @@
 // Micro-batching and out-of-memory recovery in the train sink, checked through `yoloflow train`
-// as a user runs it: micro_batch = half the batch ends close to the whole batch's weights, and a
+// as a user runs it: micro_batch = half the batch trains on the whole batch's loss, and a
 // run whose batch does not fit in the process's memory (capped with `ulimit -v`, so LibTorch's
 // CPU allocator really fails) recovers at a halved micro-batch, completes, writes loadable
 // checkpoints that keep the lowered micro-batch, and a resume continues with it.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "support/coco_subset.h"
@@ -41,30 +43,20 @@ std::string pipeline(int epochs, int imgsz, int batch, int nominal, const std::s
 })";
 }
 
-// Largest absolute difference over the model tensors of two checkpoints.
-double max_difference(const core::TensorList& x, const core::TensorList& y) {
-  REQUIRE(x.size() == y.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    REQUIRE(x[i].first == y[i].first);
-    if (x[i].first.find("running_") != std::string::npos || x[i].first.find("num_batches") != std::string::npos) {
-      continue;  // BatchNorm statistics: updated once per chunk by design (micro_batches.h)
-    }
-    worst = std::max(worst, (x[i].second.to(torch::kDouble) - y[i].second.to(torch::kDouble)).abs().max().item<double>());
-  }
-  return worst;
-}
-
 }  // namespace
 
-TEST_CASE("micro_batch half the batch ends within a small tolerance of the whole batch's weights") {
+TEST_CASE("micro_batch half the batch trains on the whole batch's loss, with the same steps and outputs") {
+  // What can be compared: the loss of the first batch, taken before any update, is the whole
+  // batch's up to BatchNorm's chunk statistics (the normaliser is exact, micro_batches.h). The
+  // weights after a few steps cannot be: measured here, the update of micro_batch 2 is as
+  // uncorrelated with batch 4's (cosine -0.02) as plain accumulation over batches of 2 is;
+  // BatchNorm on 2 instead of 4 images changes the gradient's direction this early in training.
   const auto dir = test::temp_dir("train-micro");
   test::write_coco128_subset(dir, 8);
-  // Batch 4, nominal 8: two batches accumulate per optimizer step, two steps an epoch.
+  // Batch 4, nominal 8: two batches accumulate per optimizer step, one step an epoch.
   test::write_file(dir + "/whole.json", pipeline(2, 64, 4, 8));
   test::write_file(dir + "/micro.json", pipeline(2, 64, 4, 8, R"(, "micro_batch": 2, "cuda_memory_fraction": 0.5,
       "cuda_alloc_conf": "expandable_segments:True")"));
-  test::write_file(dir + "/one_step.json", pipeline(1, 64, 4, 8, R"(, "max_steps": 2)"));
 
   auto whole = test::run_cli("train " + dir + "/whole.json --run-dir " + dir + "/whole");
   INFO(whole.output);
@@ -75,32 +67,105 @@ TEST_CASE("micro_batch half the batch ends within a small tolerance of the whole
   // CUDA-only options on a CPU run: said, not silently dropped; the allocator variable is set.
   CHECK(micro.output.find("cuda_memory_fraction 0.5 ignored: training on cpu") != std::string::npos);
   CHECK(micro.output.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") != std::string::npos);
-  // A reference scale: how far one optimizer step (two batches) moves the weights from the start.
-  auto first = test::run_cli("train " + dir + "/one_step.json --run-dir " + dir + "/first");
-  INFO(first.output);
-  REQUIRE(first.exit_code == 0);
+
+  // The first progress line (batch 1, no update yet): box, cls, dfl within 1%. With each chunk
+  // normalised on its own the early-training floor halved them (3.44 vs 6.53 box).
+  auto first_losses = [](const std::string& out) {
+    const auto at = out.find("step 1/2  box ");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(out.substr(at + 14));
+    double box = 0, cls = 0, dfl = 0;
+    std::string word;
+    in >> box >> word >> cls >> word >> dfl;
+    return std::array<double, 3>{box, cls, dfl};
+  };
+  const auto lw = first_losses(whole.output), lm = first_losses(micro.output);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(lw[i] > 0);
+    CHECK_MESSAGE(std::abs(lw[i] - lm[i]) < 0.01 * lw[i], "loss " << i << ": " << lw[i] << " vs " << lm[i]);
+  }
 
   const auto a = core::load_checkpoint(dir + "/whole/weights/last.pt");
   const auto b = core::load_checkpoint(dir + "/micro/weights/last.pt");
-  const auto one = core::load_checkpoint(dir + "/first/weights/last.pt");
-  CHECK(a.global_step == 4);
-  CHECK(b.global_step == a.global_step);
+  CHECK(a.global_step == 2);
+  CHECK(b.global_step == a.global_step);  // the optimizer steps per nominal batch as before
   CHECK(b.meta.value("micro_batch", 0) == 2);
-  const double diff = max_difference(a.model, b.model);
-  const double three_steps = max_difference(a.model, one.model);  // 3 optimizer steps apart
-  MESSAGE("max |whole - micro| = " << diff << ", max |4 steps - 1 step| = " << three_steps);
-  CHECK(diff < 2e-3);
-  CHECK(diff < 0.1 * three_steps);
-
   core::ResultsCsv ra(dir + "/whole/results.csv"), rb(dir + "/micro/results.csv");
   ra.load();
   rb.load();
+  REQUIRE(ra.rows().size() == 2);
   REQUIRE(rb.rows().size() == 2);
   CHECK(ra.series("micro_batch")[1] == 4);
   CHECK(rb.series("micro_batch")[1] == 2);
   CHECK(rb.series("oom_retries")[1] == 0);
-  for (const char* col : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) {
-    CHECK_MESSAGE(std::abs(ra.series(col)[1] - rb.series(col)[1]) < 0.05 * ra.series(col)[1], col);
+  CHECK(std::isnan(rb.series("gpu_reserved_GiB")[1]));  // CUDA columns are absent on the CPU
+  test::remove_tree(dir);
+}
+
+namespace {
+
+// Runs `command` in the background of a shell and prints the process's VmPeak (KiB) when it
+// ends: the address space a `ulimit -v` cap has to leave it.
+long vm_peak_kib(const std::string& command, std::string* output) {
+  const auto r = test::run_shell("bash -c '" + command + " > /dev/null 2>&1 & pid=$!; peak=0; "
+                                 "while kill -0 $pid 2>/dev/null; do "
+                                 "v=$(awk \"/VmPeak/ {print \\$2}\" /proc/$pid/status 2>/dev/null); "
+                                 "[ -n \"$v\" ] && peak=$v; sleep 0.2; done; wait $pid; echo rc=$? peak=$peak'");
+  *output = r.output;
+  const auto at = r.output.find("rc=0 peak=");
+  if (at == std::string::npos) return -1;
+  return std::stol(r.output.substr(at + 10));
+}
+
+}  // namespace
+
+TEST_CASE("a batch that does not fit in memory is retried at a halved micro-batch and the run completes") {
+  const auto dir = test::temp_dir("train-oom");
+  test::write_coco128_subset(dir, 16);
+  // Batch 16 at 256 px; micro_batch 2 needs roughly 0.5 GB less address space (measured here:
+  // VmPeak 1.41 GB whole, 1.04 GB at micro_batch 8, 0.90 GB at micro_batch 2).
+  test::write_file(dir + "/small.json", pipeline(1, 256, 16, 16, R"(, "micro_batch": 2)"));
+  test::write_file(dir + "/whole.json", pipeline(1, 256, 16, 16));
+  std::string out;
+  const long small = vm_peak_kib(test::cli() + " train " + dir + "/small.json --run-dir " + dir + "/small", &out);
+  INFO(out);
+  REQUIRE(small > 0);
+  // Room for micro_batch 8 (measured here +0.14 GB over micro_batch 2) with what the failed
+  // attempt leaves mapped and a checkpoint's serialisation buffers, not for 16 (+0.51 GB):
+  // LibTorch's CPU allocator fails inside the step, as the CUDA allocator does at its cap.
+  const long cap = small + 330 * 1024;
+  auto run = test::run_shell("ulimit -v " + std::to_string(cap) + " && " + test::cli() + " train " + dir +
+                             "/whole.json --run-dir " + dir + "/oom");
+  INFO("cap " << cap << " KiB\n" << run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("DefaultCPUAllocator") != std::string::npos);
+  CHECK(run.output.find("retrying it with micro_batch 8 (was 16)") != std::string::npos);
+
+  core::ResultsCsv results(dir + "/oom/results.csv");
+  results.load();
+  REQUIRE(results.rows().size() == 1);
+  const double retries = results.series("oom_retries")[0];
+  const double micro = results.series("micro_batch")[0];
+  CHECK(retries >= 1);
+  CHECK(micro >= 1);
+  CHECK(micro <= 8);
+  CHECK(micro == 16 / std::pow(2.0, retries));  // halved once per retry
+  CHECK_FALSE(std::isnan(results.series("metrics/mAP50-95(B)")[0]));  // validated after the step
+  for (const char* file : {"last.pt", "best.pt"}) {
+    const auto ck = core::load_checkpoint(dir + "/oom/weights/" + file);
+    CHECK(ck.epoch == 1);
+    CHECK(ck.global_step == 1);
+    CHECK(ck.meta.value("micro_batch", 0) == static_cast<int>(micro));
   }
+
+  // A resume keeps the lowered micro-batch although the pipeline says 0, and needs no retry.
+  auto more = test::run_cli("train --resume " + dir + "/oom epochs=2");
+  INFO(more.output);
+  REQUIRE(more.exit_code == 0);
+  CHECK(more.output.find("resume: micro_batch " + std::to_string(static_cast<int>(micro))) != std::string::npos);
+  results.load();
+  REQUIRE(results.rows().size() == 2);
+  CHECK(results.series("micro_batch")[1] == micro);
+  CHECK(results.series("oom_retries")[1] == 0);
   test::remove_tree(dir);
 }

@@ -1,4 +1,4 @@
-// Micro-batch chunking and the out-of-memory guard's pieces: which errors count as out of
+// Micro-batch chunking (and its loss normaliser) and the out-of-memory guard's pieces: which errors count as out of
 // memory (a real failed allocation of LibTorch's CPU allocator), how the micro-batch halves and
 // where it stops.
 #include <doctest/doctest.h>
@@ -9,10 +9,12 @@
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
+#include "train/detection_loss.h"
 #include "train/micro_batches.h"
 #include "train/oom_guard.h"
 #include "yoloflow/error.h"
 
+using namespace yoloflow;
 using namespace yoloflow::core;
 
 namespace {
@@ -83,4 +85,102 @@ TEST_CASE("the micro-batch halves from the batch and stops below one image with 
     CHECK(what.find("micro-batch of 1 image") != std::string::npos);
     CHECK(what.find("CUDA out of memory") != std::string::npos);
   }
+}
+
+namespace {
+
+struct LossCase {
+  DetectionHead head{4, 16, {8, 16, 32}};
+  std::vector<torch::Tensor> levels;
+  torch::Tensor targets;
+  LossCase(const torch::Tensor& rows, std::int64_t fixed_rows) {
+    torch::manual_seed(11);
+    for (std::int64_t s : {8, 16, 32}) levels.push_back(torch::randn({4, 64 + 4, 64 / s, 64 / s}).set_requires_grad(true));
+    targets = pad_targets(rows, 4, fixed_rows);
+  }
+  std::vector<torch::Tensor> take_grads() {
+    std::vector<torch::Tensor> g;
+    for (auto& l : levels) {
+      g.push_back(l.grad().clone());
+      l.mutable_grad() = torch::Tensor();
+    }
+    return g;
+  }
+  std::vector<torch::Tensor> chunk(const MicroBatch& c) const {
+    std::vector<torch::Tensor> part;
+    for (const auto& l : levels) part.push_back(l.narrow(0, c.start, c.size));
+    return part;
+  }
+};
+
+// Largest difference of two gradient lists relative to the largest entry of `ref`.
+double relative_difference(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& ref) {
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    worst = std::max(worst, (a[i] - ref[i]).abs().max().item<double>());
+    scale = std::max(scale, ref[i].abs().max().item<double>());
+  }
+  REQUIRE(scale > 0);
+  return worst / scale;
+}
+
+}  // namespace
+
+TEST_CASE("micro-batches rescaled by the batch's score sum give the whole batch's losses and gradient") {
+  // What the train sink does in one process (train_sink.cpp, train_batch), on the loss alone.
+  LossCase t(torch::tensor({0.f, 2.f, 0.3f, 0.4f, 0.3f, 0.2f,   //
+                            1.f, 1.f, 0.6f, 0.6f, 0.5f, 0.4f,   //
+                            2.f, 3.f, 0.5f, 0.5f, 0.9f, 0.9f,   //
+                            3.f, 0.f, 0.2f, 0.7f, 0.2f, 0.3f,   //
+                            3.f, 1.f, 0.7f, 0.3f, 0.3f, 0.3f}).view({5, 6}), 0);
+  DetectionLoss loss(t.head);
+  auto whole = loss(t.levels, t.targets);
+  whole.total.backward();
+  const auto whole_grads = t.take_grads();
+
+  torch::Tensor sums = torch::zeros({3}), score_sum = torch::zeros({}), k;
+  const auto chunks = micro_batches(4, 2);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    const double share = chunks[c].size / 4.0;
+    auto r = loss(t.chunk(chunks[c]), t.targets.narrow(0, chunks[c].start, chunks[c].size), share);
+    const auto used = r.score_sum.clamp_min(share);
+    if (c == 0) k = (r.score_sum / share).clamp_min(1.0);
+    (r.total * (used / (share * k))).backward();
+    sums += r.items * used;
+    score_sum += r.score_sum;
+  }
+  CHECK(std::abs(score_sum.item<double>() - whole.score_sum.item<double>()) < 1e-4 * whole.score_sum.item<double>());
+  const auto normaliser = score_sum.clamp_min(1.0);
+  auto grads = t.take_grads();
+  for (auto& g : grads) g.mul_(k / normaliser);
+  CHECK(relative_difference(grads, whole_grads) < 1e-4);
+  CHECK(((sums / normaliser) - whole.items).abs().max().item<double>() < 1e-4 * whole.items.abs().max().item<double>());
+}
+
+TEST_CASE("data parallel: chunks with the floor scaled to their share add up exactly while below it") {
+  // Background images only (every row padding): no target scores, the floor decides, as in
+  // early training. The whole batch divides by 1; chunks must divide by their share.
+  LossCase t(torch::zeros({0, 6}), 2);
+  DetectionLoss loss(t.head);
+  auto whole = loss(t.levels, t.targets);
+  whole.total.backward();
+  const auto whole_grads = t.take_grads();
+  auto chunked = [&](bool share_floor) {
+    torch::Tensor items = torch::zeros({3});
+    for (const auto& c : micro_batches(4, 2)) {
+      const double share = c.size / 4.0;
+      auto r = loss(t.chunk(c), t.targets.narrow(0, c.start, c.size), share_floor ? share : 1.0);
+      r.total.backward();
+      items += r.items * share;
+    }
+    const double item_diff = (items - whole.items).abs().max().item<double>() / whole.items.abs().max().item<double>();
+    return std::make_pair(relative_difference(t.take_grads(), whole_grads), item_diff);
+  };
+  const auto [grad_diff, item_diff] = chunked(true);
+  CHECK(grad_diff < 1e-4);
+  CHECK(item_diff < 1e-4);
+  // A fixed floor of 1 per chunk (Ultralytics' per batch) would halve each chunk's weight.
+  const auto [old_grad_diff, old_item_diff] = chunked(false);
+  CHECK(old_grad_diff > 0.3);
+  CHECK(old_item_diff > 0.3);
 }

@@ -4,14 +4,18 @@
 // one chunk are alive at a time. Gradients add up in .grad exactly as accumulation over
 // batches already does; the optimizer still steps once per nominal batch.
 //
-// How close the summed gradient is to the whole batch's (DetectionLoss):
-//  - each chunk's loss is (box + cls + dfl) / score_sum(chunk) * images(chunk). The whole
-//    batch's is the same sums over all images / score_sum(batch) * images(batch). The two agree
-//    when a chunk's target-score sum is its share of the batch's (score mass proportional to
-//    images); otherwise a chunk with few or weak targets weighs a little more. The whole
-//    batch's sum is only known after every chunk's forward pass, and the gradient reducer of
-//    data-parallel training sends each chunk's gradients while its backward runs, so the
-//    normaliser stays per chunk, as it already is per batch between accumulated batches.
+// How close the summed gradient is to the whole batch's (DetectionLoss divides the batch's
+// summed losses by its target-score sum, at least 1, and multiplies by its images):
+//  - one process: exact. The score sum is only known after every chunk's forward pass, so each
+//    chunk backpropagates its unnormalised losses over a provisional normaliser and the batch's
+//    gradient is rescaled once the sum is known (train_sink.cpp, train_batch). The window's
+//    earlier gradients are set aside meanwhile: a second gradient-sized buffer while
+//    accumulating.
+//  - data parallel: the gradient reducer sends each chunk's gradients while its backward runs,
+//    before the sum is known, so each chunk divides by its own score sum, at least its share of
+//    the images (then the floors add up to the batch's 1). Exact while every chunk's sum is
+//    below its floor (early training, background images) or proportional to its images;
+//    otherwise a chunk with few or weak targets weighs more, as between accumulated batches.
 //  - BatchNorm normalises with each chunk's statistics and updates its running statistics
 //    once per chunk: the step is close to, not the same as, the whole batch's.
 #include <cstdint>

@@ -15,6 +15,8 @@
 //    from the least fragmented state;
 //  - the micro-batch is halved and the same batch is retried; the new value holds for the rest
 //    of the run and is saved in checkpoints, so a resume keeps it.
+// Only the forward and backward passes are guarded: the optimizer step's memory (gradients,
+// optimizer state) does not shrink with the micro-batch, so an error there ends the run.
 // Under data-parallel training a rank cannot retry alone (the others would wait in a gradient
 // all-reduce), so the error is rethrown with advice instead.
 #include <cstdint>

@@ -111,7 +111,7 @@ class TrainSink final : public Sink {
     s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
     s.add_int("max_det", 300).min(1).doc("Detections kept per validation image.");
     s.add_int("nominal_batch", 64).min(1).doc("Images per optimizer step; gradients accumulate to reach it.");
-    s.add_int("micro_batch", 0).min(0).doc(
+    s.add_int("micro_batch", 0).min(0).fixed().doc(
         "Images per forward + backward pass: each batch runs as chunks of at most this many images whose "
         "gradients add up before the optimizer step (same step per nominal batch; peak activation memory "
         "scales with the chunk). 0 = the whole batch. Halved automatically after an out-of-memory error.");
@@ -146,7 +146,7 @@ class TrainSink final : public Sink {
         "optimizer + EMA), waiting for the device at each phase boundary: rows in steps.csv, means in "
         "the epoch summary and results.csv (`profile/...`). 0 = off; sampled steps lose their overlap.");
     s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
-    s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).doc(
+    s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
         "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
         "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");
     s.add_string("cuda_alloc_conf", "").doc(
@@ -540,34 +540,76 @@ class TrainSink final : public Sink {
   }
 
   // Forward and backward of one batch, in micro-batches; returns the batch's mean losses (box,
-  // cls, dfl), each chunk's weighted by its share of the images (micro_batches.h: how close the
-  // summed gradient is to the whole batch's).
+  // cls, dfl). With several chunks in a one-process run the gradient is the whole batch's loss
+  // normaliser exactly (micro_batches.h): each chunk backpropagates its unnormalised loss over a
+  // provisional normaliser K (the first chunk's target-score sum scaled to the batch, for a
+  // well-scaled backward), and once every chunk's score sum is known the batch's gradient is
+  // rescaled by K / max(score sum, 1). The window's earlier gradients are set aside meanwhile
+  // (a second gradient-sized buffer while accumulating). Data parallel: the reducer sends each
+  // chunk's gradients during its backward, before the sum is known, so there each chunk keeps
+  // its own normaliser with the floor scaled to its share.
   torch::Tensor train_batch(const torch::Tensor& pixels, const torch::Tensor& targets) {
     const std::int64_t batch = pixels.size(0);
     const auto chunks = micro_batches(batch, micro_batch_);
+    const bool exact = chunks.size() > 1 && !dp_;
     // NHWC uint8 on the device (a quarter of the float images); each chunk converts its own
     // images, so the float copy of only one chunk exists at a time.
     const auto device_pixels = pixels.to(device_);
     if (profile_) profile_->end_phase(StepProfile::kHostToDevice);
+    std::vector<torch::Tensor> params, held;
+    if (exact) {
+      for (auto& p : model_->module().parameters()) {
+        params.push_back(p);
+        held.push_back(p.grad());
+        p.mutable_grad() = torch::Tensor();
+      }
+    }
+    torch::Tensor sums = torch::zeros({3}, torch::TensorOptions().device(device_));  // unnormalised losses
     torch::Tensor items = torch::zeros({3}, torch::TensorOptions().device(device_));
+    torch::Tensor score_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+    torch::Tensor provisional;  // K
     for (std::size_t c = 0; c < chunks.size(); ++c) {
       const auto& chunk = chunks[c];
+      const double share = static_cast<double>(chunk.size) / static_cast<double>(batch);
       LossResult loss;
       {
         // NHWC memory seen as NCHW: a channels-last tensor.
         auto images = device_pixels.narrow(0, chunk.start, chunk.size).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
         auto scope = precision_->autocast(device_);
         auto levels = model_->forward_train(images);
-        loss = (*loss_)(levels, targets.narrow(0, chunk.start, chunk.size));
+        loss = (*loss_)(levels, targets.narrow(0, chunk.start, chunk.size), share);
       }
       if (profile_) profile_->end_phase(StepProfile::kForward);
+      torch::Tensor objective = loss.total;
+      if (exact) {
+        // total = images(chunk) * sums(chunk) / max(score sum(chunk), share)
+        const auto used = loss.score_sum.clamp_min(share);
+        if (c == 0) provisional = (loss.score_sum / share).clamp_min(1.0);
+        objective = loss.total * (used / (share * provisional));  // images(batch) * sums(chunk) / K
+        sums += loss.items * used;
+        score_sum += loss.score_sum;
+      } else {
+        items += loss.items * share;
+      }
       // The window's last backward reduces across ranks: the last chunk of its last batch.
       if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_ && c + 1 == chunks.size());
-      precision_->scale_loss(loss.total).backward();
+      precision_->scale_loss(objective).backward();
       if (profile_) profile_->end_phase(StepProfile::kBackward);
-      items += loss.items * (static_cast<double>(chunk.size) / static_cast<double>(batch));
     }
-    return items;
+    if (!exact) return items;
+    torch::NoGradGuard no_grad;
+    const auto normaliser = score_sum.clamp_min(1.0);
+    const auto rescale = provisional / normaliser;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      auto& p = params[i];
+      if (p.grad().defined()) {
+        p.mutable_grad().mul_(rescale.to(p.grad().dtype()));
+        if (held[i].defined()) p.mutable_grad().add_(held[i]);
+      } else if (held[i].defined()) {
+        p.mutable_grad() = held[i];
+      }
+    }
+    return sums / normaliser;
   }
 
   void recover_from_out_of_memory(const std::exception& e, std::int64_t batch) {
