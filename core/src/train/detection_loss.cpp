@@ -20,7 +20,7 @@ DetectionLoss::DetectionLoss(const DetectionHead& head, LossGains gains, Assigne
 }
 
 LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
-                                     const torch::Tensor& targets) {
+                                     const torch::Tensor& targets, double min_score_sum) {
   const auto R = static_cast<int64_t>(head_.reg_max);
   const auto nc = static_cast<int64_t>(head_.nc);
   if (levels.size() != head_.strides.size()) {
@@ -76,7 +76,8 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
   auto a = assign(pred_scores.detach().sigmoid(), pred_bboxes.detach() * stride_t,
                   anchors * stride_t, gt_labels, gt_bboxes, gt_mask);
 
-  auto score_sum = a.scores.sum().clamp_min(1.0);
+  const auto raw_score_sum = a.scores.sum();
+  auto score_sum = raw_score_sum.clamp_min(min_score_sum);
   auto loss_cls = torch::binary_cross_entropy_with_logits(pred_scores, a.scores, {}, {},
                                                           at::Reduction::Sum) /
                   score_sum;
@@ -102,6 +103,7 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
   LossResult r;
   r.total = items.sum() * static_cast<double>(B);
   r.items = items.detach();
+  r.score_sum = raw_score_sum.detach();
   return r;
 }
 

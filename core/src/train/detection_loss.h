@@ -28,6 +28,7 @@ struct AssignerOptions {
 struct LossResult {
   torch::Tensor total;  // scalar: (box*g_box + cls*g_cls + dfl*g_dfl) * batch_size, for backward
   torch::Tensor items;  // (3,) detached: box, cls, dfl (gained, not multiplied by batch size)
+  torch::Tensor score_sum;  // () detached: the target-score sum the losses divide by, before its floor
 };
 
 class DetectionLoss {
@@ -36,8 +37,11 @@ class DetectionLoss {
   // `levels`: the model's training output, per level (B, 4*reg_max + nc, H, W).
   // `targets`: (B, M, 5) float [cls, cx, cy, w, h], coordinates normalised to 0..1 by the
   // image width and height; rows with cls < 0 are padding. Image size is inferred from the
-  // level shapes and strides.
-  LossResult operator()(const std::vector<torch::Tensor>& levels, const torch::Tensor& targets);
+  // level shapes and strides. The losses are divided by the target-score sum, at least
+  // `min_score_sum` (Ultralytics' floor: 1); a micro-batch passes its share of the batch's images
+  // (micro_batches.h), so that its floor adds up to the whole batch's.
+  LossResult operator()(const std::vector<torch::Tensor>& levels, const torch::Tensor& targets,
+                        double min_score_sum = 1.0);
   void set_gains(const LossGains& gains) { gains_ = gains; }
 
  private:

@@ -15,9 +15,6 @@
 #include <tbb/parallel_for.h>
 #include <torch/torch.h>
 #include <torch/version.h>
-#ifdef YOLOFLOW_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
 
 #include "detect/nms.h"
 #include "detect/sample_grid.h"
@@ -28,10 +25,13 @@
 #include "plugin/builtin_sink.h"
 #include "train/captured_step.h"
 #include "train/checkpoint.h"
+#include "train/cuda_memory.h"
 #include "train/detection_loss.h"
 #include "train/detection_metrics.h"
 #include "train/lr_schedule.h"
+#include "train/micro_batches.h"
 #include "train/model_ema.h"
+#include "train/oom_guard.h"
 #include "train/results_csv.h"
 #include "train/results_plot.h"
 #include "train/step_profile.h"
@@ -114,6 +114,10 @@ class TrainSink final : public Sink {
     s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
     s.add_int("max_det", 300).min(1).doc("Detections kept per validation image.");
     s.add_int("nominal_batch", 64).min(1).doc("Images per optimizer step; gradients accumulate to reach it.");
+    s.add_int("micro_batch", 0).min(0).fixed().doc(
+        "Images per forward + backward pass: each batch runs as chunks of at most this many images whose "
+        "gradients add up before the optimizer step (same step per nominal batch; peak activation memory "
+        "scales with the chunk). 0 = the whole batch. Halved automatically after an out-of-memory error.");
     s.add_float("lrf", 0.01).greater_than(0.0).max(1.0).doc("Final learning rate as a fraction of lr0.");
     s.add_bool("cos_lr", false).doc("Cosine instead of linear learning-rate decay.");
     s.add_float("warmup_epochs", 3.0).min(0.0).doc("Warmup length in epochs (at least 100 iterations).");
@@ -156,6 +160,12 @@ class TrainSink final : public Sink {
         "(every batch that fits is padded to it); a batch whose fullest image has more boxes runs "
         "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96).");
     s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
+    s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
+        "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
+        "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");
+    s.add_string("cuda_alloc_conf", "").doc(
+        "CUDA: PYTORCH_CUDA_ALLOC_CONF for this process, e.g. \"expandable_segments:True\" (less "
+        "fragmentation when shapes vary); empty = the environment's. Refused once CUDA is initialised.");
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
@@ -180,6 +190,9 @@ class TrainSink final : public Sink {
       return;
     }
     p_ = p;
+    // Before anything touches CUDA: the allocator reads its configuration once, at initialisation.
+    apply_cuda_alloc_conf(p.get_string("cuda_alloc_conf"), ctx.node + ".params.cuda_alloc_conf");
+    micro_batch_ = p.get_int("micro_batch");
     device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device")));
     // Before any worker thread runs a parallel LibTorch operation: each thread takes the
     // count on its first one. (Measured on the 2-GPU machine, yolo11n batch 32: 92 img/s with
@@ -187,6 +200,7 @@ class TrainSink final : public Sink {
     if (const auto threads = p.get_int("cpu_threads"); threads > 0 || device_.is_cuda()) {
       at::set_num_threads(threads > 0 ? static_cast<int>(threads) : 1);
     }
+    set_cuda_memory_fraction(device_, p.get_float("cuda_memory_fraction"));
     torch::manual_seed(ctx.seed);
     open_validation(p, ctx);
     // The head's class count follows the dataset unless the pipeline sets it.
@@ -273,6 +287,7 @@ class TrainSink final : public Sink {
       last_report_step_ = step_;
       const auto& m = resume_->meta;
       images_ = m.value("epoch_images", std::int64_t{0});
+      oom_retries_ = m.value("epoch_oom_retries", std::int64_t{0});
       epoch_start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(m.value("epoch_seconds", 0.0)));
       const auto l = m.value("epoch_loss_sum", std::vector<double>{0.0, 0.0, 0.0});
@@ -281,6 +296,7 @@ class TrainSink final : public Sink {
     }
     epoch_ = epoch;
     epoch_start_ = Clock::now();
+    oom_retries_ = 0;
     step_ = 0;
     images_ = 0;
     next_sequence_ = 0;
@@ -321,28 +337,37 @@ class TrainSink final : public Sink {
     if (captured_ && fixed_rows == 0 && fullest_image_rows(batch) <= p_.get_int("cuda_graph_rows")) {
       fixed_rows = p_.get_int("cuda_graph_rows");  // the captured step's shape
     }
+    // Padded per image (B, M, 5): a micro-batch's targets are its images' rows, a slice on dim 0.
     torch::Tensor targets = pad_targets(rows, batch.size, fixed_rows, &dropped, p_.get_int("target_rows_multiple"));
-    if (captured_ && !captured_->failed()) {
-      captured_->run(
-          pixels, targets, graph_key(), [this](const torch::Tensor& px, const torch::Tensor& tg) { micro_step(px, tg); },
-          [this] { allocate_missing_grads(); });
-      if (captured_->failed() && !graph_failure_reported_) {
-        graph_failure_reported_ = true;
-        YF_LOG_WARN("train: cuda_graph capture failed, training on with eager steps: " << captured_->failure());
-      }
-    } else {
-      auto px = pixels.to(device_);
-      auto tg = targets.to(device_);
-      if (profile_) profile_->end_phase(StepProfile::kHostToDevice);
-      micro_step(px, tg);
-    }
     if (dropped > 0 && dropped_warned_epoch_ != epoch_) {  // once per epoch, not per step
       dropped_warned_epoch_ = epoch_;
       YF_LOG_WARN("train: " << dropped << " box(es) in epoch " << epoch_ + 1 << ", step " << step_ + 1
                             << " beyond target_rows = " << p_.get_int("target_rows")
                             << " per image were dropped; raise target_rows or set it to 0");
     }
-
+    if (captured_ && !captured_->failed() && micro_batch_ == 0) {
+      captured_->run(
+          pixels, targets, graph_key(),
+          [this](const torch::Tensor& px, const torch::Tensor& tg) { loss_sum_ += train_batch(px, tg); },
+          [this] { allocate_missing_grads(); });
+      if (captured_->failed() && !graph_failure_reported_) {
+        graph_failure_reported_ = true;
+        YF_LOG_WARN("train: cuda_graph capture failed, training on with eager steps: " << captured_->failure());
+      }
+    } else {
+      targets = targets.to(device_);
+      // Out of memory: drop the window's gradients, halve the micro-batch, run the batch again
+      // (oom_guard.h says why the window goes and where this stops).
+      for (;;) {
+        try {
+          loss_sum_ += train_batch(pixels, targets);
+          break;
+        } catch (const std::exception& e) {
+          if (!is_out_of_memory(e)) throw;
+          recover_from_out_of_memory(e, batch.size);
+        }
+      }
+    }
     ++micro_;
     if (micro_ >= accumulate_) optimizer_step();
     if (profile_) {
@@ -371,24 +396,6 @@ class TrainSink final : public Sink {
       ctx_.reporter->request_stop("max_steps: " + std::to_string(budget) + " batches trained in this process");
     }
     last_batch_end_ = Clock::now();
-  }
-
-  // Forward, loss, backward and loss accumulation of one batch already on the device (what a
-  // CUDA graph captures: nothing here may read the device from the host).
-  void micro_step(const torch::Tensor& pixels, const torch::Tensor& targets) {
-    // NHWC memory seen as NCHW: a channels-last tensor.
-    torch::Tensor images = pixels.permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
-    LossResult loss;
-    {
-      auto scope = precision_->autocast(device_);
-      auto levels = model_->forward_train(images);
-      loss = (*loss_)(levels, targets);
-    }
-    if (profile_) profile_->end_phase(StepProfile::kForward);
-    if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_);  // the window's last backward reduces
-    precision_->scale_loss(loss.total).backward();
-    if (profile_) profile_->end_phase(StepProfile::kBackward);
-    loss_sum_ += loss.items;
   }
 
   static std::int64_t fullest_image_rows(const Batch& batch) {
@@ -458,7 +465,15 @@ class TrainSink final : public Sink {
     row["batch"] = static_cast<double>(batch_size_);
     row["accumulate"] = static_cast<double>(target_accumulate_);
     for (const auto& kv : scheduled_values()) row[kv.first] = kv.second;
-    if (const double gib = peak_memory_gib(); gib >= 0) row["gpu_mem_GiB"] = gib;
+    row["micro_batch"] = static_cast<double>(micro_batch_ > 0 ? std::min(micro_batch_, batch_size_) : batch_size_);
+    row["oom_retries"] = static_cast<double>(oom_retries_);
+    if (const auto mem = take_cuda_memory_stats(device_)) {  // absent on the CPU
+      row["gpu_mem_GiB"] = mem->peak_allocated_gib;
+      row["gpu_reserved_GiB"] = mem->reserved_gib;
+      row["gpu_peak_reserved_GiB"] = mem->peak_reserved_gib;
+      row["gpu_fragmentation_GiB"] = mem->fragmentation_gib;
+      row["gpu_num_ooms"] = mem->num_ooms;
+    }
     if (profile_) {
       const auto means = profile_->take_epoch_means();
       for (const auto& kv : means) row[kv.first] = kv.second;
@@ -606,6 +621,100 @@ class TrainSink final : public Sink {
     YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch
                               << (world > 1 ? " x " + std::to_string(world) + " ranks" : std::string())
                               << " x accumulate " << target_accumulate_ << " (nominal " << nbs << ")");
+  }
+
+  // Forward and backward of one batch, in micro-batches; returns the batch's mean losses (box,
+  // cls, dfl). With several chunks in a one-process run the gradient is the whole batch's loss
+  // normaliser exactly (micro_batches.h): each chunk backpropagates its unnormalised loss over a
+  // provisional normaliser K (the first chunk's target-score sum scaled to the batch, for a
+  // well-scaled backward), and once every chunk's score sum is known the batch's gradient is
+  // rescaled by K / max(score sum, 1). The window's earlier gradients are set aside meanwhile
+  // (a second gradient-sized buffer while accumulating). Data parallel: the reducer sends each
+  // chunk's gradients during its backward, before the sum is known, so there each chunk keeps
+  // its own normaliser with the floor scaled to its share.
+  torch::Tensor train_batch(const torch::Tensor& pixels, const torch::Tensor& targets) {
+    const std::int64_t batch = pixels.size(0);
+    const auto chunks = micro_batches(batch, micro_batch_);
+    const bool exact = chunks.size() > 1 && !dp_;
+    // NHWC uint8 on the device (a quarter of the float images); each chunk converts its own
+    // images, so the float copy of only one chunk exists at a time.
+    const auto device_pixels = pixels.to(device_);
+    if (profile_) profile_->end_phase(StepProfile::kHostToDevice);
+    std::vector<torch::Tensor> params, held;
+    if (exact) {
+      for (auto& p : model_->module().parameters()) {
+        params.push_back(p);
+        held.push_back(p.grad());
+        p.mutable_grad() = torch::Tensor();
+      }
+    }
+    torch::Tensor sums = torch::zeros({3}, torch::TensorOptions().device(device_));  // unnormalised losses
+    torch::Tensor items = torch::zeros({3}, torch::TensorOptions().device(device_));
+    torch::Tensor score_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+    torch::Tensor provisional;  // K
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      const auto& chunk = chunks[c];
+      const double share = static_cast<double>(chunk.size) / static_cast<double>(batch);
+      LossResult loss;
+      {
+        // NHWC memory seen as NCHW: a channels-last tensor.
+        auto images = device_pixels.narrow(0, chunk.start, chunk.size).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
+        auto scope = precision_->autocast(device_);
+        auto levels = model_->forward_train(images);
+        loss = (*loss_)(levels, targets.narrow(0, chunk.start, chunk.size), share);
+      }
+      if (profile_) profile_->end_phase(StepProfile::kForward);
+      torch::Tensor objective = loss.total;
+      if (exact) {
+        // total = images(chunk) * sums(chunk) / max(score sum(chunk), share)
+        const auto used = loss.score_sum.clamp_min(share);
+        if (c == 0) provisional = (loss.score_sum / share).clamp_min(1.0);
+        objective = loss.total * (used / (share * provisional));  // images(batch) * sums(chunk) / K
+        sums += loss.items * used;
+        score_sum += loss.score_sum;
+      } else {
+        items += loss.items * share;
+      }
+      // The window's last backward reduces across ranks: the last chunk of its last batch.
+      if (dp_) dp_->before_backward(micro_ + 1 >= accumulate_ && c + 1 == chunks.size());
+      precision_->scale_loss(objective).backward();
+      if (profile_) profile_->end_phase(StepProfile::kBackward);
+    }
+    if (!exact) return items;
+    torch::NoGradGuard no_grad;
+    const auto normaliser = score_sum.clamp_min(1.0);
+    const auto rescale = provisional / normaliser;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      auto& p = params[i];
+      if (p.grad().defined()) {
+        p.mutable_grad().mul_(rescale.to(p.grad().dtype()));
+        if (held[i].defined()) p.mutable_grad().add_(held[i]);
+      } else if (held[i].defined()) {
+        p.mutable_grad() = held[i];
+      }
+    }
+    return sums / normaliser;
+  }
+
+  void recover_from_out_of_memory(const std::exception& e, std::int64_t batch) {
+    const std::string cause = short_message(e);
+    if (dp_) {
+      throw Error("train: out of memory in data-parallel training (rank " + std::to_string(dist::current_env().rank) +
+                  "); a rank cannot retry alone while the others wait in the gradient all-reduce. Set "
+                  "stages.<train>.params.micro_batch below the batch (the value that fits one GPU). Cause: " +
+                  cause);
+    }
+    const std::int64_t next = halved_micro_batch(micro_batch_, batch, cause);
+    // Partial contributions of the failed chunk may be in any .grad: the window restarts.
+    for (auto& np : model_->module().named_parameters()) np.value().mutable_grad() = torch::Tensor();
+    micro_ = 0;
+    release_cached_cuda_memory(device_);
+    ++oom_retries_;
+    YF_LOG_WARN("train: out of memory in epoch " << epoch_ + 1 << ", batch " << step_ + 1 << " (" << cause
+                                                 << "); retrying it with micro_batch " << next << " (was "
+                                                 << (micro_batch_ > 0 ? micro_batch_ : batch)
+                                                 << "); this window's accumulated gradients were dropped");
+    micro_batch_ = next;
   }
 
   void apply_schedule(std::int64_t ni) {
@@ -810,7 +919,7 @@ class TrainSink final : public Sink {
     c.meta = {{"architecture", model_->architecture()}, {"nc", model_->head().nc}, {"names", names_},
               {"imgsz", ctx_.imgsz}, {"epochs", ctx_.epochs}, {"fitness", fitness},
               {"total_seconds", total_seconds_}, {"epochs_without_improvement", epochs_without_improvement_},
-              {"seed", ctx_.seed}, {"batch", batch_size_}};
+              {"seed", ctx_.seed}, {"batch", batch_size_}, {"micro_batch", micro_batch_}};
     // What `yoloflow predict` rebuilds the network from, without the user restating it.
     c.meta["model"] = model_spec_;
     if (!pipeline_.is_null()) c.meta["pipeline"] = pipeline_;
@@ -821,6 +930,7 @@ class TrainSink final : public Sink {
       const auto l = loss_sum_.to(torch::kCPU).to(torch::kDouble);
       c.meta["epoch_loss_sum"] = std::vector<double>{l[0].item<double>(), l[1].item<double>(), l[2].item<double>()};
       c.meta["epoch_images"] = images_;
+      c.meta["epoch_oom_retries"] = oom_retries_;
       c.meta["epoch_seconds"] = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
       c.meta["micro"] = micro_;
       if (micro_ > 0 && optimizer_) {
@@ -864,6 +974,13 @@ class TrainSink final : public Sink {
     best_fitness_ = ck->best_fitness;
     total_seconds_ = ck->meta.value("total_seconds", 0.0);
     epochs_without_improvement_ = ck->meta.value("epochs_without_improvement", 0);
+    // A micro-batch that an out-of-memory error lowered stays lowered (a smaller one in the
+    // pipeline wins).
+    if (const auto saved = ck->meta.value("micro_batch", std::int64_t{0});
+        saved > 0 && (micro_batch_ <= 0 || saved < micro_batch_)) {
+      micro_batch_ = saved;
+      YF_LOG_INFO("resume: micro_batch " << micro_batch_ << " (from " << path << ")");
+    }
     if (results_) results_->load(ck->epoch);
     YF_LOG_INFO("resuming from " << path << ": epoch " << ck->epoch + 1 << ", batch " << ck->step_in_epoch
                                  << " (sample position " << ck->next_sequence << "), " << global_step_
@@ -873,22 +990,6 @@ class TrainSink final : public Sink {
 
   // The pipeline's per-epoch schedules as they stand this epoch, recorded in results.csv.
   std::map<std::string, double> scheduled_values() const { return ctx_.schedule; }
-
-  // Peak CUDA memory allocated by tensors since the last call, in GiB; -1 on the CPU.
-  double peak_memory_gib() {
-#ifdef YOLOFLOW_WITH_CUDA
-    if (device_.is_cuda()) {
-      namespace alloc = c10::cuda::CUDACachingAllocator;
-      const int index = device_.has_index() ? device_.index() : 0;
-      const auto stats = alloc::getDeviceStats(index);
-      // Index 0 is StatType::AGGREGATE (all pools); the enum moved namespaces in 2.x.
-      const double peak = static_cast<double>(stats.allocated_bytes[0].peak);
-      alloc::resetPeakStats(index);
-      return peak / (1024.0 * 1024.0 * 1024.0);
-    }
-#endif
-    return -1.0;
-  }
 
   void save_checkpoints(int epoch, double fitness) {
     const bool improved = fitness > best_fitness_;
@@ -933,6 +1034,8 @@ class TrainSink final : public Sink {
   int dropped_warned_epoch_ = -1;  // epoch whose target-row overflow was already reported
   std::int64_t step_ = 0, images_ = 0, micro_ = 0, global_step_ = 0;
   std::int64_t accumulate_ = 1, target_accumulate_ = 1, batches_per_epoch_ = 1, log_every_ = 10;
+  std::int64_t micro_batch_ = 0;  // images per forward + backward; 0 = the whole batch
+  std::int64_t oom_retries_ = 0;  // out-of-memory retries this epoch
   std::int64_t batch_size_ = 0, steps_this_process_ = 0, batches_since_save_ = 0, last_report_step_ = 0;
   std::uint64_t next_sequence_ = 0;
   int epochs_without_improvement_ = 0;

@@ -1,0 +1,105 @@
+#include "train/cuda_memory.h"
+
+#include <cstdlib>
+
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+
+#ifdef YOLOFLOW_WITH_CUDA
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace yoloflow::core {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr const char* kAllocConfVar = "PYTORCH_CUDA_ALLOC_CONF";
+
+#ifdef YOLOFLOW_WITH_CUDA
+// A CUDA context exists once anything touched a device (a tensor, a kernel); device counting
+// alone creates none. The allocator has read its configuration by then.
+bool cuda_initialised() {
+  const auto count = c10::cuda::device_count();
+  for (c10::DeviceIndex i = 0; i < static_cast<c10::DeviceIndex>(count); ++i) {
+    if (at::detail::getCUDAHooks().hasPrimaryContext(i)) return true;
+  }
+  return false;
+}
+
+int device_index(const c10::Device& device) { return device.has_index() ? device.index() : c10::cuda::current_device(); }
+#endif
+
+}  // namespace
+
+void apply_cuda_alloc_conf(const std::string& conf, const std::string& json_path) {
+  if (conf.empty()) return;
+  const char* current = std::getenv(kAllocConfVar);
+  if (current != nullptr && conf == current) return;  // already in effect (e.g. set by the shell)
+#ifdef YOLOFLOW_WITH_CUDA
+  if (cuda_initialised()) {
+    throw InvalidInput(json_path + ": \"" + conf + "\" cannot take effect: CUDA was already initialised in this " +
+                       "process, and its allocator read " + kAllocConfVar + " (" +
+                       (current != nullptr ? "\"" + std::string(current) + "\"" : std::string("unset")) +
+                       ") then. Set " + kAllocConfVar + "=" + conf + " in the environment of `yoloflow` instead.");
+  }
+#endif
+  if (current != nullptr) {
+    YF_LOG_WARN(json_path << ": " << kAllocConfVar << " was \"" << current << "\" in the environment; using \"" << conf
+                          << "\"");
+  }
+  ::setenv(kAllocConfVar, conf.c_str(), 1);
+  YF_LOG_INFO("CUDA allocator: " << kAllocConfVar << "=" << conf);
+}
+
+void set_cuda_memory_fraction(const c10::Device& device, double fraction) {
+  if (fraction <= 0) return;
+  if (!device.is_cuda()) {
+    YF_LOG_WARN("cuda_memory_fraction " << fraction << " ignored: training on " << device.str());
+    return;
+  }
+#ifdef YOLOFLOW_WITH_CUDA
+  const int index = device_index(device);
+  // The allocator's per-device state exists once the device is initialised (as Python's
+  // set_per_process_memory_fraction does first): creating a tensor there does it.
+  (void)at::empty({1}, at::TensorOptions().device(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index))));
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(index));
+  YF_LOG_INFO("CUDA allocator: at most " << fraction << " of " << device.str() << "'s memory");
+#endif
+}
+
+void release_cached_cuda_memory(const c10::Device& device) {
+#ifdef YOLOFLOW_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+#else
+  (void)device;
+#endif
+}
+
+std::optional<CudaMemoryStats> take_cuda_memory_stats(const c10::Device& device) {
+  if (!device.is_cuda()) return std::nullopt;
+#ifdef YOLOFLOW_WITH_CUDA
+  namespace alloc = c10::cuda::CUDACachingAllocator;
+  const int index = device_index(device);
+  // DeviceStats moved to c10::CachingDeviceAllocator in 2.x; its fields keep their names, and
+  // index 0 of each StatArray is StatType::AGGREGATE (all pools) in both. Read through `auto`
+  // and convert, so either version's integer types fit.
+  const auto stats = alloc::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  const auto& allocated = stats.allocated_bytes[0];
+  const auto& reserved = stats.reserved_bytes[0];
+  CudaMemoryStats s;
+  s.peak_allocated_gib = static_cast<double>(allocated.peak) / kGiB;
+  s.reserved_gib = static_cast<double>(reserved.current) / kGiB;
+  s.peak_reserved_gib = static_cast<double>(reserved.peak) / kGiB;
+  s.fragmentation_gib = static_cast<double>(reserved.current - allocated.current) / kGiB;
+  s.num_ooms = static_cast<double>(stats.num_ooms);
+  alloc::resetPeakStats(static_cast<c10::DeviceIndex>(index));
+  return s;
+#else
+  return std::nullopt;
+#endif
+}
+
+}  // namespace yoloflow::core

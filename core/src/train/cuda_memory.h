@@ -1,0 +1,37 @@
+#pragma once
+// The CUDA caching allocator as the train sink sets it up and reports it. Every function is
+// a no-op (or empty result) without CUDA: in a CPU-only build, or for a CPU device.
+#include <optional>
+#include <string>
+
+#include <c10/core/Device.h>
+
+namespace yoloflow::core {
+
+// PYTORCH_CUDA_ALLOC_CONF for this process (e.g. "expandable_segments:True"), which the
+// allocator reads once, when CUDA is first initialised. Empty = leave the environment as it
+// is. Throws InvalidInput naming `json_path` when a CUDA context already exists (too late
+// to take effect) and the environment holds another value.
+void apply_cuda_alloc_conf(const std::string& conf, const std::string& json_path);
+
+// Caps what the caching allocator may reserve on `device` at `fraction` of its memory
+// (0 = no cap); an allocation beyond it fails with an out-of-memory error as if the device were
+// that small. Logs a warning and does nothing for a CPU device.
+void set_cuda_memory_fraction(const c10::Device& device, double fraction);
+
+// Returns the allocator's cached, unused blocks to the driver (after an out-of-memory error on
+// `device`); nothing for a CPU device.
+void release_cached_cuda_memory(const c10::Device& device);
+
+struct CudaMemoryStats {
+  double peak_allocated_gib = 0;  // largest memory held by tensors since the last reading
+  double reserved_gib = 0;        // memory the allocator holds now (tensors + cache)
+  double peak_reserved_gib = 0;   // largest reserved since the last reading
+  double fragmentation_gib = 0;   // reserved but not held by tensors now (cache, split blocks)
+  double num_ooms = 0;            // allocator out-of-memory errors since the process started
+};
+
+// The allocator's statistics for `device`; the peaks restart from now. Empty for a CPU device.
+std::optional<CudaMemoryStats> take_cuda_memory_stats(const c10::Device& device);
+
+}  // namespace yoloflow::core

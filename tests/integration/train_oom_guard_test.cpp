@@ -1,0 +1,187 @@
+// Micro-batching and out-of-memory recovery in the train sink, checked through `yoloflow train`
+// as a user runs it: micro_batch = half the batch trains on the whole batch's loss, and a
+// run whose batch does not fit in the process's memory (capped with `ulimit -v`, so LibTorch's
+// CPU allocator really fails) recovers at a halved micro-batch, completes, writes loadable
+// checkpoints that keep the lowered micro-batch, and a resume continues with it.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "support/coco_subset.h"
+#include "support/paths.h"
+#include "support/run_cli.h"
+#include "train/checkpoint.h"
+#include "train/results_csv.h"
+
+using namespace yoloflow;
+
+namespace {
+
+std::string pipeline(int epochs, int imgsz, int batch, int nominal, const std::string& train_extra = "") {
+  return R"({
+  "name": "micro",
+  "epochs": )" + std::to_string(epochs) + R"(,
+  "imgsz": )" + std::to_string(imgsz) + R"(,
+  "seed": 5,
+  "ordered": true,
+  "device": "cpu",
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "flip": {"plugin": "flip", "input": "source"},
+    "letterbox": {"plugin": "letterbox", "input": "flip"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": )" + std::to_string(batch) + R"(}},
+    "train": {"plugin": "train", "input": "batch", "params": {
+      "data": "data.yaml", "cpu_threads": 1, "val_batch": 4,
+      "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}},
+      "nominal_batch": )" + std::to_string(nominal) + R"(, "warmup_epochs": 0, "val_every": 0, "log_every": 1)" +
+         train_extra + R"(
+    }}
+  }
+})";
+}
+
+}  // namespace
+
+TEST_CASE("micro_batch half the batch trains on the whole batch's loss, with the same steps and outputs") {
+  // What can be compared: the loss of the first batch, taken before any update, is the whole
+  // batch's up to BatchNorm's chunk statistics (the normaliser is exact, micro_batches.h). The
+  // weights after a few steps cannot be: measured here, the update of micro_batch 2 is as
+  // uncorrelated with batch 4's (cosine -0.02) as plain accumulation over batches of 2 is;
+  // BatchNorm on 2 instead of 4 images changes the gradient's direction this early in training.
+  const auto dir = test::temp_dir("train-micro");
+  test::write_coco128_subset(dir, 8);
+  // Batch 4, nominal 8: two batches accumulate per optimizer step, one step an epoch.
+  test::write_file(dir + "/whole.json", pipeline(2, 64, 4, 8));
+  test::write_file(dir + "/micro.json", pipeline(2, 64, 4, 8, R"(, "micro_batch": 2, "cuda_memory_fraction": 0.5,
+      "cuda_alloc_conf": "expandable_segments:True")"));
+
+  auto whole = test::run_cli("train " + dir + "/whole.json --run-dir " + dir + "/whole");
+  INFO(whole.output);
+  REQUIRE(whole.exit_code == 0);
+  auto micro = test::run_cli("train " + dir + "/micro.json --run-dir " + dir + "/micro");
+  INFO(micro.output);
+  REQUIRE(micro.exit_code == 0);
+  // CUDA-only options on a CPU run: said, not silently dropped; the allocator variable is set.
+  CHECK(micro.output.find("cuda_memory_fraction 0.5 ignored: training on cpu") != std::string::npos);
+  CHECK(micro.output.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") != std::string::npos);
+
+  // The first progress line (batch 1, no update yet): box and cls within 1%, dfl within 6%
+  // (measured 0.2%, 0.2%, 4%: BatchNorm's chunk statistics move the box-distribution logits
+  // most). With each chunk normalised on its own the early-training floor halved all three
+  // (3.44 vs 6.53 box).
+  const std::array<double, 3> tolerance{0.01, 0.01, 0.06};
+  auto first_losses = [](const std::string& out) {
+    const auto at = out.find("step 1/2  box ");
+    REQUIRE(at != std::string::npos);
+    std::istringstream in(out.substr(at + 14));
+    double box = 0, cls = 0, dfl = 0;
+    std::string word;
+    in >> box >> word >> cls >> word >> dfl;
+    return std::array<double, 3>{box, cls, dfl};
+  };
+  const auto lw = first_losses(whole.output), lm = first_losses(micro.output);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(lw[i] > 0);
+    CHECK_MESSAGE(std::abs(lw[i] - lm[i]) < tolerance[i] * lw[i], "loss " << i << ": " << lw[i] << " vs " << lm[i]);
+  }
+
+  const auto a = core::load_checkpoint(dir + "/whole/weights/last.pt");
+  const auto b = core::load_checkpoint(dir + "/micro/weights/last.pt");
+  CHECK(a.global_step == 2);
+  CHECK(b.global_step == a.global_step);  // the optimizer steps per nominal batch as before
+  CHECK(b.meta.value("micro_batch", 0) == 2);
+  core::ResultsCsv ra(dir + "/whole/results.csv"), rb(dir + "/micro/results.csv");
+  ra.load();
+  rb.load();
+  REQUIRE(ra.rows().size() == 2);
+  REQUIRE(rb.rows().size() == 2);
+  CHECK(ra.series("micro_batch")[1] == 4);
+  CHECK(rb.series("micro_batch")[1] == 2);
+  CHECK(rb.series("oom_retries")[1] == 0);
+  CHECK(std::isnan(rb.series("gpu_reserved_GiB")[1]));  // CUDA columns are absent on the CPU
+  test::remove_tree(dir);
+}
+
+namespace {
+
+// Runs `command` in the background of a shell and prints the process's VmPeak (KiB) when it
+// ends: the address space a `ulimit -v` cap has to leave it.
+long vm_peak_kib(const std::string& command, std::string* output) {
+  const auto r = test::run_shell("bash -c '" + command + " > /dev/null 2>&1 & pid=$!; peak=0; "
+                                 "while kill -0 $pid 2>/dev/null; do "
+                                 "v=$(awk \"/VmPeak/ {print \\$2}\" /proc/$pid/status 2>/dev/null); "
+                                 "[ -n \"$v\" ] && peak=$v; sleep 0.2; done; wait $pid; echo rc=$? peak=$peak'");
+  *output = r.output;
+  const auto at = r.output.find("rc=0 peak=");
+  if (at == std::string::npos) return -1;
+  return std::stol(r.output.substr(at + 10));
+}
+
+}  // namespace
+
+TEST_CASE("a batch that does not fit in memory is retried at a halved micro-batch and the run completes") {
+  const auto dir = test::temp_dir("train-oom");
+  test::write_coco128_subset(dir, 16);
+  // Batch 16 at 256 px; micro_batch 2 needs roughly 0.5 GB less address space (measured here:
+  // VmPeak 1.41 GB whole, 1.04 GB at micro_batch 8, 0.90 GB at micro_batch 2).
+  test::write_file(dir + "/small.json", pipeline(1, 256, 16, 16, R"(, "micro_batch": 2)"));
+  test::write_file(dir + "/whole.json", pipeline(1, 256, 16, 16));
+  std::string out;
+  const long small = vm_peak_kib(test::cli() + " train " + dir + "/small.json --run-dir " + dir + "/small", &out);
+  INFO(out);
+  REQUIRE(small > 0);
+  // Room for micro_batch 8 (measured here +0.14 GB over micro_batch 2) with what the failed
+  // attempt leaves mapped and a checkpoint's serialisation buffers, not for 16 (+0.51 GB):
+  // LibTorch's CPU allocator fails inside the step, as the CUDA allocator does at its cap.
+  // Under `ulimit -v` an allocation outside LibTorch's allocator (oneDNN, the zip writer) can
+  // fail first and kill the process before the guard is reached (seen once in four runs here):
+  // that says nothing about the guard, so a few caps are tried and one run must show it.
+  std::string oom_dir;
+  test::CliResult run;
+  for (const long extra_mib : {330L, 300L, 360L, 270L}) {
+    const long cap = small + extra_mib * 1024;
+    const std::string attempt = dir + "/oom" + std::to_string(extra_mib);
+    run = test::run_shell("ulimit -v " + std::to_string(cap) + " && " + test::cli() + " train " + dir +
+                          "/whole.json --run-dir " + attempt);
+    MESSAGE("cap +" << extra_mib << " MiB: exit " << run.exit_code);
+    if (run.exit_code == 0 && run.output.find("retrying it with micro_batch") != std::string::npos) {
+      oom_dir = attempt;
+      break;
+    }
+  }
+  INFO(run.output);
+  REQUIRE_FALSE(oom_dir.empty());
+  CHECK(run.output.find("DefaultCPUAllocator") != std::string::npos);
+  CHECK(run.output.find("retrying it with micro_batch 8 (was 16)") != std::string::npos);
+
+  core::ResultsCsv results(oom_dir + "/results.csv");
+  results.load();
+  REQUIRE(results.rows().size() == 1);
+  const double retries = results.series("oom_retries")[0];
+  const double micro = results.series("micro_batch")[0];
+  CHECK(retries >= 1);
+  CHECK(micro >= 1);
+  CHECK(micro <= 8);
+  CHECK(micro == 16 / std::pow(2.0, retries));  // halved once per retry
+  CHECK_FALSE(std::isnan(results.series("metrics/mAP50-95(B)")[0]));  // validated after the step
+  for (const char* file : {"last.pt", "best.pt"}) {
+    const auto ck = core::load_checkpoint(oom_dir + "/weights/" + file);
+    CHECK(ck.epoch == 1);
+    CHECK(ck.global_step == 1);
+    CHECK(ck.meta.value("micro_batch", 0) == static_cast<int>(micro));
+  }
+
+  // A resume keeps the lowered micro-batch although the pipeline says 0, and needs no retry.
+  auto more = test::run_cli("train --resume " + oom_dir + " epochs=2");
+  INFO(more.output);
+  REQUIRE(more.exit_code == 0);
+  CHECK(more.output.find("resume: micro_batch " + std::to_string(static_cast<int>(micro))) != std::string::npos);
+  results.load();
+  REQUIRE(results.rows().size() == 2);
+  CHECK(results.series("micro_batch")[1] == micro);
+  CHECK(results.series("oom_retries")[1] == 0);
+  test::remove_tree(dir);
+}
