@@ -1,0 +1,214 @@
+// mosaic_perspective, loaded as a real plugin next to mosaic and random_perspective: every
+// surviving box sits on its painted pixels over many seeds (the resize path, the warpAffine
+// path and the perspective path), same seed -> same output, and against the two-stage chain
+// mosaic -> random_perspective: with the same generator both draw the same numbers, so the
+// images match pixel for pixel away from edges and the boxes match; over many seeds the
+// surviving boxes and their areas agree in the mean.
+#include "augmentation/tests/painted_samples.h"
+
+using namespace yoloflow;
+
+namespace {
+constexpr int kImgsz = 160;
+
+// Four samples with long side 160 (the source's resize), rectangles at least 6 px from every edge.
+std::vector<Sample> tiles() {
+  return {test::painted_sample(160, 120, {{10, 10, 60, 40}, {100, 60, 50, 50}}, 0, 0),
+          test::painted_sample(100, 160, {{20, 30, 60, 100}}, 2, 1),
+          test::painted_sample(160, 160, {{6, 6, 40, 40}, {90, 100, 60, 50}}, 3, 2),
+          test::painted_sample(160, 90, {{50, 20, 100, 60}, {8, 8, 30, 70}}, 5, 3)};
+}
+
+struct Chains {
+  core::PluginManager pm;
+  std::unique_ptr<Augmentation> fused, mosaic, perspective;
+  Chains(const json& mosaic_params, const json& perspective_params) {
+    json both = mosaic_params;
+    both.update(perspective_params);
+    fused = test::make_augmentation(pm, "mosaic_perspective", both, kImgsz);
+    mosaic = test::make_augmentation(pm, "mosaic", mosaic_params, kImgsz);
+    perspective = test::make_augmentation(pm, "random_perspective", perspective_params, kImgsz);
+  }
+  Sample run_fused(const Sample& s, std::uint64_t seed, SampleLoader& loader) {
+    return test::augmented(*fused, s, seed, kImgsz, loader);
+  }
+  // mosaic then random_perspective drawing from one generator, as the graph runs them.
+  Sample run_two_stage(const Sample& s, std::uint64_t seed, SampleLoader& loader) {
+    Sample out = s;
+    out.image = s.image.clone();
+    Rng rng(seed);
+    AugmentContext ctx{rng, loader, kImgsz, 0};
+    mosaic->apply(out, ctx);
+    perspective->apply(out, ctx);
+    return out;
+  }
+};
+
+void check_box_limits(const Sample& out) {
+  REQUIRE(out.image.size() == cv::Size(kImgsz, kImgsz));
+  for (const auto& b : out.boxes) {
+    CHECK(b.width() > 2);
+    CHECK(b.height() > 2);
+    CHECK(b.x1 >= 0);
+    CHECK(b.y1 >= 0);
+    CHECK(b.x2 <= kImgsz);
+    CHECK(b.y2 <= kImgsz);
+  }
+}
+
+// Share of pixels whose largest channel difference exceeds `tol`.
+double share_differing(const cv::Mat& a, const cv::Mat& b, int tol) {
+  cv::Mat diff;
+  cv::absdiff(a, b, diff);
+  cv::Mat channels[3];
+  cv::split(diff, channels);
+  const cv::Mat worst = cv::max(cv::max(channels[0], channels[1]), channels[2]);
+  return static_cast<double>(cv::countNonZero(worst > tol)) / static_cast<double>(worst.total());
+}
+}  // namespace
+
+TEST_CASE("mosaic_perspective (scale + translation) keeps every box on its painted pixels") {
+  Chains c(json::object(), json::object());
+  test::FixedLoader loader(tiles());
+  const Sample base = loader.load(0);
+  std::size_t kept = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    CAPTURE(seed);
+    const Sample out = c.run_fused(base, seed, loader);
+    check_box_limits(out);
+    test::check_boxes_on_paint(out, 0.9, 1.0);
+    kept += out.boxes.size();
+    CHECK(test::same_output(out, c.run_fused(base, seed, loader)));
+  }
+  CHECK(kept > 200);  // about 2-5 of the 9 boxes survive per sample
+  CHECK_FALSE(test::same_output(c.run_fused(base, 1, loader), c.run_fused(base, 2, loader)));
+}
+
+TEST_CASE("mosaic_perspective with rotation, shear and perspective keeps boxes on their pixels") {
+  for (const json& params : {json{{"degrees", 15.0}, {"translate", 0.2}, {"shear", 3.0}},
+                             json{{"perspective", 0.0005}, {"scale", 0.3}, {"degrees", 5.0}}}) {
+    CAPTURE(params.dump());
+    Chains c(json::object(), params);
+    test::FixedLoader loader(tiles());
+    const Sample base = loader.load(0);
+    std::size_t kept = 0;
+    for (std::uint64_t seed = 0; seed < 120; ++seed) {
+      CAPTURE(seed);
+      const Sample out = c.run_fused(base, seed, loader);
+      check_box_limits(out);
+      test::check_boxes_on_paint(out, 0.9, 2.5, 127, true);
+      kept += out.boxes.size();
+      CHECK(test::same_output(out, c.run_fused(base, seed, loader)));
+    }
+    CHECK(kept > 120);
+  }
+}
+
+TEST_CASE("mosaic_perspective equals mosaic -> random_perspective given the same draws") {
+  test::FixedLoader loader(tiles());
+  const Sample base = loader.load(0);
+  SUBCASE("default: resize, pixels and boxes within a pixel") {
+    Chains c(json::object(), json::object());
+    double worst_share = 0;
+    int other_count = 0;
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+      CAPTURE(seed);
+      const Sample fused = c.run_fused(base, seed, loader);
+      const Sample two = c.run_two_stage(base, seed, loader);
+      // Tile spans end on whole pixels, so edges may move by under a pixel: a thin outline
+      // of the painted rectangles and of the tiles may differ, nothing more.
+      const double share = share_differing(fused.image, two.image, 60);
+      worst_share = std::max(worst_share, share);
+      CHECK(share < 0.05);
+      CHECK(fused.geometry.ratio_x == two.geometry.ratio_x);
+      CHECK(fused.geometry.pad_x == two.geometry.pad_x);
+      // A box right at the filter's limits may fall on the other side of it.
+      if (fused.boxes.size() != two.boxes.size()) {
+        ++other_count;
+        continue;
+      }
+      for (std::size_t i = 0; i < fused.boxes.size(); ++i) {
+        CAPTURE(i);
+        CHECK(fused.boxes[i].cls == two.boxes[i].cls);
+        CHECK(std::abs(fused.boxes[i].x1 - two.boxes[i].x1) <= 1.0);
+        CHECK(std::abs(fused.boxes[i].y1 - two.boxes[i].y1) <= 1.0);
+        CHECK(std::abs(fused.boxes[i].x2 - two.boxes[i].x2) <= 1.0);
+        CHECK(std::abs(fused.boxes[i].y2 - two.boxes[i].y2) <= 1.0);
+      }
+    }
+    MESSAGE("largest share of pixels differing by > 60: " << worst_share << "; box counts differ in "
+                                                            << other_count << " of 200 samples");
+    CHECK(worst_share > 0);  // the comparison sees the sub-pixel shifts: it is not vacuous
+    CHECK(other_count <= 4);
+  }
+  SUBCASE("rotation and shear: warpAffine with the composed matrix, identical boxes") {
+    Chains c(json::object(), {{"degrees", 10.0}, {"shear", 2.0}});
+    for (std::uint64_t seed = 0; seed < 60; ++seed) {
+      CAPTURE(seed);
+      const Sample fused = c.run_fused(base, seed, loader);
+      const Sample two = c.run_two_stage(base, seed, loader);
+      CHECK(share_differing(fused.image, two.image, 60) < 0.01);
+      REQUIRE(fused.boxes.size() == two.boxes.size());
+      for (std::size_t i = 0; i < fused.boxes.size(); ++i) {
+        CHECK(fused.boxes[i].x1 == two.boxes[i].x1);
+        CHECK(fused.boxes[i].y1 == two.boxes[i].y1);
+        CHECK(fused.boxes[i].x2 == two.boxes[i].x2);
+        CHECK(fused.boxes[i].y2 == two.boxes[i].y2);
+        CHECK(fused.boxes[i].cls == two.boxes[i].cls);
+      }
+    }
+  }
+  SUBCASE("no mosaic (p 0): random_perspective on the sample alone") {
+    Chains c({{"p", 0.0}}, json::object());
+    for (std::uint64_t seed = 0; seed < 30; ++seed) {
+      CAPTURE(seed);
+      const Sample fused = c.run_fused(base, seed, loader);
+      const Sample two = c.run_two_stage(base, seed, loader);
+      CHECK(share_differing(fused.image, two.image, 60) < 0.05);
+      CHECK(fused.boxes.size() == two.boxes.size());
+    }
+  }
+}
+
+TEST_CASE("mosaic_perspective and the two-stage chain agree in the mean over many seeds") {
+  Chains c(json::object(), json::object());
+  test::FixedLoader loader(tiles());
+  const Sample base = loader.load(0);
+  struct Stats {
+    double boxes = 0, area = 0;
+    std::size_t n = 0;
+  };
+  auto add = [](Stats& st, const Sample& s) {
+    st.boxes += static_cast<double>(s.boxes.size());
+    for (const auto& b : s.boxes) st.area += static_cast<double>(b.width()) * b.height();
+    ++st.n;
+  };
+  // Independent seeds for the two (an unpaired comparison of the distributions), and the
+  // same seeds (paired: the same draws, so far closer).
+  constexpr std::uint64_t n = 1500;
+  Stats fused, two, fused_paired;
+  for (std::uint64_t seed = 0; seed < n; ++seed) {
+    add(two, c.run_two_stage(base, seed, loader));
+    add(fused, c.run_fused(base, n + seed, loader));
+    add(fused_paired, c.run_fused(base, seed, loader));
+  }
+  const double boxes_two = two.boxes / n, boxes_fused = fused.boxes / n;
+  const double area_two = two.area / two.boxes, area_fused = fused.area / fused.boxes;
+  MESSAGE("boxes per sample: two-stage " << boxes_two << ", fused " << boxes_fused << " (same seeds "
+                                          << fused_paired.boxes / n << "); mean box area: " << area_two
+                                          << " vs " << area_fused << " (same seeds "
+                                          << fused_paired.area / fused_paired.boxes << ")");
+  CHECK(boxes_fused == doctest::Approx(boxes_two).epsilon(0.05));
+  CHECK(area_fused == doctest::Approx(area_two).epsilon(0.05));
+  CHECK(fused_paired.boxes / n == doctest::Approx(boxes_two).epsilon(0.01));
+  CHECK(fused_paired.area / fused_paired.boxes == doctest::Approx(area_two).epsilon(0.01));
+}
+
+TEST_CASE("mosaic_perspective names its stage when the source is empty") {
+  core::PluginManager pm;
+  auto fused = test::make_augmentation(pm, "mosaic_perspective", json::object(), kImgsz);
+  test::FixedLoader empty({});
+  const Sample base = tiles()[0];
+  CHECK_THROWS_WITH_AS(test::augmented(*fused, base, 0, kImgsz, empty),
+                       doctest::Contains("mosaic_perspective 'mosaic_perspective'"), Error);
+}
