@@ -196,11 +196,11 @@ void print_stage_table(const std::vector<Result>& results) {
   const auto names = stage_names(results[0].chain);
   std::printf("\nwhere the time goes, %s chain (thread-seconds per stage, share of the stage total):\n",
               results[0].chain[0] == "mosaic" ? "default" : results[0].chain[0].c_str());
-  std::printf("%-38s", "stage");
+  std::printf("%-46s", "stage");
   for (const auto& r : results) std::printf(" %22s", r.name.c_str());
   std::printf("\n");
   for (std::size_t st = 0; st < names.size(); ++st) {
-    std::printf("%-38s", names[st].c_str());
+    std::printf("%-46s", names[st].c_str());
     for (const auto& r : results) {
       double total = 0;
       for (double v : r.stage_s) total += v;
