@@ -2,7 +2,8 @@
 // uniformly from the source are placed around a random centre (xc, yc), each drawn from
 // [imgsz/2, 3*imgsz/2), on a 2*imgsz grey canvas: top-left, top-right, bottom-left,
 // bottom-right, each cut where it crosses the canvas edge. Boxes are shifted with their
-// image, clipped to the canvas, and dropped when nothing of them is left.
+// image, clipped to what of their tile stays on the canvas, and dropped when nothing of
+// them is left (plugins/augmentation/geometry/mosaic_layout.h, shared with mosaic_perspective).
 // A random_perspective stage after it brings the canvas back to imgsz (its centre crop).
 #include <opencv2/core.hpp>
 

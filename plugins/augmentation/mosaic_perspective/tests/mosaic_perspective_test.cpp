@@ -5,6 +5,8 @@
 // images match pixel for pixel away from edges and the boxes match; over many seeds the
 // surviving boxes and their areas agree in the mean.
 #include "augmentation/tests/painted_samples.h"
+#include "graph/source_sample_loader.h"
+#include "yoloflow/source.h"
 
 using namespace yoloflow;
 
@@ -44,15 +46,15 @@ struct Chains {
   }
 };
 
-void check_box_limits(const Sample& out) {
-  REQUIRE(out.image.size() == cv::Size(kImgsz, kImgsz));
+void check_box_limits(const Sample& out, int imgsz = kImgsz) {
+  REQUIRE(out.image.size() == cv::Size(imgsz, imgsz));
   for (const auto& b : out.boxes) {
     CHECK(b.width() > 2);
     CHECK(b.height() > 2);
     CHECK(b.x1 >= 0);
     CHECK(b.y1 >= 0);
-    CHECK(b.x2 <= kImgsz);
-    CHECK(b.y2 <= kImgsz);
+    CHECK(b.x2 <= imgsz);
+    CHECK(b.y2 <= imgsz);
   }
 }
 
@@ -226,4 +228,38 @@ TEST_CASE("mosaic_perspective names its stage when the source is empty") {
   const Sample base = tiles()[0];
   CHECK_THROWS_WITH_AS(test::augmented(*fused, base, 0, kImgsz, empty),
                        doctest::Contains("mosaic_perspective 'mosaic_perspective'"), Error);
+}
+
+TEST_CASE("mosaic_perspective on coco128 gives the two-stage chain's boxes") {
+  const int imgsz = 320;
+  core::PluginManager pm;
+  auto source = test::make_component<DataSource>(
+      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}}, {imgsz});
+  auto fused = test::make_augmentation(pm, "mosaic_perspective", json::object(), imgsz);
+  auto mosaic = test::make_augmentation(pm, "mosaic", json::object(), imgsz);
+  auto perspective = test::make_augmentation(pm, "random_perspective", json::object(), imgsz);
+  core::SourceSampleLoader loader(*source);
+  std::size_t boxes_fused = 0, boxes_two = 0, same_count = 0;
+  const std::size_t n = 32;
+  for (std::size_t i = 0; i < n; ++i) {
+    CAPTURE(i);
+    Sample a = source->load(i), b = source->load(i);
+    Rng ra(Rng::mix(5, i)), rb(Rng::mix(5, i));
+    AugmentContext ca{ra, loader, imgsz, 0}, cb{rb, loader, imgsz, 0};
+    fused->apply(a, ca);
+    mosaic->apply(b, cb);
+    perspective->apply(b, cb);
+    check_box_limits(a, imgsz);
+    CHECK(share_differing(a.image, b.image, 60) < 0.05);
+    boxes_fused += a.boxes.size();
+    boxes_two += b.boxes.size();
+    if (a.boxes.size() == b.boxes.size()) {
+      ++same_count;
+      CHECK(largest_box_gap(a, b) <= 1.0);
+    }
+  }
+  MESSAGE("coco128, " << n << " samples: " << boxes_fused << " boxes fused, " << boxes_two << " two-stage");
+  CHECK(boxes_two > 5 * n);  // mosaics of coco images hold many boxes
+  CHECK(same_count >= n - 2);
+  CHECK(static_cast<double>(boxes_fused) == doctest::Approx(static_cast<double>(boxes_two)).epsilon(0.02));
 }
