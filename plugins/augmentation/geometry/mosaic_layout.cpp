@@ -1,0 +1,66 @@
+#include "mosaic_layout.h"
+
+#include <algorithm>
+#include <string>
+
+#include "yoloflow/error.h"
+
+namespace yoloflow::plugins {
+
+void add_mosaic_params(Schema& s) {
+  s.add_float("p", 1.0).range(0.0, 1.0).doc(
+      "Probability of a mosaic (schedule it to 0 for the last epochs: Ultralytics' close_mosaic).");
+}
+
+MosaicDraw draw_mosaic(Rng& rng, double p, int imgsz, std::size_t source_size, const std::string& where) {
+  MosaicDraw d;
+  if (!(rng.uniform() < p)) return d;
+  if (source_size == 0) throw Error(where + ": the source has no samples to combine");
+  d.apply = true;
+  // Centre first (y then x, as Ultralytics), then the three other images.
+  d.yc = static_cast<int>(rng.uniform(imgsz / 2, 2 * imgsz - imgsz / 2));
+  d.xc = static_cast<int>(rng.uniform(imgsz / 2, 2 * imgsz - imgsz / 2));
+  for (auto& o : d.others) o = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(source_size) - 1));
+  return d;
+}
+
+TilePlacement place_tile(int i, int xc, int yc, int w, int h, int imgsz) {
+  const int c = 2 * imgsz;
+  int x1a, y1a, x2a, y2a, x1b, y1b, x2b, y2b;  // a: canvas, b: tile
+  if (i == 0) {  // top left
+    x1a = std::max(xc - w, 0), y1a = std::max(yc - h, 0), x2a = xc, y2a = yc;
+    x1b = w - (x2a - x1a), y1b = h - (y2a - y1a), x2b = w, y2b = h;
+  } else if (i == 1) {  // top right
+    x1a = xc, y1a = std::max(yc - h, 0), x2a = std::min(xc + w, c), y2a = yc;
+    x1b = 0, y1b = h - (y2a - y1a), x2b = std::min(w, x2a - x1a), y2b = h;
+  } else if (i == 2) {  // bottom left
+    x1a = std::max(xc - w, 0), y1a = yc, x2a = xc, y2a = std::min(c, yc + h);
+    x1b = w - (x2a - x1a), y1b = 0, x2b = w, y2b = std::min(y2a - y1a, h);
+  } else {  // bottom right
+    x1a = xc, y1a = yc, x2a = std::min(xc + w, c), y2a = std::min(c, yc + h);
+    x1b = 0, y1b = 0, x2b = std::min(w, x2a - x1a), y2b = std::min(y2a - y1a, h);
+  }
+  TilePlacement t;
+  t.shift = cv::Point(x1a - x1b, y1a - y1b);
+  if (x2a > x1a && y2a > y1a) {
+    t.canvas = cv::Rect(x1a, y1a, x2a - x1a, y2a - y1a);
+    t.tile = cv::Rect(x1b, y1b, x2b - x1b, y2b - y1b);
+  }
+  return t;
+}
+
+void place_boxes(const std::vector<Box>& tile_boxes, const TilePlacement& t, std::vector<Box>& out) {
+  if (t.canvas.empty()) return;
+  const float x0 = static_cast<float>(t.canvas.x), x1 = static_cast<float>(t.canvas.x + t.canvas.width);
+  const float y0 = static_cast<float>(t.canvas.y), y1 = static_cast<float>(t.canvas.y + t.canvas.height);
+  const float dx = static_cast<float>(t.shift.x), dy = static_cast<float>(t.shift.y);
+  for (Box b : tile_boxes) {
+    b.x1 = std::clamp(b.x1 + dx, x0, x1);
+    b.x2 = std::clamp(b.x2 + dx, x0, x1);
+    b.y1 = std::clamp(b.y1 + dy, y0, y1);
+    b.y2 = std::clamp(b.y2 + dy, y0, y1);
+    if (b.x2 > b.x1 && b.y2 > b.y1) out.push_back(b);
+  }
+}
+
+}  // namespace yoloflow::plugins

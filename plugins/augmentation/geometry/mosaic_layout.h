@@ -1,0 +1,43 @@
+#pragma once
+// Ultralytics' 2x2 mosaic layout, shared by the mosaic plugin (which builds the 2*imgsz
+// canvas) and mosaic_perspective (which warps each tile's visible part straight into the
+// output): the same parameters, the same random draws in the same order, the same placement.
+#include <cstddef>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+#include "yoloflow/params.h"
+#include "yoloflow/rng.h"
+#include "yoloflow/sample.h"
+
+namespace yoloflow::plugins {
+
+// Adds "p", the mosaic's probability.
+void add_mosaic_params(Schema& s);
+
+struct MosaicDraw {
+  bool apply = false;        // false: no mosaic for this sample (nothing else was drawn)
+  int xc = 0, yc = 0;        // centre on the 2*imgsz canvas
+  std::size_t others[3] = {};  // source indices of tiles 1..3
+};
+
+// Draws whether to mosaic (probability p) and, if so, the centre (y then x, each in
+// [imgsz/2, 3*imgsz/2)) and the three other samples among `source_size`.
+// `source_size` 0 with a mosaic to make throws, naming `where`.
+MosaicDraw draw_mosaic(Rng& rng, double p, int imgsz, std::size_t source_size, const std::string& where);
+
+// Where tile i (0 top left, 1 top right, 2 bottom left, 3 bottom right) of size w x h lands
+// on the 2*imgsz canvas: `tile` (its pixels that stay) copies onto `canvas`; a tile pixel
+// (x, y) is canvas pixel (x + shift.x, y + shift.y). Empty rects when nothing of it lands.
+struct TilePlacement {
+  cv::Rect canvas, tile;
+  cv::Point shift;
+};
+TilePlacement place_tile(int i, int xc, int yc, int w, int h, int imgsz);
+
+// Appends the tile's boxes moved onto the canvas and clipped to what of the tile stays there
+// (tiles only lose what falls off the canvas); boxes with nothing left are dropped.
+void place_boxes(const std::vector<Box>& tile_boxes, const TilePlacement& placement, std::vector<Box>& out);
+
+}  // namespace yoloflow::plugins
