@@ -18,6 +18,7 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "support/train_pipeline.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
 #include "yoloflow/error.h"
@@ -95,20 +96,13 @@ const TrainedRun& trained_run() {
     yaml.replace(yaml.find("val: subset.txt"), 15, "val: val.txt");
     test::write_file(r.dir + "/data.yaml", yaml);
     // 256 steps at imgsz 64; the cosine schedule's long low-lr tail lets the statistics catch up.
-    test::write_file(r.dir + "/train.json", R"({
-  "name": "predict-overfit", "epochs": 16, "imgsz": 64, "seed": 0, "shuffle": false,
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
-    "train": {"plugin": "train", "input": "batch", "params": {
-      "data": "data.yaml",
-      "model": {"plugin": "yolo11", "params": {"scale": "n"}},
-      "optimizer": {"plugin": "adamw", "params": {"lr0": 0.002}},
-      "nominal_batch": 2, "warmup_epochs": 0, "cos_lr": true, "val_every": 0, "log_every": 100
-    }}
-  }
-})");
+    test::TrainPipeline p;
+    p.name = "predict-overfit";
+    p.epochs = 16;
+    p.top = R"("shuffle": false)";
+    p.train = R"("model": {"plugin": "yolo11", "params": {"scale": "n"}}, "optimizer": {"plugin": "adamw", "params": {"lr0": 0.002}}, )"
+              R"("nominal_batch": 2, "warmup_epochs": 0, "cos_lr": true, "val_every": 0, "log_every": 100)";
+    test::write_file(r.dir + "/train.json", p.json());
     r.run_dir = r.dir + "/run";
     const auto res = test::run_cli("train " + r.dir + "/train.json --run-dir " + r.run_dir);
     r.output = res.output;

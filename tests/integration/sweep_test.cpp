@@ -18,31 +18,20 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "support/train_pipeline.h"
 
 using namespace yoloflow;
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* kBase = R"({
-  "name": "tiny",
-  "epochs": 1,
-  "imgsz": 64,
-  "seed": 3,
-  "ordered": true,
-  "workers": 1,
-  "device": "cpu",
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
-    "train": {"plugin": "train", "input": "batch", "params": {
-      "data": "data.yaml",
-      "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}},
-      "warmup_epochs": 0, "val_every": 0, "log_every": 1
-    }}
-  }
-})";
+std::string base_pipeline() {
+  test::TrainPipeline p;
+  p.seed = 3;
+  p.top = R"("ordered": true, "workers": 1, "device": "cpu")";
+  p.train = R"("optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}}, "warmup_epochs": 0, "val_every": 0, "log_every": 1)";
+  return p.json();
+}
 
 // A CSV file as rows of cells (quoted cells may hold commas).
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
@@ -84,7 +73,7 @@ bool wait_for_file_text(const std::string& path, const std::string& text, int ti
 std::string setup(const std::string& tag) {
   const auto dir = test::temp_dir(tag);
   test::write_coco128_subset(dir, 4);
-  test::write_file(dir + "/base.json", kBase);
+  test::write_file(dir + "/base.json", base_pipeline());
   return dir;
 }
 

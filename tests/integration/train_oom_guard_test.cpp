@@ -13,6 +13,7 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "support/train_pipeline.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
 
@@ -21,26 +22,17 @@ using namespace yoloflow;
 namespace {
 
 std::string pipeline(int epochs, int imgsz, int batch, int nominal, const std::string& train_extra = "") {
-  return R"({
-  "name": "micro",
-  "epochs": )" + std::to_string(epochs) + R"(,
-  "imgsz": )" + std::to_string(imgsz) + R"(,
-  "seed": 5,
-  "ordered": true,
-  "device": "cpu",
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "flip": {"plugin": "flip", "input": "source"},
-    "letterbox": {"plugin": "letterbox", "input": "flip"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": )" + std::to_string(batch) + R"(}},
-    "train": {"plugin": "train", "input": "batch", "params": {
-      "data": "data.yaml", "cpu_threads": 1, "val_batch": 4,
-      "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}},
-      "nominal_batch": )" + std::to_string(nominal) + R"(, "warmup_epochs": 0, "val_every": 0, "log_every": 1)" +
-         train_extra + R"(
-    }}
-  }
-})";
+  test::TrainPipeline p;
+  p.name = "micro";
+  p.epochs = epochs;
+  p.imgsz = imgsz;
+  p.seed = 5;
+  p.batch = std::to_string(batch);
+  p.flip = true;
+  p.top = R"("ordered": true, "device": "cpu")";
+  p.train = R"("cpu_threads": 1, "val_batch": 4, "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}}, "nominal_batch": )" +
+            std::to_string(nominal) + R"(, "warmup_epochs": 0, "val_every": 0, "log_every": 1)" + train_extra;
+  return p.json();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "support/train_pipeline.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
 
@@ -26,23 +27,13 @@ namespace {
 std::string plugin_arg() { return ""; }
 
 std::string overfit_pipeline(int epochs, const std::string& train_extra = "") {
-  return R"({
-  "name": "overfit8",
-  "epochs": )" + std::to_string(epochs) + R"(,
-  "imgsz": 96,
-  "seed": 0,
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
-    "train": {"plugin": "train", "input": "batch", "params": {
-      "data": "data.yaml",
-      "model": {"plugin": "yolo11", "params": {"scale": "n"}},
-      "optimizer": {"plugin": "adamw", "params": {"lr0": 0.002}},
-      "nominal_batch": 2, "warmup_epochs": 0, "val_every": 25, "log_every": 4)" + train_extra + R"(
-    }}
-  }
-})";
+  test::TrainPipeline p;
+  p.name = "overfit8";
+  p.epochs = epochs;
+  p.imgsz = 96;
+  p.train = R"("model": {"plugin": "yolo11", "params": {"scale": "n"}}, "optimizer": {"plugin": "adamw", "params": {"lr0": 0.002}}, )"
+            R"("nominal_batch": 2, "warmup_epochs": 0, "val_every": 25, "log_every": 4)" + train_extra;
+  return p.json();
 }
 
 }  // namespace

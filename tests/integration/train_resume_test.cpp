@@ -15,6 +15,7 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "support/train_pipeline.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
 
@@ -26,25 +27,15 @@ namespace {
 // 8 images, batch 2 (4 batches an epoch), nominal batch 4 (an optimizer step every 2
 // batches, so a stop after an odd batch leaves accumulated gradients to carry over).
 std::string tiny_pipeline(int epochs, const std::string& train_extra = "", const std::string& batch = "2") {
-  return R"({
-  "name": "tiny",
-  "epochs": )" + std::to_string(epochs) + R"(,
-  "imgsz": 64,
-  "seed": 3,
-  "ordered": true,
-  "device": "cpu",
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "flip": {"plugin": "flip", "input": "source"},
-    "letterbox": {"plugin": "letterbox", "input": "flip"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": )" + batch + R"(}},
-    "train": {"plugin": "train", "input": "batch", "params": {
-      "data": "data.yaml",
-      "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}},
-      "nominal_batch": 4, "warmup_epochs": 0, "val_every": 0, "log_every": 1)" + train_extra + R"(
-    }}
-  }
-})";
+  test::TrainPipeline p;
+  p.epochs = epochs;
+  p.seed = 3;
+  p.batch = batch;
+  p.flip = true;
+  p.top = R"("ordered": true, "device": "cpu")";
+  p.train = R"("optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}}, "nominal_batch": 4, "warmup_epochs": 0, "val_every": 0, "log_every": 1)" +
+            train_extra;
+  return p.json();
 }
 
 // Largest absolute difference over all model and EMA tensors of two checkpoints.
