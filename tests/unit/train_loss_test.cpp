@@ -297,6 +297,13 @@ TEST_CASE("pad_targets rounds rows up to a multiple, and the loss ignores the ex
   int64_t dropped = -1;
   CHECK(pad_targets(rows, 2, 4, &dropped, 32).size(1) == 4);  // a fixed count wins over rounding
   CHECK(dropped == 0);
+  // A captured step's shape: a batch that fits gets exactly fit_rows, a fuller one the rounded
+  // count, and no box is dropped either way.
+  CHECK(pad_targets(rows, 2, 0, &dropped, 32, 5).size(1) == 5);
+  CHECK(dropped == 0);
+  CHECK(pad_targets(rows, 2, 0, &dropped, 32, 1).size(1) == 32);
+  CHECK(dropped == 0);
+  CHECK(pad_targets(rows, 2, 3, &dropped, 32, 5).size(1) == 3);  // a fixed count still wins
 
   DetectionHead head{3, 16, {8, 16, 32}};
   DetectionLoss loss(head);

@@ -108,7 +108,8 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
 }
 
 torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
-                          std::int64_t fixed_rows, std::int64_t* dropped, std::int64_t round_up) {
+                          std::int64_t fixed_rows, std::int64_t* dropped, std::int64_t round_up,
+                          std::int64_t fit_rows) {
   if (rows.defined() && rows.numel() > 0 && (rows.dim() != 2 || rows.size(1) != 6)) {
     throw Error("pad_targets: target rows have shape " + std::string(c10::str(rows.sizes())) +
                 ", expected (N, 6) [batch_idx, cls, cx, cy, w, h].");
@@ -130,7 +131,9 @@ torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
   std::int64_t fullest = 0;
   for (auto c : count) fullest = std::max(fullest, c);
   const std::int64_t step = std::max<std::int64_t>(1, round_up);
-  const std::int64_t m = fixed_rows > 0 ? fixed_rows : (fullest + step - 1) / step * step;
+  const std::int64_t m = fixed_rows > 0                         ? fixed_rows
+                         : fit_rows > 0 && fullest <= fit_rows ? fit_rows
+                                                               : (fullest + step - 1) / step * step;
   auto out = torch::zeros({batch_size, m, 5});
   out.select(2, 0).fill_(-1.0);
   auto o = out.accessor<float, 3>();

@@ -55,8 +55,10 @@ class DetectionLoss {
 // needs; boxes beyond it are dropped and counted in `dropped` if given), otherwise the
 // fullest image's box count rounded up to a multiple of `round_up`: padding rows are ignored
 // by the loss, and few distinct shapes let the CUDA caching allocator and kernels settle.
+// `fit_rows` > 0 (without fixed_rows): a batch whose fullest image fits gets exactly that many
+// rows (a captured CUDA graph's shape), a fuller one the rounded count (nothing dropped).
 torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
                           std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr,
-                          std::int64_t round_up = 1);
+                          std::int64_t round_up = 1, std::int64_t fit_rows = 0);
 
 }  // namespace yoloflow::core

@@ -333,12 +333,10 @@ class TrainSink final : public Sink {
     auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
     auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat).clone();
     std::int64_t dropped = 0;
-    std::int64_t fixed_rows = p_.get_int("target_rows");
-    if (captured_ && fixed_rows == 0 && fullest_image_rows(batch) <= p_.get_int("cuda_graph_rows")) {
-      fixed_rows = p_.get_int("cuda_graph_rows");  // the captured step's shape
-    }
     // Padded per image (B, M, 5): a micro-batch's targets are its images' rows, a slice on dim 0.
-    torch::Tensor targets = pad_targets(rows, batch.size, fixed_rows, &dropped, p_.get_int("target_rows_multiple"));
+    // With a captured step, every batch that fits takes its shape.
+    torch::Tensor targets = pad_targets(rows, batch.size, p_.get_int("target_rows"), &dropped,
+                                        p_.get_int("target_rows_multiple"), captured_ ? p_.get_int("cuda_graph_rows") : 0);
     if (dropped > 0 && dropped_warned_epoch_ != epoch_) {  // once per epoch, not per step
       dropped_warned_epoch_ = epoch_;
       YF_LOG_WARN("train: " << dropped << " box(es) in epoch " << epoch_ + 1 << ", step " << step_ + 1
@@ -396,15 +394,6 @@ class TrainSink final : public Sink {
       ctx_.reporter->request_stop("max_steps: " + std::to_string(budget) + " batches trained in this process");
     }
     last_batch_end_ = Clock::now();
-  }
-
-  static std::int64_t fullest_image_rows(const Batch& batch) {
-    std::vector<std::int64_t> count(static_cast<std::size_t>(batch.size), 0);
-    for (std::size_t i = 0; i + 5 < batch.targets.size(); i += 6) {
-      const auto b = static_cast<std::int64_t>(batch.targets[i]);
-      if (b >= 0 && b < batch.size) ++count[static_cast<std::size_t>(b)];
-    }
-    return count.empty() ? 0 : *std::max_element(count.begin(), count.end());
   }
 
   // Values the captured kernels hold as constants; a change needs another graph.
@@ -783,7 +772,6 @@ class TrainSink final : public Sink {
                                           " in the dataset"));
   }
 
-  // Clip the global gradient norm without reading it on the host.
   // Ultralytics' train_batch0..2.jpg: the run's first batches as the model receives them,
   // boxes and class names drawn (up to 16 images each). Not worth failing a run over.
   void write_train_batch(const Batch& batch) const {
@@ -793,6 +781,7 @@ class TrainSink final : public Sink {
     if (!cv::imwrite(path, draw_sample_grid(samples, names_, 1920))) YF_LOG_WARN("train: cannot write " << path);
   }
 
+  // Clip the global gradient norm without reading it on the host.
   static void clip_gradients(std::vector<torch::Tensor>& grads, double max_norm) {
     if (grads.empty()) return;
     // Multi-tensor kernels: one launch per op for all gradients, not ~250 (yolo11n).
