@@ -7,7 +7,9 @@
 //
 //   yoloflow_bench_train_step --data DATA.yaml [--model n] [--batch 32] [--imgsz 640]
 //       [--steps 60] [--warmup 10] [--precision amp_fp16] [--boxes 8] [--device cuda]
-//       [--nominal-batch B] [--configs eager,graph]
+//       [--nominal-batch B] [--configs eager,graph,checkpoint]
+// `checkpoint` is the eager step with activation checkpointing of backbone and neck (the
+// model's checkpoint_backbone/checkpoint_neck): its peak memory against eager's is the saving.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -69,13 +71,16 @@ void sync(const torch::Device& d) {
 }
 
 struct Result {
-  double ms_per_step = 0.0, peak_reserved_gib = 0.0;
+  double ms_per_step = 0.0, peak_reserved_gib = 0.0, peak_allocated_gib = 0.0;
   double box = 0.0, cls = 0.0, dfl = 0.0;  // mean training losses over the epoch
 };
 
-Result measure(const Options& o, bool graph, const std::string& run_dir) {
+Result measure(const Options& o, const std::string& config, const std::string& run_dir) {
+  const bool graph = config == "graph", checkpoint = config == "checkpoint";
   json params = {{"data", o.data},
-                 {"model", {{"plugin", "yolo11"}, {"params", {{"scale", o.model}}}}},
+                 {"model",
+                  {{"plugin", "yolo11"},
+                   {"params", {{"scale", o.model}, {"checkpoint_backbone", checkpoint}, {"checkpoint_neck", checkpoint}}}}},
                  {"precision", {{"plugin", o.precision}}},
                  {"optimizer", {{"plugin", "sgd"}}},
                  {"nominal_batch", o.nominal_batch > 0 ? o.nominal_batch : o.batch},
@@ -88,7 +93,7 @@ Result measure(const Options& o, bool graph, const std::string& run_dir) {
   c10::cuda::CUDACachingAllocator::emptyCache();  // the previous configuration's cached blocks
 #endif
   StageContext ctx;
-  ctx.node = graph ? "train(graph)" : "train(eager)";
+  ctx.node = "train(" + config + ")";
   ctx.imgsz = o.imgsz;
   ctx.epochs = 1;
   ctx.run_dir = run_dir;
@@ -126,6 +131,7 @@ Result measure(const Options& o, bool graph, const std::string& run_dir) {
   if (device.is_cuda()) {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
     r.peak_reserved_gib = static_cast<double>(stats.reserved_bytes[0].peak) / (1u << 30);
+    r.peak_allocated_gib = static_cast<double>(stats.allocated_bytes[0].peak) / (1u << 30);
   }
 #endif
   return r;
@@ -140,7 +146,7 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "YOLO11 scale: n, s, m, l, x")->capture_default_str();
   app.add_option("--precision", o.precision, "fp32, amp_fp16, amp_bf16")->capture_default_str();
   app.add_option("--device", o.device, "cuda, cuda:N or cpu")->capture_default_str();
-  app.add_option("--configs", o.configs, "comma-separated, the first is the baseline: eager, graph")->capture_default_str();
+  app.add_option("--configs", o.configs, "comma-separated, the first is the baseline: eager, graph, checkpoint")->capture_default_str();
   app.add_option("--batch", o.batch)->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--imgsz", o.imgsz)->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->check(CLI::PositiveNumber);
@@ -154,19 +160,19 @@ int main(int argc, char** argv) {
     std::printf("train step alone: yolo11%s batch %d imgsz %d %s, %d boxes/image, nominal batch %d, %d warm-up + %d timed steps on %s\n",
                 o.model.c_str(), o.batch, o.imgsz, o.precision.c_str(), o.boxes,
                 o.nominal_batch > 0 ? o.nominal_batch : o.batch, o.warmup, o.steps, o.device.c_str());
-    std::printf("%-8s %10s %10s %10s %14s\n", "config", "ms/step", "img/s", "vs eager", "peak reserved");
+    std::printf("%-10s %10s %10s %10s %14s %15s\n", "config", "ms/step", "img/s", "vs first", "peak reserved", "peak allocated");
     double base = 0.0;
     std::stringstream names(o.configs);
     for (std::string name; std::getline(names, name, ',');) {
-      if (name != "eager" && name != "graph") {
-        std::cerr << "unknown config '" << name << "' (eager, graph)\n";
+      if (name != "eager" && name != "graph" && name != "checkpoint") {
+        std::cerr << "unknown config '" << name << "' (eager, graph, checkpoint)\n";
         return 2;
       }
-      const Result r = measure(o, name == "graph", "/tmp/yoloflow-step-bench-" + std::to_string(::getpid()) + "-" + name);
+      const Result r = measure(o, name, "/tmp/yoloflow-step-bench-" + std::to_string(::getpid()) + "-" + name);
       if (base == 0.0) base = r.ms_per_step;
-      std::printf("%-8s %10.2f %10.1f %9.2fx %10.2f GiB   train losses box %.4f cls %.4f dfl %.4f\n", name.c_str(),
-                  r.ms_per_step, 1e3 * o.batch / r.ms_per_step, base / r.ms_per_step, r.peak_reserved_gib, r.box, r.cls,
-                  r.dfl);
+      std::printf("%-10s %10.2f %10.1f %9.2fx %10.2f GiB %11.2f GiB   train losses box %.4f cls %.4f dfl %.4f\n",
+                  name.c_str(), r.ms_per_step, 1e3 * o.batch / r.ms_per_step, base / r.ms_per_step, r.peak_reserved_gib,
+                  r.peak_allocated_gib, r.box, r.cls, r.dfl);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {
