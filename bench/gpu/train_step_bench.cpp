@@ -116,6 +116,15 @@ Result measure(const Options& o, const std::string& config, const std::string& r
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Result r;
   r.ms_per_step = 1e3 * s / o.steps;
+#ifdef YOLOFLOW_WITH_CUDA
+  // Read before end_epoch: the sink takes (and resets) the epoch's peaks there, and its
+  // validation would count too.
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
+    r.peak_reserved_gib = static_cast<double>(stats.reserved_bytes[0].peak) / (1u << 30);
+    r.peak_allocated_gib = static_cast<double>(stats.allocated_bytes[0].peak) / (1u << 30);
+  }
+#endif
   // The epoch's mean losses from results.csv: eager and graph train on the same batches from
   // the same initial weights, so they must agree (a replay that trained nothing would not).
   sink->end_epoch(0);
@@ -127,13 +136,6 @@ Result measure(const Options& o, const std::string& config, const std::string& r
     r.cls = row.at("train/cls_loss");
     r.dfl = row.at("train/dfl_loss");
   }
-#ifdef YOLOFLOW_WITH_CUDA
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
-    r.peak_reserved_gib = static_cast<double>(stats.reserved_bytes[0].peak) / (1u << 30);
-    r.peak_allocated_gib = static_cast<double>(stats.allocated_bytes[0].peak) / (1u << 30);
-  }
-#endif
   return r;
 }
 

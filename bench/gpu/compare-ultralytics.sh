@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Issue 6's benchmark in one device call: yoloflow against the Ultralytics 8.4.56 figures that
+# ../shared/REFERENCE.md measured on the same GPU machine, on the same setup (coco128's train
+# images listed 20 times per epoch = 2,560 images, imgsz 640, AMP, RAM cache, from scratch).
+# Prints, per configuration: steady img/s (results.csv, epochs after the first), mean GPU
+# utilisation over those epochs (the gpu monitor's NVML readings in gpu.csv), peak memory
+# reserved by the CUDA caching allocator, each against Ultralytics' figure and issue 6's target;
+# then the training step alone (yoloflow_bench_train_step: eager, graph, activation
+# checkpointing) and mAP after equal epochs with and without the speed options.
+#
+# Through the device tool, from the repo root, carrying .device, after building
+# /tmp/yoloflow-build (scripts/device-build.sh, or cmake + ninja with -DYOLOFLOW_BUILD_TESTS=OFF):
+#   bash bench/gpu/compare-ultralytics.sh [PARTS]        PARTS: comma list of
+#     step, n32, n128, m32, map (default: all). Env: EPOCHS (4), MAP_EPOCHS (20), WORKERS (12).
+# Each part prints as it finishes and appends a JSON line to $OUT/compare.jsonl.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-/tmp/yoloflow-out}"
+mkdir -p "$OUT"
+[ -f .device/env.sh ] && . .device/env.sh
+BIN="${BUILD:-/tmp/yoloflow-build}/bin"
+PARTS="${1:-step,n32,n128,m32,map}"
+EPOCHS="${EPOCHS:-4}"
+MAP_EPOCHS="${MAP_EPOCHS:-20}"
+WORKERS="${WORKERS:-12}"   # of 16 cores: the rest launch GPU work, collate and copy
+SHARED="${YOLOFLOW_SHARED_DIR:-$PWD/.device/shared}"
+[ -d "$SHARED" ] || SHARED="$PWD/../shared"
+COCO="$SHARED/datasets/coco128"
+DATA=/tmp/coco128x20
+mkdir -p "$DATA"
+: > "$DATA/train.txt"
+for _ in $(seq 20); do ls "$COCO"/images/train2017/*.jpg >> "$DATA/train.txt"; done
+ls "$COCO"/images/train2017/*.jpg > "$DATA/trainval.txt"
+ls "$COCO"/images/val2017/*.jpg > "$DATA/val.txt"
+names() { sed -n '/^names:/,$p' "$COCO/data.yaml"; }
+{ echo "path: $DATA"; echo "train: train.txt"; echo "val: val.txt"; names; } > "$DATA/data.yaml"
+# mAP after a short run means something only on images the model has seen (Ultralytics'
+# coco128.yaml also validates on its train images).
+{ echo "path: $DATA"; echo "train: train.txt"; echo "val: trainval.txt"; names; } > "$DATA/data-trainval.yaml"
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+want() { [[ ",$PARTS," == *",$1,"* ]]; }
+
+# The speed options: mosaic_perspective chain, CUDA graph, cuDNN benchmark, TF32, channels_last,
+# RAM cache, AMP fp16 (as Ultralytics' AMP). Validation only after the last epoch, so that the
+# GPU utilisation of the epochs is the training's.
+FAST=(pipelines/max-throughput-coco128.json "stages.mosaic_perspective.params.p=1.0"
+      stages.train.params.precision.plugin=amp_fp16 stages.train.params.cuda_graph=true stages.train.params.val_every=0)
+# No speed options: the default chain, eager, no cuDNN benchmark, default layout; AMP fp16.
+PLAIN=(pipelines/train-coco128.json stages.train.params.cudnn_benchmark=false stages.train.params.val_every=0)
+
+# run NAME EPOCHS DATA_YAML PIPELINE OVERRIDES... -> one JSON line and a printed summary
+run() {
+  local name="$1" epochs="$2" data="$3"; shift 3
+  local dir="$OUT/run-$name" start
+  rm -rf "$dir"
+  start=$(date +%s)
+  timeout 300 "$BIN/yoloflow" train "$@" --run-dir "$dir" epochs="$epochs" workers="$WORKERS" \
+    stages.source.params.data="$data" stages.source.params.cache=ram stages.source.params.cache_fill=eager \
+    stages.train.params.data="$data" stages.train.params.log_every=40 'monitors=[{"plugin":"gpu"}]' > "$dir.log" 2>&1
+  local rc=$?
+  python3 - "$dir" "$name" "$rc" "$(( $(date +%s) - start ))" <<'PY' | tee -a "$OUT/compare.jsonl"
+import csv, json, sys
+d, name, rc, wall = sys.argv[1:5]
+out = {"name": name, "exit": int(rc), "wall_s": int(wall)}
+try:
+    rows = list(csv.DictReader(open(d + "/results.csv")))
+except OSError:
+    print(json.dumps(out)); sys.exit()
+ips = [float(r["images_per_second"]) for r in rows]
+steady = ips[1:] or ips
+out.update(epochs=len(rows), img_s=round(sum(steady) / len(steady), 1), img_s_per_epoch=[round(x) for x in ips],
+           peak_reserved_GiB=round(max(float(r.get("gpu_peak_reserved_GiB") or 0) for r in rows), 2),
+           peak_allocated_GiB=round(max(float(r.get("gpu_mem_GiB") or 0) for r in rows), 2),
+           mAP50=float(rows[-1]["metrics/mAP50(B)"]), mAP50_95=float(rows[-1]["metrics/mAP50-95(B)"]),
+           oom_retries=sum(int(float(r.get("oom_retries") or 0)) for r in rows))
+try:
+    util = [float(r["gpu_util"]) for r in csv.DictReader(open(d + "/gpu.csv")) if int(r["epoch"]) >= 2]
+    out["gpu_util"] = round(sum(util) / len(util), 1) if util else None
+except (OSError, KeyError, ValueError):
+    out["gpu_util"] = None
+print(json.dumps(out))
+PY
+  grep -E "cuda_graph: (captured|capture failed)|error" "$dir.log" | grep -v data.issues | head -3
+  rm -rf "$dir/weights"
+}
+
+if want step; then
+  for m in n m; do
+    echo "== the training step alone: yolo11$m batch 32, amp_fp16 (eager is the baseline of the same run)"
+    timeout 200 "$BIN/yoloflow_bench_train_step" --data "$COCO/data.yaml" --model $m --batch 32 --configs eager,graph,checkpoint 2>&1 |
+      grep -E "^(train step|config|eager|graph|checkpoint)|error|capture failed" | tee "$OUT/step-$m.txt"
+  done
+fi
+want n32 && run n32 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=32
+want n128 && run n128 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=128 stages.train.params.nominal_batch=128
+want m32 && run m32 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=32 stages.train.params.model.params.scale=m
+if want map; then
+  run map-fast "$MAP_EPOCHS" "$DATA/data-trainval.yaml" "${FAST[@]}" stages.batch.params.batch=32
+  run map-plain "$MAP_EPOCHS" "$DATA/data-trainval.yaml" "${PLAIN[@]}" stages.batch.params.batch=32
+fi
+
+# The table: each figure against REFERENCE.md's Ultralytics figure and issue 6's target.
+python3 - "$OUT" <<'PY'
+import json, os, re, sys
+out = sys.argv[1]
+runs = {}
+if os.path.exists(out + "/compare.jsonl"):
+    for line in open(out + "/compare.jsonl"):
+        r = json.loads(line); runs[r["name"]] = r
+ref = {  # Ultralytics 8.4.56, same machine (REFERENCE.md): img/s, GPU util %, peak reserved GiB
+    "n32": (295, 37, 6.34), "m32": (175, 52, 19.0)}
+target = {"n32": ">= 1,000 img/s, util >= 90%, peak <= 6.3 GiB", "n128": ">= 1,400 img/s",
+          "m32": ">= 400 img/s, peak <= 19 GiB"}
+print("\n%-6s %9s %12s %9s %15s %8s  %s" % ("run", "img/s", "vs Ultra.", "GPU util", "peak reserved", "mAP50", "issue 6 target"))
+for name in ("n32", "n128", "m32"):
+    r = runs.get(name)
+    if not r or "img_s" not in r: continue
+    u = ref.get(name)
+    vs = "%.2fx" % (r["img_s"] / u[0]) if u else "-"
+    print("%-6s %9.0f %12s %8s%% %11.2f GiB %8.4f  %s" % (name, r["img_s"], vs, r.get("gpu_util"), r["peak_reserved_GiB"],
+                                                      r["mAP50"], target[name]))
+for m, ultra in (("n", 370), ("m", 242)):
+    p = out + "/step-%s.txt" % m
+    if not os.path.exists(p): continue
+    rows = {l.split()[0]: l.split() for l in open(p) if re.match(r"(eager|graph|checkpoint) ", l)}
+    for cfg, f in rows.items():
+        print("step yolo11%s b32 %-10s %7s img/s = %.2fx Ultralytics' step (%d), peak reserved %s GiB, allocated %s GiB"
+              % (m, cfg, f[2], float(f[2]) / ultra, ultra, f[4], f[6]))
+    if "eager" in rows and "checkpoint" in rows:
+        e, c = float(rows["eager"][6]), float(rows["checkpoint"][6])
+        print("  activation checkpointing, yolo11%s b32: peak allocated %.2f -> %.2f GiB (%.0f%% lower; target >= 40%%)"
+              % (m, e, c, 100 * (1 - c / e)))
+f, p = runs.get("map-fast"), runs.get("map-plain")
+if f and p and "mAP50_95" in f and "mAP50_95" in p:
+    print("mAP after %d epochs (validated on the train images): speed options mAP50 %.4f mAP50-95 %.4f at %.0f img/s; "
+          "none mAP50 %.4f mAP50-95 %.4f at %.0f img/s" % (f["epochs"], f["mAP50"], f["mAP50_95"], f["img_s"],
+                                                          p["mAP50"], p["mAP50_95"], p["img_s"]))
+PY
