@@ -1,5 +1,6 @@
 #include "train/captured_step.h"
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -18,6 +19,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
 #endif
 
 namespace yoloflow::core {
@@ -49,6 +51,24 @@ struct CapturedStep::Impl {
   decltype(std::declval<at::cuda::CUDAGraph&>().pool()) pool{0, 0};
   bool have_pool = false;
   std::optional<at::cuda::CUDAStream> side;
+  // Pinned batches whose copy to the device may still be in flight, oldest first.
+  struct Held {
+    at::cuda::CUDAEvent copied;
+    std::shared_ptr<const void> owner;
+  };
+  std::deque<Held> held;
+
+  void hold(std::shared_ptr<const void> owner, const at::cuda::CUDAStream& stream) {
+    while (!held.empty() && held.front().copied.query()) held.pop_front();
+    // A few batches in flight at most: the step has waited on each long before.
+    if (held.size() >= 4) {
+      held.front().copied.synchronize();
+      held.pop_front();
+    }
+    held.emplace_back();
+    held.back().copied.record(stream);
+    held.back().owner = std::move(owner);
+  }
 #endif
   Impl(torch::Device d, int e, std::size_t m) : device(d), eager_runs(e), max_graphs(m) {
 #ifdef YOLOFLOW_WITH_CUDA
@@ -80,7 +100,7 @@ std::size_t CapturedStep::graphs() const {
 }
 
 void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key,
-                       const Body& body, const std::function<void()>& prepare) {
+                       const Body& body, const std::function<void()>& prepare, std::shared_ptr<const void> pixels_owner) {
   const std::string k = shape_key(pixels, targets, key);
   // New images shape with the graphs used up (a batch size or image size schedule): start
   // over for it. Only other target rows keep the old graphs (those batches run eagerly).
@@ -103,16 +123,19 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
   body(e.pixels, e.targets);
 #else
   // Pinned staging (LibTorch's caching host allocator reuses a block only once the copies
-  // reading it have finished), so the host never waits for the previous step here.
-  e.pixels.copy_(pixels.pin_memory(), /*non_blocking=*/true);
+  // reading it have finished), so the host never waits for the previous step here. Batches
+  // already in pinned memory are read in place and held until their copy has run.
+  const auto current = at::cuda::getCurrentCUDAStream(dev.index());
+  const bool in_place = pixels_owner && pixels.is_pinned();
+  e.pixels.copy_(in_place ? pixels : pixels.pin_memory(), /*non_blocking=*/true);
   e.targets.copy_(targets.pin_memory(), /*non_blocking=*/true);
+  if (in_place) impl_->hold(std::move(pixels_owner), current);
   if (e.graph) {
     e.graph->replay();
     ++replays_;
     return;
   }
   const bool capture = !failed() && e.eager >= impl_->eager_runs && graphs() < impl_->max_graphs;
-  auto current = at::cuda::getCurrentCUDAStream(dev.index());
   // Capture cannot use the legacy default stream. One side stream for every eager run and the
   // capture: cuBLAS keeps a workspace per stream, which must not be created while capturing.
   if (!impl_->side) impl_->side = at::cuda::getStreamFromPool(false, dev.index());
@@ -144,11 +167,18 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
     at::autocast::set_autocast_cache_enabled(false);
     try {
       c10::cuda::CUDAStreamGuard guard(side);
+      // Thread-local capture: the batcher allocates pinned host memory on other threads
+      // meanwhile (cudaHostAlloc, which a global-mode capture forbids process-wide). This
+      // thread's own unsafe calls still invalidate the capture.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+      graph->capture_begin(impl_->have_pool ? impl_->pool : decltype(impl_->pool){0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
       if (impl_->have_pool) {
         graph->capture_begin(impl_->pool);
       } else {
         graph->capture_begin();
       }
+#endif
       try {
         body(e.pixels, e.targets);  // recorded, not run: this batch has trained above
       } catch (...) {

@@ -40,8 +40,12 @@ class CapturedStep {
   // the static device inputs eagerly, or captures it then replays, or replays. `prepare` runs
   // just before a capture (e.g. allocate gradients that do not exist yet). When a capture
   // fails the batch still runs eagerly, `failed()` turns true and `failure()` says why.
+  // `pixels_owner` owns the memory `pixels` views: when that is pinned host memory, the copy
+  // reads it in place, and the owner is held until the copy has run on the GPU (the batcher
+  // reuses the block as soon as it is let go). Otherwise the pixels are staged through a
+  // pinned copy first.
   void run(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key, const Body& body,
-           const std::function<void()>& prepare);
+           const std::function<void()>& prepare, std::shared_ptr<const void> pixels_owner = nullptr);
 
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }

@@ -1,6 +1,7 @@
 #include "train/cuda_memory.h"
 
 #include <cstdlib>
+#include <memory>
 
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -99,6 +100,21 @@ std::optional<CudaMemoryStats> take_cuda_memory_stats(const c10::Device& device)
   return s;
 #else
   return std::nullopt;
+#endif
+}
+
+PixelAllocator pinned_pixel_allocator(const c10::Device& device) {
+  if (!device.is_cuda()) return {};
+#ifdef YOLOFLOW_WITH_CUDA
+  return [](std::size_t bytes) {
+    // The tensor owns the block (and returns it to the allocator's cache when the batch's
+    // last user lets go); the batch points into it.
+    auto block = std::make_shared<at::Tensor>(at::empty(
+        {static_cast<std::int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true)));
+    return std::shared_ptr<std::uint8_t>(block, block->data_ptr<std::uint8_t>());
+  };
+#else
+  return {};
 #endif
 }
 

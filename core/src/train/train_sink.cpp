@@ -313,6 +313,9 @@ class TrainSink final : public Sink {
     }
   }
 
+  // On a GPU, batches are collated straight into pinned memory (cuda_memory.h says why).
+  PixelAllocator pixel_allocator() override { return pinned_pixel_allocator(device_); }
+
   void consume(Batch& batch) override {
     // Batches already assembled when this sink asked to stop are left for the resumed run.
     if (budget_spent_) return;
@@ -347,7 +350,7 @@ class TrainSink final : public Sink {
       captured_->run(
           pixels, targets, graph_key(),
           [this](const torch::Tensor& px, const torch::Tensor& tg) { loss_sum_ += train_batch(px, tg); },
-          [this] { allocate_missing_grads(); });
+          [this] { allocate_missing_grads(); }, batch.pixels);
       if (captured_->failed() && !graph_failure_reported_) {
         graph_failure_reported_ = true;
         YF_LOG_WARN("train: cuda_graph capture failed, training on with eager steps: " << captured_->failure());
