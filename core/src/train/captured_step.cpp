@@ -69,6 +69,38 @@ struct CapturedStep::Impl {
     held.back().copied.record(stream);
     held.back().owner = std::move(owner);
   }
+
+  // A replayed step's pixels cross to the GPU on their own stream into one of two device
+  // buffers, while the previous step still computes; only a device-to-device copy into the
+  // graph's static input is left on the compute stream (it must wait for the previous
+  // replay, which reads that input).
+  std::optional<at::cuda::CUDAStream> copy_stream;
+  struct Staging {
+    torch::Tensor buffer;
+    at::cuda::CUDAEvent arrived, consumed;
+  };
+  Staging staging[2];
+  int next_staging = 0;
+
+  void stage(const torch::Tensor& host, const torch::Tensor& input, const at::cuda::CUDAStream& compute) {
+    if (!copy_stream) copy_stream = at::cuda::getStreamFromPool(false, compute.device_index());
+    auto& slot = staging[next_staging];
+    next_staging ^= 1;
+    if (!slot.buffer.defined() || slot.buffer.sizes() != input.sizes()) slot.buffer = torch::empty_like(input);
+    {
+      c10::cuda::CUDAStreamGuard guard(*copy_stream);
+      slot.consumed.block(*copy_stream);  // the buffer's previous batch has been read
+      slot.buffer.copy_(host, /*non_blocking=*/true);
+      slot.arrived.record(*copy_stream);
+    }
+    slot.arrived.block(compute);
+    input.copy_(slot.buffer, /*non_blocking=*/true);
+    slot.consumed.record(compute);
+  }
+
+  ~Impl() {
+    if (copy_stream) copy_stream->synchronize();  // before the staging buffers go back
+  }
 #endif
   Impl(torch::Device d, int e, std::size_t m) : device(d), eager_runs(e), max_graphs(m) {
 #ifdef YOLOFLOW_WITH_CUDA
@@ -127,14 +159,17 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
   // already in pinned memory are read in place and held until their copy has run.
   const auto current = at::cuda::getCurrentCUDAStream(dev.index());
   const bool in_place = pixels_owner && pixels.is_pinned();
-  e.pixels.copy_(in_place ? pixels : pixels.pin_memory(), /*non_blocking=*/true);
+  const auto host_pixels = in_place ? pixels : pixels.pin_memory();
   e.targets.copy_(targets.pin_memory(), /*non_blocking=*/true);
-  if (in_place) impl_->hold(std::move(pixels_owner), current);
   if (e.graph) {
+    impl_->stage(host_pixels, e.pixels, current);
+    if (in_place) impl_->hold(std::move(pixels_owner), *impl_->copy_stream);
     e.graph->replay();
     ++replays_;
     return;
   }
+  e.pixels.copy_(host_pixels, /*non_blocking=*/true);
+  if (in_place) impl_->hold(std::move(pixels_owner), current);
   const bool capture = !failed() && e.eager >= impl_->eager_runs && graphs() < impl_->max_graphs;
   // Capture cannot use the legacy default stream. One side stream for every eager run and the
   // capture: cuBLAS keeps a workspace per stream, which must not be created while capturing.
