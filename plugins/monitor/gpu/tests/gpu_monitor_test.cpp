@@ -379,6 +379,13 @@ TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the t
   const std::string host_bound = run_epoch(80, 0.001, 0.099);
   INFO(host_bound);
   CHECK(host_bound.find("with batches ready (data wait 1% of the time): the step is host-bound") != std::string::npos);
+  CHECK(host_bound.find("`cuda_graph: true`") != std::string::npos);
+  // Some data wait and still idle (a captured step fed a little too slowly): both causes named.
+  const std::string both = run_epoch(80, 0.004, 0.023);
+  INFO(both);
+  CHECK(both.find("waited for data 15% of the time and the step itself leaves the GPU idle") != std::string::npos);
+  CHECK(both.find("`workers`") != std::string::npos);
+  CHECK(both.find("`cuda_graph: true`") != std::string::npos);
   const std::string busy_enough = run_epoch(30, 0.030, 0.010);
   CHECK(busy_enough.find("GPU busy") == std::string::npos);  // 40% >= 30%: nothing to explain
   CHECK(busy_enough.find("busy 40%") != std::string::npos);
