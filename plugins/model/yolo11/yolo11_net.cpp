@@ -138,6 +138,11 @@ Yolo11Net::Yolo11Net(char scale, std::int64_t nc) : scale_(scale), nc_(nc) {
 
   backbone_ = {this, 0, 11, {-1}, {4, 6, 10}};
   neck_ = {this, 11, 23, {4, 6, 10}, {16, 19, 22}};
+  backbone_segments_ = {{this, 0, 3, {-1}, {2}}, {this, 3, 5, {2}, {4}}, {this, 5, 7, {4}, {6}}, {this, 7, 11, {6}, {10}}};
+  neck_segments_ = {{this, 11, 14, {10, 6}, {13}},
+                    {this, 14, 17, {13, 4}, {16}},
+                    {this, 17, 20, {16, 13}, {19}},
+                    {this, 20, 23, {19, 10}, {22}}};
 }
 
 torch::nn::Module& Yolo11Net::layer_module(int index) const {
@@ -200,8 +205,11 @@ std::vector<Tensor> Stage::bn_buffers() const {
 std::vector<Tensor> Yolo11Net::forward(const Tensor& images) {
   // Checkpointing only matters when a graph is recorded.
   const bool recording = is_training() && torch::GradMode::is_enabled();
-  auto feats = (recording && ckpt_backbone_) ? checkpoint_stage(backbone_, {images}) : backbone_.run({images});
-  auto levels = (recording && ckpt_neck_) ? checkpoint_stage(neck_, feats) : neck_.run(feats);
+  auto feats = (recording && ckpt_backbone_) ? checkpoint_segments(backbone_segments_, {{-1, images}}, backbone_.outputs)
+                                             : backbone_.run({images});
+  auto levels = (recording && ckpt_neck_)
+                    ? checkpoint_segments(neck_segments_, {{4, feats[0]}, {6, feats[1]}, {10, feats[2]}}, neck_.outputs)
+                    : neck_.run(feats);
   return detect_->forward(levels);
 }
 
@@ -278,6 +286,19 @@ std::vector<Tensor> checkpoint_stage(const Stage& stage, const std::vector<Tenso
   // image): otherwise backward would never reach the stage's parameters.
   static thread_local Tensor anchor = torch::zeros({1}).requires_grad_(true);
   return CheckpointFunction::apply(&stage, at::TensorList(in), anchor);
+}
+
+std::vector<Tensor> checkpoint_segments(const std::vector<Stage>& segments, std::map<int, Tensor> values,
+                                        const std::vector<int>& wanted) {
+  for (const auto& segment : segments) {
+    std::vector<Tensor> in;
+    for (int id : segment.inputs) in.push_back(values.at(id));
+    auto out = checkpoint_stage(segment, in);
+    for (std::size_t k = 0; k < segment.outputs.size(); ++k) values[segment.outputs[k]] = out[k];
+  }
+  std::vector<Tensor> result;
+  for (int id : wanted) result.push_back(values.at(id));
+  return result;
 }
 
 }  // namespace yoloflow::yolo11

@@ -3,6 +3,7 @@
 // released state dict, run as two stages (backbone 0-10, neck 11-22) that can each be
 // activation-checkpointed.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,10 +77,19 @@ class Yolo11Net : public torch::nn::Module {
   std::shared_ptr<Detect> detect_;              // 23
   std::shared_ptr<torch::nn::Module> container_;  // "model"
   Stage backbone_, neck_;
+  // The same layers cut where one tensor (or two, in the neck) crosses, for checkpointing:
+  // backward then recomputes one segment at a time, so the peak is one segment's activations
+  // rather than a whole backbone's or neck's.
+  std::vector<Stage> backbone_segments_, neck_segments_;
   bool ckpt_backbone_ = false, ckpt_neck_ = false;
 };
 
 // Runs `stage` keeping only its inputs; backward reruns it (same results, less memory).
 std::vector<torch::Tensor> checkpoint_stage(const Stage& stage, const std::vector<torch::Tensor>& in);
+
+// Runs `segments` in order, each checkpointed, from the tensors in `values` (layer index ->
+// tensor; -1: the image); returns the layers listed in `wanted`.
+std::vector<torch::Tensor> checkpoint_segments(const std::vector<Stage>& segments, std::map<int, torch::Tensor> values,
+                                               const std::vector<int>& wanted);
 
 }  // namespace yoloflow::yolo11
