@@ -16,7 +16,6 @@
 #include "graph/stage_sample_loaders.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/component_spec.h"
-#include "util/malloc_tuning.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/rng.h"
@@ -122,7 +121,6 @@ GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, Run
     throw Error("the pipeline has no linear source -> batcher -> sink chain to run");
   }
   workers_ = pipeline_.workers > 0 ? pipeline_.workers : std::max(1, tbb::info::default_concurrency());
-  keep_freed_memory_mapped();  // the data path's image buffers: reused, not page-faulted again
   reporter_ = std::make_unique<Reporter>(*this);
   for (const auto& m : pipeline_.monitors) {
     StageContext ctx = context(m.path, options_.first_epoch);
