@@ -102,7 +102,8 @@ class Collate final : public Batcher {
   Batch finish() {
     Batch b = std::move(*pending_);
     pending_.reset();
-    // Room for a full batch, as before: a consumer may reuse the buffer for the next one.
+    // A full batch's bytes even for the epoch's partial last batch: buffers of one size are
+    // reused for every batch.
     const std::size_t bytes = static_cast<std::size_t>(capacity_) * b.height * b.width * 3;
     if (allocator_) {
       b.pixels = allocator_(bytes);
