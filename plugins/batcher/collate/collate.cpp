@@ -1,11 +1,19 @@
-// collate: stacks samples into a Batch. Each image is converted BGR -> RGB straight into
-// the batch buffer (one pass, no intermediate copy); targets are
-// [batch_idx, cls, cx, cy, w, h] normalised by the batch's width and height.
+// collate: stacks samples into a Batch. add() keeps each sample's image (a reference, no
+// copy) and writes its targets, [batch_idx, cls, cx, cy, w, h] normalised by the batch's width
+// and height; when the batch is complete, every image is converted BGR -> RGB straight into
+// the batch buffer (one pass each), in parallel across the samples: add() runs on the graph's
+// one serial batcher node, so a per-sample copy there would cap the whole data path.
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include <opencv2/imgproc.hpp>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "pixel_buffer_pool.h"
 
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
@@ -49,8 +57,7 @@ class Collate final : public Batcher {
       throw Error(s.str());
     }
     const std::int64_t i = b.size;
-    cv::Mat dst(im.rows, im.cols, CV_8UC3, b.image_data(i));
-    cv::cvtColor(im, dst, cv::COLOR_BGR2RGB);
+    images_.push_back(im);
     const float W = static_cast<float>(b.width), H = static_cast<float>(b.height);
     for (const auto& box : sample.boxes) {
       b.targets.insert(b.targets.end(),
@@ -68,6 +75,7 @@ class Collate final : public Batcher {
     std::optional<Batch> out;
     if (pending_ && pending_->size > 0 && !drop_last_) out = finish();
     pending_.reset();
+    images_.clear();
     // The epoch is over: numbering restarts, and configure() is only called again when a
     // scheduled value changes, so the epoch count advances here.
     next_index_ = 0;
@@ -86,22 +94,45 @@ class Collate final : public Batcher {
     b.width = width;
     b.epoch = epoch_;
     b.index = next_index_;
-    const std::size_t bytes = static_cast<std::size_t>(capacity_) * height * width * 3;
-    if (allocator_) {
-      b.pixels = allocator_(bytes);
-      if (!b.pixels) throw Error("collate '" + where_ + "': the pixel allocator returned no memory");
-    } else {
-      b.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes], std::default_delete<std::uint8_t[]>());
-    }
     b.samples.reserve(static_cast<std::size_t>(capacity_));
+    images_.clear();
+    images_.reserve(static_cast<std::size_t>(capacity_));
   }
 
   Batch finish() {
     Batch b = std::move(*pending_);
     pending_.reset();
+    // A full batch's bytes even for the epoch's partial last batch: buffers of one size are
+    // reused for every batch.
+    const std::size_t bytes = static_cast<std::size_t>(capacity_) * b.height * b.width * 3;
+    if (allocator_) {
+      b.pixels = allocator_(bytes);
+      if (!b.pixels) throw Error("collate '" + where_ + "': the pixel allocator returned no memory");
+    } else {
+      b.pixels = pool_->take(bytes);
+    }
+    auto copy = [&](std::size_t k) {
+      cv::Mat dst(b.height, b.width, CV_8UC3, b.image_data(static_cast<std::int64_t>(k)));
+      cv::cvtColor(images_[k], dst, cv::COLOR_BGR2RGB);
+    };
+    if (images_.size() >= kParallelFrom) {
+      // Isolated: while this thread waits for the copies it runs only copies, not another
+      // sample's augmentations, which would hold the batch back.
+      tbb::this_task_arena::isolate([&] {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, images_.size(), 1), [&](const auto& r) {
+          for (std::size_t k = r.begin(); k != r.end(); ++k) copy(k);
+        });
+      });
+    } else {
+      for (std::size_t k = 0; k < images_.size(); ++k) copy(k);
+    }
+    images_.clear();  // the samples' pixels go now, not at the next batch
     ++next_index_;
     return b;
   }
+
+  // Below this many images a batch is copied on the calling thread (tasks would cost more).
+  static constexpr std::size_t kParallelFrom = 4;
 
   std::int64_t batch_ = 16, capacity_ = 16;
   bool drop_last_ = false;
@@ -109,7 +140,10 @@ class Collate final : public Batcher {
   std::int64_t next_index_ = 0;
   std::string where_;
   std::optional<Batch> pending_;
+  std::vector<cv::Mat> images_;  // the pending batch's images, BGR
   PixelAllocator allocator_;
+  // Two batches wait for reuse: the graph keeps at most about two in flight.
+  std::shared_ptr<PixelBufferPool> pool_ = std::make_shared<PixelBufferPool>(2);
 };
 
 void register_collate(Registrar& r) {

@@ -1,6 +1,10 @@
 // hsv, loaded as a real plugin: value and saturation gains within their ranges, boxes
-// untouched and still on their (recoloured) pixels, same seed -> same output.
+// untouched and still on their (recoloured) pixels, same seed -> same output; and the
+// banded, in-place implementation equal bit for bit to the whole-image reference.
+#include <opencv2/imgcodecs.hpp>
+
 #include "augmentation/tests/painted_samples.h"
+#include "yoloflow/rng.h"
 
 using namespace yoloflow;
 
@@ -50,4 +54,70 @@ TEST_CASE("hsv changes colours within the gains, never the boxes") {
 
   auto off = test::make_augmentation(pm, "hsv", {{"hsv_h", 0.0}, {"hsv_s", 0.0}, {"hsv_v", 0.0}}, 160);
   CHECK(test::same_output(test::augmented(*off, base, 1, 160, loader), base));
+}
+
+namespace {
+
+// The straightforward RandomHSV: the three gains drawn as the plugin draws them, the whole
+// image to OpenCV's 8-bit HSV, one 3-channel LUT, back to BGR.
+cv::Mat reference_hsv(const cv::Mat& bgr, std::uint64_t seed, const double gains[3]) {
+  Rng rng(seed);
+  double r[3];
+  for (int c = 0; c < 3; ++c) r[c] = rng.uniform(-1.0, 1.0) * gains[c] + 1.0;
+  cv::Mat lut(1, 256, CV_8UC3);
+  for (int x = 0; x < 256; ++x) {
+    auto& v = lut.at<cv::Vec3b>(0, x);
+    v[0] = static_cast<uchar>(static_cast<int>(std::fmod(x * r[0], 180.0)));
+    v[1] = static_cast<uchar>(std::clamp(x * r[1], 0.0, 255.0));
+    v[2] = static_cast<uchar>(std::clamp(x * r[2], 0.0, 255.0));
+  }
+  cv::Mat hsv, out;
+  cv::cvtColor(bgr, hsv, cv::COLOR_BGR2HSV);
+  cv::LUT(hsv, lut, hsv);
+  cv::cvtColor(hsv, out, cv::COLOR_HSV2BGR);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hsv equals whole-image BGR2HSV -> LUT -> HSV2BGR bit for bit on coco128 images") {
+  core::PluginManager pm;
+  const double defaults[3] = {0.015, 0.7, 0.4}, strong[3] = {0.5, 0.9, 0.9};
+  auto hsv_default = test::make_augmentation(pm, "hsv", json::object(), 640);
+  auto hsv_strong = test::make_augmentation(pm, "hsv", {{"hsv_h", 0.5}, {"hsv_s", 0.9}, {"hsv_v", 0.9}}, 640);
+  test::FixedLoader loader({});
+  const std::string dir = test::coco128_dir() + "/images/train2017/";
+  int images = 0;
+  for (const char* name : {"000000000009.jpg", "000000000025.jpg", "000000000030.jpg", "000000000034.jpg",
+                           "000000000036.jpg", "000000000042.jpg"}) {
+    CAPTURE(name);
+    Sample s;
+    s.path = dir + name;
+    s.image = cv::imread(s.path);
+    REQUIRE_FALSE(s.image.empty());
+    ++images;
+    // The file's own size (widths not a multiple of any SIMD width) and the 640 training size.
+    cv::Mat square;
+    cv::resize(s.image, square, cv::Size(640, 640));
+    for (const cv::Mat& image : {s.image, square}) {
+      Sample in = s;
+      in.image = image;
+      for (std::uint64_t seed = 0; seed < 4; ++seed) {
+        CAPTURE(seed);
+        const Sample a = test::augmented(*hsv_default, in, seed, 640, loader);
+        CHECK(cv::norm(a.image, reference_hsv(image, seed, defaults), cv::NORM_INF) == 0);
+        const Sample b = test::augmented(*hsv_strong, in, seed, 640, loader);
+        CHECK(cv::norm(b.image, reference_hsv(image, seed, strong), cv::NORM_INF) == 0);
+      }
+    }
+    // Pixels the sample does not own (another header shares them) are left as they were.
+    const cv::Mat before = s.image.clone();
+    Sample shared = s;  // s.image and shared.image: the same pixels
+    Rng rng(9);
+    AugmentContext ctx{rng, loader, 640, 0};
+    hsv_strong->apply(shared, ctx);
+    CHECK(cv::norm(s.image, before, cv::NORM_INF) == 0);
+    CHECK(cv::norm(shared.image, reference_hsv(before, 9, strong), cv::NORM_INF) == 0);
+  }
+  CHECK(images == 6);
 }

@@ -2,6 +2,8 @@
 // partial batches, the allocator hook, and the mixed-size error.
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include <opencv2/imgproc.hpp>
 
 #include "support/plugins.h"
@@ -119,4 +121,47 @@ TEST_CASE("collate refuses images of different sizes, asking for a letterbox sta
     CHECK(what.find("8x4") != std::string::npos);
     CHECK(what.find("add a letterbox stage") != std::string::npos);
   }
+}
+
+TEST_CASE("collate copies large batches in parallel, reuses returned buffers, and batches outlive it") {
+  core::PluginManager pm;
+  auto c = make_collate(pm, {{"batch", 8}});
+  const int W = 16, H = 8;
+  auto fill = [&](int seed_base) {
+    std::optional<Batch> out;
+    for (std::size_t i = 0; i < 8; ++i) {
+      out = c->add(coded_sample(i, W, H, seed_base + static_cast<int>(i)));
+      CHECK(out.has_value() == (i == 7));
+    }
+    return out;
+  };
+  auto check_pixels = [&](const Batch& b, int seed_base) {
+    for (int n = 0; n < 8; ++n) {
+      for (int y = 0; y < H; ++y) {
+        for (int x = 0; x < W; ++x) {
+          const std::uint8_t* p = b.image_data(n) + (y * W + x) * 3;
+          REQUIRE(p[0] == seed_base + n);
+          REQUIRE(p[1] == y);
+          REQUIRE(p[2] == x);
+        }
+      }
+    }
+  };
+  auto first = fill(10);
+  REQUIRE(first);
+  check_pixels(*first, 10);
+  const std::uint8_t* first_pixels = first->pixels.get();
+  first.reset();  // the consumer is done with it: its buffer serves the next batch
+  auto second = fill(100);
+  REQUIRE(second);
+  CHECK(second->pixels.get() == first_pixels);
+  check_pixels(*second, 100);
+  // A buffer still held is not handed out again.
+  auto third = fill(150);
+  REQUIRE(third);
+  CHECK(third->pixels.get() != second->pixels.get());
+  check_pixels(*second, 100);
+  check_pixels(*third, 150);
+  c.reset();  // the collate goes first; its batches stay valid and free their memory later
+  check_pixels(*third, 150);
 }
