@@ -69,6 +69,10 @@ ParamSpec& ParamSpec::accepts(std::string special) {
   specials.push_back(std::move(special));
   return *this;
 }
+ParamSpec& ParamSpec::accepts_fraction() {
+  fraction = true;
+  return *this;
+}
 ParamSpec& ParamSpec::fixed() {
   schedulable = false;
   return *this;
@@ -132,6 +136,7 @@ std::string ParamSpec::describe_type() const {
   out = param_type_name(type);
   if (is_numeric()) out += bounds_text(*this);
   if (!specials.empty()) out += " or " + quoted_list(specials);
+  if (fraction) out += " or a fraction in (0, 1)";
   return out;
 }
 
@@ -232,6 +237,7 @@ void check_number(const json& v, const ParamSpec& spec, const std::string& path,
     out.push_back({path, msg});
     return;
   }
+  if (spec.fraction && v.is_number() && !v.is_boolean() && v.get<double>() > 0.0 && v.get<double>() < 1.0) return;
   if (spec.type == ParamType::Int && !is_integral_number(v)) {
     out.push_back({path, "expected " + spec.describe_type() + ", got " + json_kind(v) + " (" +
                              value_text(v) + ")"});
@@ -428,6 +434,7 @@ json Schema::to_json() const {
     if (s.hi) p["max"] = *s.hi;
     if (!s.enum_choices.empty()) p["choices"] = s.enum_choices;
     if (!s.specials.empty()) p["specials"] = s.specials;
+    if (s.fraction) p["fraction"] = true;
     if (s.type == ParamType::IntList || s.type == ParamType::FloatList) {
       p["min_length"] = s.min_len;
       if (s.max_len != static_cast<std::size_t>(-1)) p["max_length"] = s.max_len;
@@ -479,11 +486,19 @@ void validate_schedule(const json& value, const ParamSpec& spec, const std::stri
                                              "counts from the end)"});
       continue;
     }
+    // A schedule holds plain numbers: "auto" and fractions are resolved once, before the run.
+    ParamSpec plain = spec;
+    plain.specials.clear();
+    plain.fraction = false;
     if (it->is_string() || is_schedule(*it)) {
-      out.push_back({p + "." + it.key(), "expected " + spec.describe_type() + " without specials"});
+      std::string not_here;
+      for (const auto& special : spec.specials) not_here += (not_here.empty() ? "" : ", ") + ("\"" + special + "\"");
+      if (spec.fraction) not_here += not_here.empty() ? "a fraction" : " or a fraction";
+      out.push_back({p + "." + it.key(), "expected " + plain.describe_type() + ": a schedule takes plain values" +
+                                             (not_here.empty() ? std::string() : " (not " + not_here + ")")});
       continue;
     }
-    check_number(*it, spec, p + "." + it.key(), out);
+    check_number(*it, plain, p + "." + it.key(), out);
   }
 }
 

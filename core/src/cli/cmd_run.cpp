@@ -16,6 +16,7 @@
 #include "cli/distributed_run.h"
 #include "graph/graph_runner.h"
 #include "pipeline/pipeline.h"
+#include "train/auto_batch_profiler.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
 #include "util/stop_signal_scope.h"
@@ -105,6 +106,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     return kExitInvalid;
   }
   core::Pipeline& p = *loaded.pipeline;
+  // Before the run folder's pipeline.json is written: it records the chosen number.
+  core::resolve_auto_batch(p, registry, request.device);
   if (request.print_resolved) std::cout << p.document.dump(2) << std::endl;
 
   // A training sink saves resumable state when stopped; other sinks just stop.

@@ -7,6 +7,7 @@
 #include "yoloflow/log.h"
 
 #ifdef YOLOFLOW_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -115,6 +116,38 @@ PixelAllocator pinned_pixel_allocator(const c10::Device& device) {
   };
 #else
   return {};
+#endif
+}
+
+std::optional<double> cuda_memory_capacity_bytes(const c10::Device& device, double memory_fraction) {
+  if (!device.is_cuda()) return std::nullopt;
+#ifdef YOLOFLOW_WITH_CUDA
+  const auto* props = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device_index(device)));
+  const double total = static_cast<double>(props->totalGlobalMem);
+  return memory_fraction > 0 ? total * memory_fraction : total;
+#else
+  (void)memory_fraction;
+  return std::nullopt;
+#endif
+}
+
+void restart_cuda_peak(const c10::Device& device) {
+#ifdef YOLOFLOW_WITH_CUDA
+  if (!device.is_cuda()) return;
+  c10::cuda::CUDACachingAllocator::emptyCache();
+  c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device_index(device)));
+#else
+  (void)device;
+#endif
+}
+
+std::optional<double> cuda_peak_reserved_bytes(const c10::Device& device) {
+  if (!device.is_cuda()) return std::nullopt;
+#ifdef YOLOFLOW_WITH_CUDA
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device_index(device)));
+  return static_cast<double>(stats.reserved_bytes[0].peak);  // [0]: StatType::AGGREGATE
+#else
+  return std::nullopt;
 #endif
 }
 

@@ -42,4 +42,14 @@ struct CudaMemoryStats {
 // The allocator's statistics for `device`; the peaks restart from now. Empty for a CPU device.
 std::optional<CudaMemoryStats> take_cuda_memory_stats(const c10::Device& device);
 
+// Auto batch's measurement (auto_batch_profiler.h). Empty for a CPU device or without CUDA.
+// The memory the caching allocator may use on `device`: its total memory, times the
+// cuda_memory_fraction cap when one is set (setMemoryFraction).
+std::optional<double> cuda_memory_capacity_bytes(const c10::Device& device, double memory_fraction);
+// Returns cached blocks to the driver and restarts the peak statistics, so that the next
+// reading is one step's own peak.
+void restart_cuda_peak(const c10::Device& device);
+// The most memory the allocator held reserved (tensors + cache) since restart_cuda_peak.
+std::optional<double> cuda_peak_reserved_bytes(const c10::Device& device);
+
 }  // namespace yoloflow::core

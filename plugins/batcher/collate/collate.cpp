@@ -26,12 +26,23 @@ class Collate final : public Batcher {
  public:
   static Schema schema() {
     Schema s;
-    s.add_int("batch", 16).min(1).doc("Samples per batch; may follow a per-epoch schedule.");
+    s.add_int("batch", 16).min(1).accepts("auto").accepts_fraction().doc(
+        "Samples per batch; may follow a per-epoch schedule. \"auto\" or a fraction in (0, 1): `yoloflow "
+        "train` profiles the training step on the CUDA device before the run and picks the largest batch "
+        "whose predicted peak memory stays within that fraction of the device's memory (\"auto\" = 0.60; "
+        "16 on the CPU); the chosen number is written to the run's pipeline.json.");
     s.add_bool("drop_last", false).doc("Drop the last, partial batch of an epoch.");
     return s;
   }
 
   void configure(const Params& p, const StageContext& context) override {
+    const json& batch = p.get_json("batch");
+    if (batch.is_string() || (batch.is_number() && batch.get<double>() < 1.0)) {
+      // The host replaces "auto" or a fraction with a number before the graph is built.
+      throw Error("collate '" + context.node + "': batch " + batch.dump() +
+                  " must be resolved to a number of samples before the batcher is built (`yoloflow train` "
+                  "and `yoloflow run` do it)");
+    }
     batch_ = p.get_int("batch");
     drop_last_ = p.get_bool("drop_last");
     epoch_ = context.epoch;

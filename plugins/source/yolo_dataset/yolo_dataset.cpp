@@ -313,7 +313,7 @@ class YoloDataset final : public DataSource {
     std::vector<Entry> entries;
     std::vector<std::size_t> sample_entries;
     std::set<std::string> expected_labels;
-    std::size_t background = 0, missing_labels = 0, boxes = 0;
+    std::size_t background = 0, missing_labels = 0, boxes = 0, max_boxes = 0;
     for (const auto& issue : issues) expected_labels.insert(label_path_for(issue.path));
     for (std::size_t i = 0; i < checked.size(); ++i) {
       const std::string& image = listing.images[i];
@@ -337,6 +337,7 @@ class YoloDataset final : public DataSource {
       if (c.label.boxes.empty()) ++background;
       boxes += c.label.boxes.size();
       boxes += c.label.boxes.size() * (listing.repeats[i] - 1);
+      max_boxes = std::max(max_boxes, c.label.boxes.size());
       for (std::size_t r = 0; r < listing.repeats[i]; ++r) sample_entries.push_back(entries.size());
       entries.push_back({image, std::move(c.label.boxes), c.image.width, c.image.height});
     }
@@ -365,7 +366,7 @@ class YoloDataset final : public DataSource {
       std::lock_guard<std::mutex> lock(issues_mutex_);
       issues_ = std::move(issues);
     }
-    info_ = DatasetInfo{yaml.root, yaml.names, sample_entries_.size(), boxes};
+    info_ = DatasetInfo{yaml.root, yaml.names, sample_entries_.size(), boxes, max_boxes};
     background_ = background;
     missing_labels_ = missing_labels;
     log_summary(split);

@@ -51,6 +51,9 @@ class YOLOFLOW_SDK_API ParamSpec {
   ParamSpec& length(std::size_t min_len, std::size_t max_len);  // lists
   ParamSpec& choices(std::vector<std::string> values);           // Enum
   ParamSpec& accepts(std::string special);  // a string a numeric parameter also takes ("auto")
+  // An int parameter that also takes a number in (0, 1): a fraction of something the host
+  // resolves before the component is built (the batch as a fraction of device memory).
+  ParamSpec& accepts_fraction();
   ParamSpec& fixed();                       // may not follow a schedule
   ParamSpec& doc(std::string text);
   ParamSpec& component_kind(std::string kind);  // Component: the plugin kind expected
@@ -64,6 +67,7 @@ class YOLOFLOW_SDK_API ParamSpec {
   std::size_t min_len = 0, max_len = static_cast<std::size_t>(-1);
   std::vector<std::string> enum_choices;
   std::vector<std::string> specials;
+  bool fraction = false;  // accepts_fraction()
   bool schedulable = true;
   std::string doc_text;
   std::string kind;  // for Component

@@ -22,6 +22,7 @@ struct DatasetInfo {
   std::vector<std::string> names;   // class names, index = class id
   std::size_t images = 0;           // usable samples
   std::size_t boxes = 0;            // labelled boxes over usable samples
+  std::size_t max_boxes = 0;        // boxes of the densest sample (0 = unknown)
 };
 
 // Reads samples. configure() scans the dataset (file lists, labels) and may be slow;

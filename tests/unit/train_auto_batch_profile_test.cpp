@@ -1,0 +1,66 @@
+// Auto batch's profiling loop (train/auto_batch_profiler.h) on the CPU with the real YOLO11n,
+// fp32 strategy and loss: each profiled batch runs a real forward + loss + backward before it is
+// measured, gradients are gone afterwards, and an allocation failure ends the profile with the
+// batches measured so far. (The CUDA measurement itself, peak reserved bytes, needs the GPU.)
+#include <doctest/doctest.h>
+
+#include <new>
+
+#include "support/plugins.h"
+#include "train/auto_batch_profiler.h"
+#include "train/detection_loss.h"
+#include "yoloflow/model.h"
+#include "yoloflow/precision.h"
+
+using namespace yoloflow;
+
+TEST_CASE("auto batch profile: real steps at each batch, measured after backward, stopping at out of memory") {
+  core::PluginManager pm;
+  auto model = test::make_component<Model>(pm, Kind::Model, "yolo11", {{"scale", "n"}, {"nc", 3}}, {64, "model"});
+  auto fp32 = test::make_component<PrecisionStrategy>(pm, Kind::Precision, "fp32", json::object(),
+                                                      {64, "precision", "precision_standard"});
+  model->module().train();
+  core::DetectionLoss loss(model->head());
+  const c10::Device cpu(c10::kCPU);
+  int restarts = 0;
+  std::vector<std::int64_t> measured;
+  // What measure() sees: the step's gradients, all finite, some non-zero (a real backward ran).
+  auto measure_step = [&]() -> double {
+    double grad_norm = 0;
+    bool finite = true;
+    for (const auto& p : model->module().parameters()) {
+      if (!p.requires_grad()) continue;  // the DFL projection is fixed
+      REQUIRE(p.grad().defined());
+      finite = finite && torch::isfinite(p.grad()).all().item<bool>();
+      grad_norm += p.grad().norm().item<double>();
+    }
+    CHECK(finite);
+    CHECK(grad_norm > 0);
+    measured.push_back(static_cast<std::int64_t>(measured.size()));
+    return 1e6 * static_cast<double>(measured.size());
+  };
+  auto profile = core::profile_step_memory(*model, *fp32, loss, cpu, 64, 4, {1, 2}, [&] { ++restarts; }, measure_step);
+  REQUIRE(profile.points.size() == 2);
+  CHECK(profile.points[0].batch == 1);
+  CHECK(profile.points[1].batch == 2);
+  CHECK(profile.points[1].bytes == 2e6);
+  CHECK(profile.oom_batch == 0);
+  CHECK(restarts == 3);  // before each step and once after
+  for (const auto& p : model->module().parameters()) CHECK_FALSE(p.grad().defined());
+
+  // An allocation failure at batch 4 (as the CUDA allocator's at its cap): the profile ends
+  // there with the batches before it, and the failed step's gradients are dropped.
+  measured.clear();
+  profile = core::profile_step_memory(*model, *fp32, loss, cpu, 64, 4, {1, 4, 8}, [] {}, [&]() -> double {
+    if (!measured.empty()) throw std::bad_alloc();
+    return measure_step();
+  });
+  REQUIRE(profile.points.size() == 1);
+  CHECK(profile.oom_batch == 4);
+  for (const auto& p : model->module().parameters()) CHECK_FALSE(p.grad().defined());
+
+  // Any other error is not an out-of-memory error: it propagates.
+  CHECK_THROWS_AS(core::profile_step_memory(*model, *fp32, loss, cpu, 64, 4, {1}, [] {},
+                                            []() -> double { throw std::runtime_error("broken"); }),
+                  std::runtime_error);
+}
