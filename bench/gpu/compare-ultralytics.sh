@@ -11,7 +11,10 @@
 # Through the device tool, from the repo root, carrying .device, after building
 # /tmp/yoloflow-build (scripts/device-build.sh, or cmake + ninja with -DYOLOFLOW_BUILD_TESTS=OFF):
 #   bash bench/gpu/compare-ultralytics.sh [PARTS]        PARTS: comma list of
-#     step, n32, n128, m32, map (default: all). Env: EPOCHS (4), MAP_EPOCHS (20), WORKERS (12).
+#     step, n32, n128, m32, map (default: all). Env: EPOCHS (4), MAP_EPOCHS (20), WORKERS (12),
+#     MAP_SEEDS ("0 1": each seed trains both configurations, so that the seed-to-seed spread
+#     says what "within noise" means for the mAP comparison), MAP_CONFIGS ("fast plain"), EXTRA
+#     (overrides added to every training run, e.g. "max_in_flight=88").
 # Each part prints as it finishes and appends a JSON line to $OUT/compare.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +26,9 @@ PARTS="${1:-step,n32,n128,m32,map}"
 EPOCHS="${EPOCHS:-4}"
 MAP_EPOCHS="${MAP_EPOCHS:-20}"
 WORKERS="${WORKERS:-12}"   # of 16 cores: the rest launch GPU work, collate and copy
+MAP_SEEDS="${MAP_SEEDS:-0 1}"
+MAP_CONFIGS="${MAP_CONFIGS:-fast plain}"
+read -r -a EXTRA_OVERRIDES <<< "${EXTRA:-}"
 SHARED="${YOLOFLOW_SHARED_DIR:-$PWD/.device/shared}"
 [ -d "$SHARED" ] || SHARED="$PWD/../shared"
 COCO="$SHARED/datasets/coco128"
@@ -57,7 +63,8 @@ run() {
   start=$(date +%s)
   timeout 300 "$BIN/yoloflow" train "$@" --run-dir "$dir" epochs="$epochs" workers="$WORKERS" \
     stages.source.params.data="$data" stages.source.params.cache=ram stages.source.params.cache_fill=eager \
-    stages.train.params.data="$data" stages.train.params.log_every=40 'monitors=[{"plugin":"gpu"}]' > "$dir.log" 2>&1
+    stages.train.params.data="$data" stages.train.params.log_every=40 'monitors=[{"plugin":"gpu"}]' \
+    "${EXTRA_OVERRIDES[@]}" > "$dir.log" 2>&1
   local rc=$?
   python3 - "$dir" "$name" "$rc" "$(( $(date +%s) - start ))" <<'PY' | tee -a "$OUT/compare.jsonl"
 import csv, json, sys
@@ -96,8 +103,12 @@ want n32 && run n32 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params
 want n128 && run n128 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=128 stages.train.params.nominal_batch=128
 want m32 && run m32 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=32 stages.train.params.model.params.scale=m
 if want map; then
-  run map-fast "$MAP_EPOCHS" "$DATA/data-trainval.yaml" "${FAST[@]}" stages.batch.params.batch=32
-  run map-plain "$MAP_EPOCHS" "$DATA/data-trainval.yaml" "${PLAIN[@]}" stages.batch.params.batch=32
+  for seed in $MAP_SEEDS; do
+    [[ " $MAP_CONFIGS " == *" fast "* ]] &&
+      run "map-fast-s$seed" "$MAP_EPOCHS" "$DATA/data-trainval.yaml" "${FAST[@]}" stages.batch.params.batch=32 seed="$seed"
+    [[ " $MAP_CONFIGS " == *" plain "* ]] &&
+      run "map-plain-s$seed" "$MAP_EPOCHS" "$DATA/data-trainval.yaml" "${PLAIN[@]}" stages.batch.params.batch=32 seed="$seed"
+  done
 fi
 
 # The table: each figure against REFERENCE.md's Ultralytics figure and issue 6's target.
@@ -131,9 +142,18 @@ for m, ultra in (("n", 370), ("m", 242)):
         e, c = float(rows["eager"][6]), float(rows["checkpoint"][6])
         print("  activation checkpointing, yolo11%s b32: peak allocated %.2f -> %.2f GiB (%.0f%% lower; target >= 40%%)"
               % (m, e, c, 100 * (1 - c / e)))
-f, p = runs.get("map-fast"), runs.get("map-plain")
-if f and p and "mAP50_95" in f and "mAP50_95" in p:
-    print("mAP after %d epochs (validated on the train images): speed options mAP50 %.4f mAP50-95 %.4f at %.0f img/s; "
-          "none mAP50 %.4f mAP50-95 %.4f at %.0f img/s" % (f["epochs"], f["mAP50"], f["mAP50_95"], f["img_s"],
-                                                          p["mAP50"], p["mAP50_95"], p["img_s"]))
+maps = {k: v for k, v in runs.items() if k.startswith("map-") and "mAP50_95" in v}
+for k in sorted(maps):
+    r = maps[k]
+    print("mAP after %d epochs (validated on the train images), %-13s mAP50 %.4f  mAP50-95 %.4f  at %.0f img/s"
+          % (r["epochs"], k, r["mAP50"], r["mAP50_95"], r["img_s"]))
+for cfg in ("fast", "plain"):
+    v = [r["mAP50_95"] for k, r in maps.items() if k.startswith("map-%s-" % cfg)]
+    if len(v) > 1:
+        print("  seed-to-seed spread, %s: mAP50-95 %.4f .. %.4f" % (cfg, min(v), max(v)))
+f = [r["mAP50_95"] for k, r in maps.items() if k.startswith("map-fast-")]
+p = [r["mAP50_95"] for k, r in maps.items() if k.startswith("map-plain-")]
+if f and p:
+    print("  mean mAP50-95: speed options %.4f, none %.4f (difference %+.4f)" % (sum(f) / len(f), sum(p) / len(p),
+                                                                            sum(f) / len(f) - sum(p) / len(p)))
 PY

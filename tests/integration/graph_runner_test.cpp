@@ -65,7 +65,7 @@ TEST_CASE("every sample reaches the sink in batches, the last one partial, over 
       CHECK(s.batches == 6);  // 5 full batches of 4 and the partial one of 2
       CHECK(s.skipped.empty());
       CHECK_FALSE(s.interrupted);
-      CHECK(s.max_in_flight == 2 * 4 + 2 * 2);  // automatic: 2*batch + 2*workers
+      CHECK(s.max_in_flight == 3 * 4 + 2 * 2);  // automatic: 3*batch + 2*workers
       CHECK(s.peak_in_flight <= s.max_in_flight);
     }
     const auto summary = runner.sink().summary();
@@ -99,8 +99,8 @@ TEST_CASE("with automatic max_in_flight, a slow sink still bounds the samples al
     core::GraphRunner runner(p, synthetic_plugins().registry());
     auto s = runner.run_epoch(0);
     CHECK(s.samples == 60);
-    CHECK(s.max_in_flight == 10);
-    CHECK(summary_value(runner.sink().summary(), "peak_alive") <= 10);
+    CHECK(s.max_in_flight == 3 * 3 + 2 * 2);  // 3*batch + 2*workers
+    CHECK(summary_value(runner.sink().summary(), "peak_alive") <= 13);
   });
 }
 

@@ -2,15 +2,20 @@
 // fp32 strategy and loss: each profiled batch runs a real forward + loss + backward before it is
 // measured, gradients are gone afterwards, and an allocation failure ends the profile with the
 // batches measured so far. (The CUDA measurement itself, peak reserved bytes, needs the GPU.)
+// And the rows it pads the profiled targets to, from the pipeline's own augmented samples.
 #include <doctest/doctest.h>
 
 #include <new>
 
+#include "pipeline/pipeline.h"
+#include "plugin/plugin_manager.h"
+#include "support/paths.h"
 #include "support/plugins.h"
 #include "train/auto_batch_profiler.h"
 #include "train/detection_loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/precision.h"
+#include "yoloflow/source.h"
 
 using namespace yoloflow;
 
@@ -63,4 +68,38 @@ TEST_CASE("auto batch profile: real steps at each batch, measured after backward
   CHECK_THROWS_AS(core::profile_step_memory(*model, *fp32, loss, cpu, 64, 4, {1}, [] {},
                                             []() -> double { throw std::runtime_error("broken"); }),
                   std::runtime_error);
+}
+
+// What auto batch pads the profiled targets to: the densest image training will really see.
+// Ultralytics' recipe on coco128: a mosaic sample holds boxes of four images, so the first
+// epoch's densest sample carries more boxes than the densest image on disk; with mosaic off
+// (close_mosaic's epochs) no sample gains boxes.
+TEST_CASE("auto batch: the profiled rows come from augmented samples (mosaic) as training draws them") {
+  core::PluginManager pm;
+  pm.load_all();
+  const std::string data = test::coco128_dir() + "/data.yaml";
+  auto load = [&](std::vector<std::string> overrides) {
+    overrides.insert(overrides.end(), {"imgsz=320", "stages.source.params.data=" + data,
+                                       "stages.train.params.data=" + data, "stages.source.params.cache=ram"});
+    auto loaded = core::load_pipeline(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128.json", overrides,
+                                      pm.registry());
+    REQUIRE_MESSAGE(loaded.ok(), core::format_diagnostics(loaded.diagnostics, "train-coco128.json"));
+    return std::move(*loaded.pipeline);
+  };
+  const core::Pipeline mosaic = load({});
+  std::size_t sampled = 0;
+  DatasetInfo info;
+  const std::size_t densest = core::densest_augmented_boxes(mosaic, pm.registry(), 96, &sampled, &info);
+  CHECK(sampled == 96);
+  CHECK(info.names.size() == 80);
+  REQUIRE(info.max_boxes > 0);
+  MESSAGE("densest image on disk: " << info.max_boxes << " boxes; densest of 96 mosaic samples: " << densest);
+  CHECK(densest > info.max_boxes);
+  // The same samples again (each position's own generator): the same answer.
+  CHECK(core::densest_augmented_boxes(mosaic, pm.registry(), 96, &sampled, &info) == densest);
+
+  const core::Pipeline no_mosaic = load({"stages.mosaic.params.p=0.0"});
+  const std::size_t single = core::densest_augmented_boxes(no_mosaic, pm.registry(), 96, &sampled, &info);
+  CHECK(single > 0);
+  CHECK(single <= info.max_boxes);
 }

@@ -111,3 +111,23 @@ TEST_CASE("auto batch: no profiled point (one image ran out of memory) is an err
   CHECK_THROWS_WITH_AS(core::choose_auto_batch({}, 10 * kGiB, 0, 1024, 1),
                        doctest::Contains("a training step of one image ran out of device memory"), Error);
 }
+
+TEST_CASE("auto batch: a checked step above the fit corrects the batch along the measured line") {
+  // The session 6 numbers (H200, yolo11n fp32): 5.08 GiB at 16 profiled, and the fit's batch
+  // 175 really needing 46.8 GiB against a 35.0 GiB target. The line through both: 0.2624
+  // GiB/image, so (35.0 - 0.03 - 5.08) / 0.2624 = 113.9 images above 16 -> 129.
+  const BatchMemory profiled{16, 5.08 * kGiB};
+  const BatchMemory checked{175, 46.8 * kGiB};
+  const auto next = core::refine_auto_batch(profiled, checked, 35.0 * kGiB, 0.03 * kGiB, 1024);
+  CHECK(next == 129);
+  // That batch on the same line: within the target and above 90% of it.
+  const double at_next = 5.08 + 0.03 + (46.8 - 5.08) / (175 - 16) * static_cast<double>(next - 16);
+  CHECK(at_next <= 35.0);
+  CHECK(at_next >= 0.9 * 35.0);
+  // A checked peak within 90-100% of the target keeps the batch; one well below raises it.
+  CHECK(core::refine_auto_batch(profiled, {129, 34.0 * kGiB}, 35.0 * kGiB, 0.03 * kGiB, 1024) == 129);
+  CHECK(core::refine_auto_batch(profiled, {100, 20.0 * kGiB}, 35.0 * kGiB, 0.03 * kGiB, 1024) > 100);
+  // Never past the most allowed, never below one image.
+  CHECK(core::refine_auto_batch(profiled, {100, 20.0 * kGiB}, 35.0 * kGiB, 0.03 * kGiB, 120) == 120);
+  CHECK(core::refine_auto_batch({1, 5.0 * kGiB}, {10, 50.0 * kGiB}, 0.1 * kGiB, 0.03 * kGiB, 1024) == 1);
+}

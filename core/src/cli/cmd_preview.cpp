@@ -7,20 +7,15 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <numeric>
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "cli/cli.h"
 #include "detect/sample_grid.h"
-#include "graph/stage_sample_loaders.h"
-#include "pipeline/component_factory.h"
+#include "graph/augmented_samples.h"
 #include "pipeline/pipeline.h"
-#include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
-#include "yoloflow/rng.h"
-#include "yoloflow/source.h"
 
 namespace fs = std::filesystem;
 
@@ -58,55 +53,22 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
       }
       const core::Pipeline& p = *loaded.pipeline;
       const int epoch = std::min(o->epoch, std::max(0, p.epochs - 1));
-      StageContext context;
-      context.imgsz = p.imgsz(epoch);
-      context.epoch = epoch;
-      context.epochs = p.epochs;
-      context.seed = p.seed;
-      context.deterministic = p.deterministic;
-      context.workers = 1;
-      context.device = "cpu";
-      auto make = [&](const std::string& name) {
-        const core::StageSpec& spec = p.stage(name);
-        StageContext c = context;
-        c.node = name;
-        return core::create_configured(registry, spec.kind, spec.plugin, p.stage_params(name, epoch),
-                                       spec.path(), c);
-      };
-      std::unique_ptr<DataSource> source(static_cast<DataSource*>(make(p.source).release()));
-      std::vector<std::unique_ptr<Augmentation>> chain;
-      for (const auto& a : p.augmentations)
-        chain.emplace_back(static_cast<Augmentation*>(make(a).release()));
-      const auto names = source->info().names;
-      std::vector<Augmentation*> chain_ptrs;
-      for (auto& a : chain) chain_ptrs.push_back(a.get());
-      core::StageSampleLoaders loaders(*source, chain_ptrs, Rng::mix(p.seed, static_cast<std::uint64_t>(epoch)),
-                                       context.imgsz, epoch);
+      // The epoch's first samples, exactly as training draws them.
+      core::AugmentedSamples samples_of_epoch(p, registry, epoch);
+      const auto names = samples_of_epoch.source().info().names;
 
       std::error_code ec;
       fs::create_directories(o->out, ec);
       if (!fs::is_directory(o->out, ec)) {
         throw InvalidInput("--out: cannot create the folder '" + o->out + "'");
       }
-      // A shuffled order from the pipeline's seed, as training would draw them.
-      std::vector<std::size_t> order(source->size());
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      Rng shuffle_rng(Rng::mix(p.seed, static_cast<std::uint64_t>(epoch)));
-      if (p.shuffle) std::shuffle(order.begin(), order.end(), shuffle_rng.engine());
 
       const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o->per_grid))));
       std::size_t next = 0, written = 0;
-      for (int g = 0; g < o->batches && next < order.size(); ++g) {
+      for (int g = 0; g < o->batches && next < samples_of_epoch.size(); ++g) {
         std::vector<Sample> samples;
-        while (static_cast<int>(samples.size()) < o->per_grid && next < order.size()) {
-          const std::size_t pos = next++;
-          Sample s = source->load(order[pos]);
-          Rng rng(Rng::mix(Rng::mix(p.seed, static_cast<std::uint64_t>(epoch)), pos));
-          for (std::size_t i = 0; i < chain.size(); ++i) {
-            AugmentContext actx{rng, loaders.for_stage(i), context.imgsz, epoch};
-            chain[i]->apply(s, actx);
-          }
-          samples.push_back(std::move(s));
+        while (static_cast<int>(samples.size()) < o->per_grid && next < samples_of_epoch.size()) {
+          samples.push_back(samples_of_epoch.at(next++));
         }
         const cv::Mat grid = core::draw_sample_grid(samples, names, o->max_side, cols);
         const int n = static_cast<int>(samples.size());
@@ -116,7 +78,7 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
         ++written;
       }
       std::cout << "wrote " << written << " preview grid" << (written == 1 ? "" : "s") << " of '"
-                << p.name << "' (imgsz " << context.imgsz << ", epoch " << epoch << ") to " << o->out
+                << p.name << "' (imgsz " << samples_of_epoch.imgsz() << ", epoch " << epoch << ") to " << o->out
                 << std::endl;
       return kExitOk;
     };

@@ -217,8 +217,11 @@ void GraphRunner::prepare(int epoch) {
 
 std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
   if (pipeline_.max_in_flight > 0) return static_cast<std::size_t>(pipeline_.max_in_flight);
-  // Two batches in the making and two samples per worker keep every stage busy.
-  return static_cast<std::size_t>(2 * std::max<std::int64_t>(1, batch_size) + 2 * workers_);
+  // The sink holds the batch it is consuming and the next one waits, collated, in its queue:
+  // a third batch in the making plus two samples per worker keep every worker busy meanwhile.
+  // (With two batches, the workers were down to 2 * workers samples whenever the sink was
+  // busy, and the GPU waited ~4 ms of each 27 ms step: docs/performance.md, session 7.)
+  return static_cast<std::size_t>(3 * std::max<std::int64_t>(1, batch_size) + 2 * workers_);
 }
 
 EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
@@ -336,6 +339,10 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     });
 
     using BatchPorts = flow::multifunction_node<Item, std::tuple<BatchMessage, long long>>;
+    // The serial batcher and sink are the critical path: a thread that becomes free runs their
+    // waiting work before another sample (a worker otherwise picks up the samples the limiter
+    // just released first, and the sink's next batch waits a sample's time for a thread).
+    const flow::node_priority_t critical = 1;
     BatchPorts batch_node(g, flow::serial, [&](const Item& item, BatchPorts::output_ports_type& ports) {
       if (!item.sample || error.failed()) {
         // Skipped (or abandoned after a failure): release its place at once.
@@ -364,7 +371,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
         const long long n = static_cast<long long>(batch->size);
         std::get<0>(ports).try_put(BatchMessage{std::make_shared<Batch>(std::move(*batch)), n});
       }
-    });
+    }, critical);
 
     flow::function_node<BatchMessage, long long> sink_node(g, flow::serial, [&](const BatchMessage& m) {
       if (!error.failed()) {
@@ -382,7 +389,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       }
       release(m.samples);
       return m.samples;  // to the limiter's decrement port
-    });
+    }, critical);
 
     flow::make_edge(input, limiter);
     flow::make_edge(limiter, work);

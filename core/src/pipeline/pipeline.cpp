@@ -28,7 +28,7 @@ Schema make_pipeline_schema() {
   s.add_bool("deterministic", false).doc("Ask components for bit-reproducible algorithms.");
   s.add_int("workers", 0).min(0).fixed().doc("Threads running plugin code; 0 = all cores.");
   s.add_int("max_in_flight", 0).min(0).fixed().doc(
-      "Most samples alive between source and sink; 0 = automatic (2*batch + 2*workers).");
+      "Most samples alive between source and sink; 0 = automatic (3*batch + 2*workers).");
   s.add_bool("ordered", false).doc("Deliver batches in epoch order (with seed: reproducible).");
   s.add_bool("shuffle", true).doc("Shuffle the sample order each epoch (seeded by seed + epoch).");
   s.add_string("device", "auto").doc("Device for sinks that compute: auto, cpu, cuda, cuda:N.");

@@ -97,4 +97,16 @@ std::string describe_auto_batch(const std::vector<BatchMemory>& points, std::int
   return os.str();
 }
 
+std::int64_t refine_auto_batch(const BatchMemory& profiled, const BatchMemory& checked, double target_bytes,
+                               double persistent_bytes, std::int64_t max_batch) {
+  const double peak = checked.bytes + persistent_bytes;
+  if (peak <= target_bytes && peak >= 0.9 * target_bytes) return checked.batch;
+  const double per_image =
+      checked.batch > profiled.batch ? (checked.bytes - profiled.bytes) / static_cast<double>(checked.batch - profiled.batch) : 0;
+  if (per_image <= 0) return checked.batch;  // no growth to go by: keep what was checked
+  const double room = target_bytes - persistent_bytes - profiled.bytes;
+  const auto batch = profiled.batch + static_cast<std::int64_t>(std::floor(room / per_image));
+  return std::clamp<std::int64_t>(batch, 1, std::max<std::int64_t>(max_batch, 1));
+}
+
 }  // namespace yoloflow::core

@@ -38,6 +38,13 @@ struct AutoBatchChoice {
 AutoBatchChoice choose_auto_batch(const std::vector<BatchMemory>& points, double target_bytes,
                                   double persistent_bytes, std::int64_t max_batch, std::int64_t oom_batch = 0);
 
+// The fit extrapolates from small batches; a real step at the chosen batch says how far off it
+// is. From the line through `profiled` (the largest profiled batch) and `checked` (the step at the
+// chosen batch), the largest batch in [1, max_batch] whose peak plus `persistent_bytes` fits
+// `target_bytes`. `checked.batch` itself when its peak is within 90-100% of the target.
+std::int64_t refine_auto_batch(const BatchMemory& profiled, const BatchMemory& checked, double target_bytes,
+                               double persistent_bytes, std::int64_t max_batch);
+
 // The log line: "auto batch: peak reserved 1.10 GiB @1, 1.60 @2, ... (OOM @16) -> 0.502 GiB/image +
 // 0.60 GiB + 0.03 GiB optimizer/EMA state; target 0.60 x 139.8 GiB = 83.9 GiB -> batch 165
 // (predicted 83.4 GiB)".

@@ -2,16 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <string>
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <tbb/parallel_for.h>
+
 #include "dist/runtime.h"
+#include "graph/augmented_samples.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/pipeline.h"
 #include "train/cuda_memory.h"
 #include "train/detection_loss.h"
 #include "train/oom_guard.h"
+#include "train/train_device.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/model.h"
@@ -23,29 +30,10 @@ namespace {
 
 constexpr std::int64_t kCpuBatch = 16;       // Ultralytics' default when it cannot profile
 constexpr std::int64_t kMaxAutoBatch = 1024;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 const std::vector<std::int64_t> kProfiledBatches = {1, 2, 4, 8, 16};
 
-// The train sink's device choice (train_sink.cpp pick_device): its own "device" parameter,
-// else the run's (--device, else the pipeline's); "auto" = CUDA when available.
-torch::Device train_device(const json& sink_params, const std::string& run_device) {
-  std::string wanted = sink_params.value("device", std::string());
-  if (wanted.empty()) wanted = run_device;
-  if (wanted.empty() || wanted == "auto") {
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  }
-  torch::Device d(wanted);
-  return d.is_cuda() && !torch::cuda::is_available() ? torch::Device(torch::kCPU) : d;
-}
-
-// Rows per image the sink pads the densest image's targets to (train_sink.cpp consume, pad_targets).
-std::int64_t padded_rows(const json& sink, std::size_t densest) {
-  const std::int64_t fixed = sink.value("target_rows", std::int64_t{0});
-  if (fixed > 0) return fixed;
-  const std::int64_t multiple = std::max<std::int64_t>(sink.value("target_rows_multiple", std::int64_t{32}), 1);
-  std::int64_t rows = (std::max<std::int64_t>(static_cast<std::int64_t>(densest), 1) + multiple - 1) / multiple * multiple;
-  if (sink.value("cuda_graph", false)) rows = std::max(rows, sink.value("cuda_graph_rows", std::int64_t{96}));
-  return rows;
-}
+constexpr std::size_t kSampledImages = 512;  // augmented samples whose boxes set the profiled rows
 
 // `rows` random boxes of random classes per image, padded (batch, rows, 5) as the loss takes them.
 torch::Tensor random_targets(std::int64_t batch, std::int64_t rows, int nc, const torch::Device& device) {
@@ -57,14 +45,43 @@ torch::Tensor random_targets(std::int64_t batch, std::int64_t rows, int nc, cons
   return pad_targets(torch::cat({index, cls, centre, size}, 1), batch, rows).to(device);
 }
 
-void set_batch(Pipeline& pipeline, const std::string& batcher, std::int64_t batch) {
+// A stage parameter set in the stage and in the resolved document (the run's pipeline.json).
+void set_param(Pipeline& pipeline, const std::string& stage_name, const std::string& key, const json& value) {
   for (auto& stage : pipeline.stages) {
-    if (stage.name == batcher) stage.params["batch"] = batch;
+    if (stage.name == stage_name) stage.params[key] = value;
   }
-  pipeline.document["stages"][batcher]["params"]["batch"] = batch;
+  pipeline.document["stages"][stage_name]["params"][key] = value;
+}
+
+void set_batch(Pipeline& pipeline, const std::string& batcher, std::int64_t batch) {
+  set_param(pipeline, batcher, "batch", batch);
 }
 
 }  // namespace
+
+// Profiled at the densest *source* image instead (session 6), batch 175 was predicted
+// 34.8 GiB and reserved 60-63.5 GiB in training on the H200: the assigner's
+// (batch x rows x anchors) tensors grow with the fullest image of a batch, and a mosaic holds
+// up to four images' boxes.
+std::size_t densest_augmented_boxes(const Pipeline& pipeline, const Registry& registry, std::size_t max_samples,
+                                    std::size_t* sampled, DatasetInfo* info) {
+  // The first epoch's samples once: a RAM cache would decode the whole dataset for them.
+  json overrides = json::object();
+  if (pipeline.stage_params(pipeline.source, 0).contains("cache")) overrides["cache"] = "none";
+  AugmentedSamples samples(pipeline, registry, 0, overrides);
+  *info = samples.source().info();
+  const std::size_t n = std::min(samples.size(), max_samples);
+  std::vector<std::size_t> boxes(n, 0);
+  tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
+    try {
+      boxes[i] = samples.at(i).boxes.size();
+    } catch (const std::exception&) {
+      boxes[i] = 0;
+    }
+  });
+  *sampled = n;
+  return n == 0 ? 0 : *std::max_element(boxes.begin(), boxes.end());
+}
 
 StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, DetectionLoss& loss,
                                       const c10::Device& device, int imgsz, std::int64_t rows,
@@ -122,7 +139,9 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
                        "one-GPU run (its pipeline.json records the choice) and set that number");
   }
   const json sink = pipeline.stage_params(pipeline.sink, 0);
-  const torch::Device device = train_device(sink, device_override.empty() ? pipeline.device : device_override);
+  std::string wanted = sink.value("device", std::string());
+  if (wanted.empty()) wanted = device_override.empty() ? pipeline.device : device_override;
+  const torch::Device device = pick_train_device(wanted);
   if (!device.is_cuda()) {
     YF_LOG_WARN(path << ": batch " << asked << " needs a CUDA device; using " << kCpuBatch);
     set_batch(pipeline, batcher, kCpuBatch);
@@ -131,7 +150,19 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const std::string sink_path = sink_stage.path() + ".params";
   // As the sink does first: the allocator reads its configuration when CUDA initialises, and
   // the cap makes an allocation beyond it fail here as it would in training.
-  apply_cuda_alloc_conf(sink.value("cuda_alloc_conf", std::string()), sink_path + ".cuda_alloc_conf");
+  // A batch's target rows follow its densest image, so the loss's tensors change size from step
+  // to step, and the caching allocator's fixed segments fragment: H200, yolo11n, batch 175:
+  // 63.2 GiB reserved for 46.8 GiB allocated; with expandable segments 48.0 for 47.6 (session 7).
+  // Unless the pipeline or the environment configures the allocator, auto batch turns them on
+  // (recorded in pipeline.json, so a resumed run keeps them).
+  std::string alloc_conf = sink.value("cuda_alloc_conf", std::string());
+  if (alloc_conf.empty() && std::getenv("PYTORCH_CUDA_ALLOC_CONF") == nullptr) {
+    alloc_conf = "expandable_segments:True";
+    set_param(pipeline, pipeline.sink, "cuda_alloc_conf", alloc_conf);
+    YF_LOG_INFO("auto batch: " << sink_path << ".cuda_alloc_conf = \"" << alloc_conf
+                               << "\" (varying target rows fragment fixed segments; \"expandable_segments:False\" keeps them)");
+  }
+  apply_cuda_alloc_conf(alloc_conf, sink_path + ".cuda_alloc_conf");
   const double cap = sink.value("cuda_memory_fraction", 0.0);
   set_cuda_memory_fraction(device, cap);
   at::globalContext().setBenchmarkCuDNN(sink.value("cudnn_benchmark", true) || sink.value("cuda_graph", false));
@@ -143,16 +174,11 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   ctx.epochs = pipeline.epochs;
   ctx.seed = pipeline.seed;
   ctx.device = device.str();
-  // The training source: its class names (the head's size) and densest image (the padded rows).
-  const StageSpec& source_stage = pipeline.stage(pipeline.source);
-  StageContext source_ctx = ctx;
-  source_ctx.node = source_stage.name;
-  auto source = create_component<DataSource>(registry, Kind::Source,
-                                             json{{"plugin", source_stage.plugin}, {"params", pipeline.stage_params(source_stage.name, 0)}},
-                                             source_stage.path(), source_ctx);
-  const DatasetInfo info = source->info();
-  const auto samples = static_cast<std::int64_t>(source->size());
-  source.reset();
+  // The training data: its class names (the head's size), size, and the densest augmented image.
+  std::size_t sampled = 0;
+  DatasetInfo info;
+  const std::size_t densest = densest_augmented_boxes(pipeline, registry, kSampledImages, &sampled, &info);
+  const auto samples = static_cast<std::int64_t>(info.images);
 
   json model_spec = sink.at("model");
   if (!model_spec.contains("params") || !model_spec["params"].is_object()) model_spec["params"] = json::object();
@@ -169,33 +195,61 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   model->module().to(device);
   model->module().train();
   DetectionLoss loss(model->head(), LossGains{sink.value("box", 7.5), sink.value("cls", 0.5), sink.value("dfl", 1.5)});
-  const std::int64_t rows = padded_rows(sink, info.max_boxes);
+  // The rows the sink pads to (train_sink.cpp consume): with cuda_graph, a batch that fits
+  // the captured cuda_graph_rows gets exactly those.
+  const std::int64_t rows = padded_target_rows(
+      static_cast<std::int64_t>(densest), sink.value("target_rows", std::int64_t{0}),
+      sink.value("target_rows_multiple", std::int64_t{32}),
+      sink.value("cuda_graph", false) ? sink.value("cuda_graph_rows", std::int64_t{96}) : 0);
   if (sink.value("micro_batch", std::int64_t{0}) > 0) {
     YF_LOG_WARN(path << ": auto batch profiles whole-batch steps; micro_batch " << sink.value("micro_batch", std::int64_t{0})
                      << " then only lowers the peak below the prediction");
   }
 
-  const auto profile = profile_step_memory(
-      *model, *precision, loss, device, ctx.imgsz, rows, kProfiledBatches, [&] { restart_cuda_peak(device); },
-      [&] { return cuda_peak_reserved_bytes(device).value_or(0.0); });
+  auto restart = [&] { restart_cuda_peak(device); };
+  auto measure = [&] { return cuda_peak_reserved_bytes(device).value_or(0.0); };
+  const auto profile = profile_step_memory(*model, *precision, loss, device, ctx.imgsz, rows, kProfiledBatches, restart, measure);
   // State the profiled step does not hold: the optimizer's moments (two per parameter for
   // Adam-type optimizers, one for SGD: the larger) and the EMA copy of parameters and buffers.
   double parameter_bytes = 0, buffer_bytes = 0;
   for (const auto& p : model->module().parameters()) parameter_bytes += static_cast<double>(p.numel() * p.element_size());
   for (const auto& b : model->module().buffers()) buffer_bytes += static_cast<double>(b.numel() * b.element_size());
   const double persistent = 2.0 * parameter_bytes + (sink.value("ema", true) ? parameter_bytes + buffer_bytes : 0.0);
+
+  const double capacity = cuda_memory_capacity_bytes(device, cap).value_or(0.0);
+  const double target = fraction * capacity;
+  const std::int64_t max_batch = std::min<std::int64_t>(kMaxAutoBatch, std::max<std::int64_t>(samples, 1));
+  const auto choice = choose_auto_batch(profile.points, target, persistent, max_batch, profile.oom_batch);
+  YF_LOG_INFO(describe_auto_batch(profile.points, profile.oom_batch, choice, fraction, capacity) << " [" << rows
+                                  << " target rows per image: the densest of " << sampled
+                                  << " augmented samples of epoch 1 has " << densest << " boxes; imgsz " << ctx.imgsz << ", " << device.str() << "]");
+  if (!choice.warning.empty()) YF_LOG_WARN("auto batch: " << choice.warning);
+
+  // The fit extrapolates from batches of at most 16, and the step's peak grows faster than that
+  // at large batches (H200, yolo11n fp32: 34.8 GiB predicted for batch 175, 46.8 GiB allocated
+  // in training). A real step at the chosen batch checks it; the line through that step and the
+  // largest profiled batch corrects it, up to three times.
+  std::int64_t batch = choice.batch;
+  const BatchMemory anchor = profile.points.back();
+  for (int check = 0; check < 3 && batch > anchor.batch; ++check) {
+    const auto checked = profile_step_memory(*model, *precision, loss, device, ctx.imgsz, rows, {batch}, restart, measure);
+    if (checked.points.empty()) {  // out of memory (logged): halfway back to what was measured
+      batch = anchor.batch + (batch - anchor.batch) / 2;
+      continue;
+    }
+    const std::int64_t next = refine_auto_batch(anchor, checked.points.front(), target, persistent, max_batch);
+    YF_LOG_INFO("auto batch: a step at batch " << batch << " peaked at " << std::fixed << std::setprecision(2)
+                                               << (checked.points.front().bytes + persistent) / kGiB << " GiB with optimizer/EMA state"
+                                               << " (target " << target / kGiB << " GiB) -> "
+                                               << (next == batch ? "batch " + std::to_string(batch) + " kept"
+                                                                 : "batch " + std::to_string(next)));
+    if (next == batch) break;
+    batch = next;
+  }
   model.reset();
   precision.reset();
   restart_cuda_peak(device);
-
-  const double capacity = cuda_memory_capacity_bytes(device, cap).value_or(0.0);
-  const auto choice = choose_auto_batch(profile.points, fraction * capacity, persistent,
-                                        std::min<std::int64_t>(kMaxAutoBatch, std::max<std::int64_t>(samples, 1)),
-                                        profile.oom_batch);
-  YF_LOG_INFO(describe_auto_batch(profile.points, profile.oom_batch, choice, fraction, capacity) << " [" << rows
-                                  << " target rows per image, imgsz " << ctx.imgsz << ", " << device.str() << "]");
-  if (!choice.warning.empty()) YF_LOG_WARN("auto batch: " << choice.warning);
-  set_batch(pipeline, batcher, choice.batch);
+  set_batch(pipeline, batcher, batch);
 }
 
 }  // namespace yoloflow::core

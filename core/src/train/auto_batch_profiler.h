@@ -3,8 +3,8 @@
 // memory) or a fraction in (0, 1) becomes a number of samples before the graph is built. On
 // the train sink's CUDA device the model, precision strategy and loss the sink would build run
 // real forward + loss + backward steps on random images at batches 1, 2, 4, 8, 16 (stopping at
-// an out-of-memory error) with targets padded to the rows the sink would pad the densest image
-// to; the caching allocator's peak reserved bytes of each step are fitted and the largest batch
+// an out-of-memory error) with targets padded to the rows the sink would pad the densest
+// augmented image of the first epoch to (a mosaic carries up to four images' boxes); the caching allocator's peak reserved bytes of each step are fitted and the largest batch
 // within the target is taken (auto_batch.h). On the CPU it warns and uses 16, as Ultralytics.
 #include <cstdint>
 #include <functional>
@@ -17,6 +17,7 @@
 #include "train/auto_batch.h"
 
 namespace yoloflow {
+struct DatasetInfo;
 class Model;
 class PrecisionStrategy;
 }  // namespace yoloflow
@@ -32,6 +33,13 @@ struct Pipeline;
 // number). Nothing for a plain batch. `device_override`: the CLI's --device ("" = none).
 // Throws InvalidInput naming the JSON path for what it cannot do (data parallel).
 void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std::string& device_override);
+
+// The densest of the first `max_samples` samples of the first epoch through `pipeline`'s
+// source and augmentation chain, as training draws them (a RAM cache is turned off for the
+// one pass), in boxes; `sampled` receives how many were drawn, `info` the source's DatasetInfo.
+// Samples that fail to load count as empty, as training skips them.
+std::size_t densest_augmented_boxes(const Pipeline& pipeline, const Registry& registry, std::size_t max_samples,
+                                    std::size_t* sampled, DatasetInfo* info);
 
 struct StepMemoryProfile {
   std::vector<BatchMemory> points;  // batches that ran, ascending

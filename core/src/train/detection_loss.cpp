@@ -107,6 +107,14 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
   return r;
 }
 
+std::int64_t padded_target_rows(std::int64_t fullest, std::int64_t fixed_rows, std::int64_t round_up,
+                                std::int64_t fit_rows) {
+  const std::int64_t step = std::max<std::int64_t>(1, round_up);
+  return fixed_rows > 0                         ? fixed_rows
+         : fit_rows > 0 && fullest <= fit_rows ? fit_rows
+                                               : (fullest + step - 1) / step * step;
+}
+
 torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
                           std::int64_t fixed_rows, std::int64_t* dropped, std::int64_t round_up,
                           std::int64_t fit_rows) {
@@ -130,10 +138,7 @@ torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
   }
   std::int64_t fullest = 0;
   for (auto c : count) fullest = std::max(fullest, c);
-  const std::int64_t step = std::max<std::int64_t>(1, round_up);
-  const std::int64_t m = fixed_rows > 0                         ? fixed_rows
-                         : fit_rows > 0 && fullest <= fit_rows ? fit_rows
-                                                               : (fullest + step - 1) / step * step;
+  const std::int64_t m = padded_target_rows(fullest, fixed_rows, round_up, fit_rows);
   auto out = torch::zeros({batch_size, m, 5});
   out.select(2, 0).fill_(-1.0);
   auto o = out.accessor<float, 3>();

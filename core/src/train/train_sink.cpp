@@ -35,6 +35,7 @@
 #include "train/results_csv.h"
 #include "train/results_plot.h"
 #include "train/step_profile.h"
+#include "train/train_device.h"
 #include "train/validation_batch.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
@@ -61,17 +62,6 @@ std::unique_ptr<T> make_component(Kind kind, const json& spec, const std::string
   StageContext sub = ctx;
   sub.node = path;
   return create_component<T>(host_registry(), kind, spec, path, sub);
-}
-
-torch::Device pick_device(const std::string& wanted) {
-  if (wanted.empty() || wanted == "auto") {
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  }
-  torch::Device d(wanted);
-  if (d.is_cuda() && !torch::cuda::is_available()) {
-    throw InvalidInput("device '" + wanted + "' asked for, but LibTorch sees no CUDA device");
-  }
-  return d;
 }
 
 // The resolved pipeline `yoloflow run` wrote into the run folder before building the graph;
@@ -165,7 +155,8 @@ class TrainSink final : public Sink {
         "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");
     s.add_string("cuda_alloc_conf", "").doc(
         "CUDA: PYTORCH_CUDA_ALLOC_CONF for this process, e.g. \"expandable_segments:True\" (less "
-        "fragmentation when shapes vary); empty = the environment's. Refused once CUDA is initialised.");
+        "fragmentation when shapes vary); empty = the environment's (auto batch then sets expandable "
+        "segments). Refused once CUDA is initialised.");
     s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
     s.add_string("device", "").doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
@@ -193,7 +184,7 @@ class TrainSink final : public Sink {
     // Before anything touches CUDA: the allocator reads its configuration once, at initialisation.
     apply_cuda_alloc_conf(p.get_string("cuda_alloc_conf"), ctx.node + ".params.cuda_alloc_conf");
     micro_batch_ = p.get_int("micro_batch");
-    device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device")));
+    device_ = dist::rank_device(pick_train_device(p.get_string("device").empty() ? ctx.device : p.get_string("device")));
     // Before any worker thread runs a parallel LibTorch operation: each thread takes the
     // count on its first one. (Measured on the 2-GPU machine, yolo11n batch 32: 92 img/s with
     // 32 OpenMP threads beside 32 graph workers, 305 with one; docs/performance.md.)

@@ -1,0 +1,50 @@
+#include "graph/augmented_samples.h"
+
+#include "graph/epoch_order.h"
+#include "graph/stage_sample_loaders.h"
+#include "pipeline/component_factory.h"
+#include "yoloflow/rng.h"
+
+namespace yoloflow::core {
+
+AugmentedSamples::AugmentedSamples(const Pipeline& p, const Registry& registry, int epoch, const json& source_overrides)
+    : epoch_(epoch), imgsz_(p.imgsz(epoch)), epoch_seed_(Rng::mix(p.seed, static_cast<std::uint64_t>(epoch))) {
+  StageContext context;
+  context.imgsz = imgsz_;
+  context.epoch = epoch;
+  context.epochs = p.epochs;
+  context.seed = p.seed;
+  context.deterministic = p.deterministic;
+  context.workers = 1;
+  context.device = "cpu";
+  auto make = [&](const std::string& name, const json& overrides) {
+    const StageSpec& spec = p.stage(name);
+    StageContext c = context;
+    c.node = name;
+    json params = p.stage_params(name, epoch);
+    for (const auto& [k, v] : overrides.items()) params[k] = v;
+    return create_configured(registry, spec.kind, spec.plugin, params, spec.path(), c);
+  };
+  source_.reset(static_cast<DataSource*>(make(p.source, source_overrides).release()));
+  for (const auto& a : p.augmentations) chain_.emplace_back(static_cast<Augmentation*>(make(a, json::object()).release()));
+  std::vector<Augmentation*> chain;
+  for (auto& a : chain_) chain.push_back(a.get());
+  loaders_ = std::make_unique<StageSampleLoaders>(*source_, chain, epoch_seed_, imgsz_, epoch);
+  order_ = epoch_order(source_->size(), p.shuffle, p.seed, epoch);
+}
+
+AugmentedSamples::~AugmentedSamples() = default;
+
+Sample AugmentedSamples::at(std::size_t position) {
+  Sample s = source_->load(order_.at(position));
+  s.sequence = position;
+  // The graph runner's generator for this position (graph_runner.cpp run_epoch).
+  Rng rng(Rng::mix(epoch_seed_, static_cast<std::uint64_t>(position)));
+  for (std::size_t i = 0; i < chain_.size(); ++i) {
+    AugmentContext actx{rng, loaders_->for_stage(i), imgsz_, epoch_};
+    chain_[i]->apply(s, actx);
+  }
+  return s;
+}
+
+}  // namespace yoloflow::core
