@@ -87,19 +87,18 @@ TEST_CASE("auto batch: the profiled rows come from augmented samples (mosaic) as
     return std::move(*loaded.pipeline);
   };
   const core::Pipeline mosaic = load({});
-  std::size_t sampled = 0;
-  DatasetInfo info;
-  const std::size_t densest = core::densest_augmented_boxes(mosaic, pm.registry(), 96, &sampled, &info);
-  CHECK(sampled == 96);
-  CHECK(info.names.size() == 80);
-  REQUIRE(info.max_boxes > 0);
-  MESSAGE("densest image on disk: " << info.max_boxes << " boxes; densest of 96 mosaic samples: " << densest);
-  CHECK(densest > info.max_boxes);
+  const auto drawn = core::densest_augmented_boxes(mosaic, pm.registry(), 96);
+  CHECK(drawn.sampled == 96);
+  CHECK(drawn.samples == 128);
+  CHECK(drawn.info.names.size() == 80);
+  REQUIRE(drawn.info.max_boxes > 0);
+  MESSAGE("densest image on disk: " << drawn.info.max_boxes << " boxes; densest of 96 mosaic samples: " << drawn.densest);
+  CHECK(drawn.densest > drawn.info.max_boxes);
   // The same samples again (each position's own generator): the same answer.
-  CHECK(core::densest_augmented_boxes(mosaic, pm.registry(), 96, &sampled, &info) == densest);
+  CHECK(core::densest_augmented_boxes(mosaic, pm.registry(), 96).densest == drawn.densest);
 
   const core::Pipeline no_mosaic = load({"stages.mosaic.params.p=0.0"});
-  const std::size_t single = core::densest_augmented_boxes(no_mosaic, pm.registry(), 96, &sampled, &info);
-  CHECK(single > 0);
-  CHECK(single <= info.max_boxes);
+  const auto single = core::densest_augmented_boxes(no_mosaic, pm.registry(), 96);
+  CHECK(single.densest > 0);
+  CHECK(single.densest <= single.info.max_boxes);
 }

@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.h"
 #include "train/cuda_memory.h"
 #include "train/detection_loss.h"
+#include "train/multi_scale.h"
 #include "train/oom_guard.h"
 #include "train/train_device.h"
 #include "yoloflow/error.h"
@@ -59,17 +60,18 @@ void set_batch(Pipeline& pipeline, const std::string& batcher, std::int64_t batc
 
 }  // namespace
 
-// Profiled at the densest *source* image instead (session 6), batch 175 was predicted
-// 34.8 GiB and reserved 60-63.5 GiB in training on the H200: the assigner's
-// (batch x rows x anchors) tensors grow with the fullest image of a batch, and a mosaic holds
-// up to four images' boxes.
-std::size_t densest_augmented_boxes(const Pipeline& pipeline, const Registry& registry, std::size_t max_samples,
-                                    std::size_t* sampled, DatasetInfo* info) {
+// The sink pads every image of a batch to its fullest one, the assigner's (batch x rows x
+// anchors) tensors grow with that, and a mosaic holds up to four images' boxes: on the H200,
+// coco128 x20 at 640, 81 boxes against 42 in the densest image on disk. (Session 6's large
+// miss was mostly the fit and fragmentation, though: see resolve_auto_batch.)
+AugmentedBoxes densest_augmented_boxes(const Pipeline& pipeline, const Registry& registry, std::size_t max_samples) {
   // The first epoch's samples once: a RAM cache would decode the whole dataset for them.
   json overrides = json::object();
   if (pipeline.stage_params(pipeline.source, 0).contains("cache")) overrides["cache"] = "none";
   AugmentedSamples samples(pipeline, registry, 0, overrides);
-  *info = samples.source().info();
+  AugmentedBoxes out;
+  out.info = samples.source().info();
+  out.samples = samples.size();
   const std::size_t n = std::min(samples.size(), max_samples);
   std::vector<std::size_t> boxes(n, 0);
   tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
@@ -79,8 +81,9 @@ std::size_t densest_augmented_boxes(const Pipeline& pipeline, const Registry& re
       boxes[i] = 0;
     }
   });
-  *sampled = n;
-  return n == 0 ? 0 : *std::max_element(boxes.begin(), boxes.end());
+  out.sampled = n;
+  out.densest = n == 0 ? 0 : *std::max_element(boxes.begin(), boxes.end());
+  return out;
 }
 
 StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, DetectionLoss& loss,
@@ -175,10 +178,9 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   ctx.seed = pipeline.seed;
   ctx.device = device.str();
   // The training data: its class names (the head's size), size, and the densest augmented image.
-  std::size_t sampled = 0;
-  DatasetInfo info;
-  const std::size_t densest = densest_augmented_boxes(pipeline, registry, kSampledImages, &sampled, &info);
-  const auto samples = static_cast<std::int64_t>(info.images);
+  const AugmentedBoxes drawn = densest_augmented_boxes(pipeline, registry, kSampledImages);
+  const DatasetInfo& info = drawn.info;
+  const auto samples = static_cast<std::int64_t>(drawn.samples);
 
   json model_spec = sink.at("model");
   if (!model_spec.contains("params") || !model_spec["params"].is_object()) model_spec["params"] = json::object();
@@ -198,7 +200,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   // The rows the sink pads to (train_sink.cpp consume): with cuda_graph, a batch that fits
   // the captured cuda_graph_rows gets exactly those.
   const std::int64_t rows = padded_target_rows(
-      static_cast<std::int64_t>(densest), sink.value("target_rows", std::int64_t{0}),
+      static_cast<std::int64_t>(drawn.densest), sink.value("target_rows", std::int64_t{0}),
       sink.value("target_rows_multiple", std::int64_t{32}),
       sink.value("cuda_graph", false) ? sink.value("cuda_graph_rows", std::int64_t{96}) : 0);
   if (sink.value("micro_batch", std::int64_t{0}) > 0) {
@@ -208,7 +210,11 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
 
   auto restart = [&] { restart_cuda_peak(device); };
   auto measure = [&] { return cuda_peak_reserved_bytes(device).value_or(0.0); };
-  const auto profile = profile_step_memory(*model, *precision, loss, device, ctx.imgsz, rows, kProfiledBatches, restart, measure);
+  // Multi-scale batches reach (1 + multi_scale) x imgsz: the largest is what must fit.
+  const auto& strides = model->head().strides;
+  const int stride = strides.empty() ? 32 : static_cast<int>(*std::max_element(strides.begin(), strides.end()));
+  const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.value("multi_scale", 0.0), stride);
+  const auto profile = profile_step_memory(*model, *precision, loss, device, imgsz, rows, kProfiledBatches, restart, measure);
   // State the profiled step does not hold: the optimizer's moments (two per parameter for
   // Adam-type optimizers, one for SGD: the larger) and the EMA copy of parameters and buffers.
   double parameter_bytes = 0, buffer_bytes = 0;
@@ -221,8 +227,8 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const std::int64_t max_batch = std::min<std::int64_t>(kMaxAutoBatch, std::max<std::int64_t>(samples, 1));
   const auto choice = choose_auto_batch(profile.points, target, persistent, max_batch, profile.oom_batch);
   YF_LOG_INFO(describe_auto_batch(profile.points, profile.oom_batch, choice, fraction, capacity) << " [" << rows
-                                  << " target rows per image: the densest of " << sampled
-                                  << " augmented samples of epoch 1 has " << densest << " boxes; imgsz " << ctx.imgsz << ", " << device.str() << "]");
+                                  << " target rows per image: the densest of " << drawn.sampled
+                                  << " augmented samples of epoch 1 has " << drawn.densest << " boxes; imgsz " << imgsz << ", " << device.str() << "]");
   if (!choice.warning.empty()) YF_LOG_WARN("auto batch: " << choice.warning);
 
   // The fit extrapolates from batches of at most 16, and the step's peak grows faster than that
@@ -232,7 +238,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   std::int64_t batch = choice.batch;
   const BatchMemory anchor = profile.points.back();
   for (int check = 0; check < 3 && batch > anchor.batch; ++check) {
-    const auto checked = profile_step_memory(*model, *precision, loss, device, ctx.imgsz, rows, {batch}, restart, measure);
+    const auto checked = profile_step_memory(*model, *precision, loss, device, imgsz, rows, {batch}, restart, measure);
     if (checked.points.empty()) {  // out of memory (logged): halfway back to what was measured
       batch = anchor.batch + (batch - anchor.batch) / 2;
       continue;

@@ -15,9 +15,9 @@
 #include <c10/core/Device.h>
 
 #include "train/auto_batch.h"
+#include "yoloflow/source.h"
 
 namespace yoloflow {
-struct DatasetInfo;
 class Model;
 class PrecisionStrategy;
 }  // namespace yoloflow
@@ -36,10 +36,14 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
 
 // The densest of the first `max_samples` samples of the first epoch through `pipeline`'s
 // source and augmentation chain, as training draws them (a RAM cache is turned off for the
-// one pass), in boxes; `sampled` receives how many were drawn, `info` the source's DatasetInfo.
-// Samples that fail to load count as empty, as training skips them.
-std::size_t densest_augmented_boxes(const Pipeline& pipeline, const Registry& registry, std::size_t max_samples,
-                                    std::size_t* sampled, DatasetInfo* info);
+// one pass). Samples that fail to load count as empty, as training skips them.
+struct AugmentedBoxes {
+  std::size_t densest = 0;  // boxes of the densest sample drawn
+  std::size_t sampled = 0;  // samples drawn
+  std::size_t samples = 0;  // the source's size()
+  DatasetInfo info;         // the source's info()
+};
+AugmentedBoxes densest_augmented_boxes(const Pipeline& pipeline, const Registry& registry, std::size_t max_samples);
 
 struct StepMemoryProfile {
   std::vector<BatchMemory> points;  // batches that ran, ascending

@@ -31,6 +31,7 @@
 #include "train/lr_schedule.h"
 #include "train/micro_batches.h"
 #include "train/model_ema.h"
+#include "train/multi_scale.h"
 #include "train/oom_guard.h"
 #include "train/results_csv.h"
 #include "train/results_plot.h"
@@ -117,6 +118,11 @@ class TrainSink final : public Sink {
     s.add_float("cls", 0.5).min(0.0).doc("Class (BCE) loss gain.");
     s.add_float("dfl", 1.5).min(0.0).doc("Distribution focal loss gain.");
     s.add_float("clip_grad", 10.0).greater_than(0.0).doc("Gradient norm clipping threshold.");
+    s.add_float("multi_scale", 0.0).range(0.0, 0.9).doc(
+        "Multi-scale training (Ultralytics' multi_scale): each batch is resized on the train device to a random "
+        "size between (1 - multi_scale) and (1 + multi_scale) times the collated size, a multiple of the model's "
+        "largest stride (targets are normalised: they stay); 0 = off, 0.5 = Ultralytics' multi_scale=True. Steps "
+        "then run eagerly (no cuda_graph). The progress line shows each reported step's size.");
     s.add_bool("ema", true).doc("Keep an exponential moving average of the weights (validated and saved).");
     s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
     s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
@@ -322,6 +328,10 @@ class TrainSink final : public Sink {
     if (results_ && epoch_ == 0 && step_ < 3) write_train_batch(batch);
     const std::int64_t ni = step_ + batches_per_epoch_ * epoch_;  // iteration over the run
     apply_schedule(ni);
+    const double multi_scale = p_.get_float("multi_scale");
+    step_size_ = multi_scale > 0.0 ? multi_scale_size(static_cast<int>(std::max(batch.height, batch.width)), multi_scale,
+                                                      static_cast<int>(max_stride()), ctx_.seed, ni)
+                                   : 0;
     if (profile_) profile_->begin(epoch_, step_, global_step_, waited);
 
     auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
@@ -337,7 +347,11 @@ class TrainSink final : public Sink {
                             << " beyond target_rows = " << p_.get_int("target_rows")
                             << " per image were dropped; raise target_rows or set it to 0");
     }
-    if (captured_ && !captured_->failed() && micro_batch_ == 0) {
+    if (captured_ && step_size_ > 0 && !multi_scale_reported_) {
+      multi_scale_reported_ = true;
+      YF_LOG_WARN("train: multi_scale changes the image size every batch; cuda_graph is not used, steps run eagerly");
+    }
+    if (captured_ && !captured_->failed() && micro_batch_ == 0 && step_size_ == 0) {
       captured_->run(
           pixels, targets, graph_key(),
           [this](const torch::Tensor& px, const torch::Tensor& tg) { loss_sum_ += train_batch(px, tg); },
@@ -642,6 +656,7 @@ class TrainSink final : public Sink {
       {
         // NHWC memory seen as NCHW: a channels-last tensor.
         auto images = device_pixels.narrow(0, chunk.start, chunk.size).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
+        if (step_size_ > 0) images = resize_for_multi_scale(images);
         auto scope = precision_->autocast(device_);
         auto levels = model_->forward_train(images);
         loss = (*loss_)(levels, targets.narrow(0, chunk.start, chunk.size), share);
@@ -788,6 +803,27 @@ class TrainSink final : public Sink {
 #endif
   }
 
+  std::int64_t max_stride() const {
+    const auto& strides = model_->head().strides;
+    return strides.empty() ? 32 : *std::max_element(strides.begin(), strides.end());
+  }
+
+  // As Ultralytics: scale = size / longest side, each side rounded up to a multiple of the
+  // largest stride, bilinear.
+  torch::Tensor resize_for_multi_scale(const torch::Tensor& images) const {
+    const std::int64_t stride = max_stride(), h = images.size(2), w = images.size(3);
+    const double scale = static_cast<double>(step_size_) / static_cast<double>(std::max(h, w));
+    auto side = [&](std::int64_t x) {
+      return static_cast<std::int64_t>(std::ceil(static_cast<double>(x) * scale / static_cast<double>(stride))) * stride;
+    };
+    if (side(h) == h && side(w) == w) return images;
+    namespace F = torch::nn::functional;
+    return F::interpolate(images, F::InterpolateFuncOptions()
+                                      .size(std::vector<std::int64_t>{side(h), side(w)})
+                                      .mode(torch::kBilinear)
+                                      .align_corners(false));
+  }
+
   void log_progress() {
     const double seconds = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
     const auto l = (loss_sum_ / std::max<std::int64_t>(step_, 1)).to(torch::kCPU);
@@ -805,6 +841,7 @@ class TrainSink final : public Sink {
        << "/" << batches_per_epoch_ << "  box " << l[0].item<double>() << "  cls " << l[1].item<double>()
        << "  dfl " << l[2].item<double>() << std::setprecision(1) << "  " << ips << " img/s  data wait " << wait_ms
        << " ms  step " << step_ms << " ms  ETA " << format_seconds(eta);
+    if (step_size_ > 0) os << "  size " << step_size_;
     YF_LOG_INFO(os.str());
     if (ctx_.reporter != nullptr) {
       StepEvent ev;
@@ -1027,6 +1064,8 @@ class TrainSink final : public Sink {
   double base_weight_decay_ = 0.0;
   LrScheduleOptions schedule_options_;
   double data_wait_ = 0.0, step_time_ = 0.0;
+  int step_size_ = 0;  // multi-scale: this batch's image size (0 = as collated)
+  bool multi_scale_reported_ = false;
   Clock::time_point last_batch_end_;
   std::unique_ptr<Checkpoint> resume_;  // set while a resumed run has not yet passed its first epoch
   double base_momentum_ = 0.937, best_fitness_ = -1.0, total_seconds_ = 0.0;
