@@ -18,12 +18,8 @@ TEST_CASE("train with multi_scale: batches at several sizes, multiples of 32 fro
   const auto data = test::write_coco128_subset(dir, 8);
   const auto run = dir + "/run";
   // imgsz 64: sizes 32, 64 or 96; 8 images, batch 2, 2 epochs = 8 steps, each reported.
-  const auto r = test::run_cli("train " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json --run-dir " + run +
-                                   " stages.source.params.data=" + data + " stages.train.params.data=" + data +
-                                   " device=cpu imgsz=64 workers=1 epochs=2 stages.batch.params.batch=2"
-                                   " stages.train.params.val_every=0 stages.train.params.log_every=1"
-                                   " stages.train.params.multi_scale=0.5",
-                               "OMP_NUM_THREADS=1 ");
+  const auto r =
+      test::train_coco128_cpu(data, run, "epochs=2 stages.train.params.log_every=1 stages.train.params.multi_scale=0.5");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   std::set<int> sizes;

@@ -74,11 +74,7 @@ TEST_CASE("train writes steps.csv and phase means with profile_every, and its fi
   const auto run = dir + "/run";
   // 8 images, batch 2: 4 steps an epoch, 8 in all; every 3rd sampled: epoch 1 steps 1 and 4,
   // epoch 2 step 3.
-  const auto r = test::run_cli("train " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json --run-dir " + run +
-                                   " stages.source.params.data=" + data + " stages.train.params.data=" + data +
-                                   " device=cpu imgsz=64 workers=1 epochs=2 stages.batch.params.batch=2"
-                                   " stages.train.params.val_every=0 stages.train.params.profile_every=3",
-                               "OMP_NUM_THREADS=1 ");
+  const auto r = test::train_coco128_cpu(data, run, "epochs=2 stages.train.params.profile_every=3");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   std::string header;

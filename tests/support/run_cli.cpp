@@ -62,4 +62,12 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+CliResult train_coco128_cpu(const std::string& data_yaml, const std::string& run_dir, const std::string& overrides) {
+  return run_cli("train " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json --run-dir " + run_dir +
+                     " stages.source.params.data=" + data_yaml + " stages.train.params.data=" + data_yaml +
+                     " device=cpu imgsz=64 workers=1 stages.batch.params.batch=2 stages.train.params.val_every=0 " +
+                     overrides,
+                 "OMP_NUM_THREADS=1 ");
+}
+
 }  // namespace yoloflow::test

@@ -11,6 +11,10 @@ struct CliResult {
 
 // `args` is appended to the CLI path as is (shell syntax); `env` is prefixed (e.g. "A=b ").
 CliResult run_cli(const std::string& args, const std::string& env = "");
+// `yoloflow train pipelines/train-coco128-cpu.json` into `run_dir` on the coco128 subset
+// `data_yaml` (test::write_coco128_subset): CPU, imgsz 64, one worker and one OpenMP thread,
+// batch 2, validation only after the last epoch; `overrides` follow ("epochs=2 ...").
+CliResult train_coco128_cpu(const std::string& data_yaml, const std::string& run_dir, const std::string& overrides);
 // Any shell command (e.g. test::python() with a script), output with stderr.
 CliResult run_shell(const std::string& command);
 // Creates a fresh temporary folder for one test and returns its path.
