@@ -8,7 +8,7 @@
 namespace yoloflow::core {
 
 AugmentedSamples::AugmentedSamples(const Pipeline& p, const Registry& registry, int epoch, const json& source_overrides)
-    : epoch_(epoch), imgsz_(p.imgsz(epoch)), epoch_seed_(Rng::mix(p.seed, static_cast<std::uint64_t>(epoch))) {
+    : epoch_(epoch), imgsz_(p.imgsz(epoch)), epoch_seed_(epoch_seed(p.seed, epoch)) {
   StageContext context;
   context.imgsz = imgsz_;
   context.epoch = epoch;
@@ -38,8 +38,7 @@ AugmentedSamples::~AugmentedSamples() = default;
 Sample AugmentedSamples::at(std::size_t position) {
   Sample s = source_->load(order_.at(position));
   s.sequence = position;
-  // The graph runner's generator for this position (graph_runner.cpp run_epoch).
-  Rng rng(Rng::mix(epoch_seed_, static_cast<std::uint64_t>(position)));
+  Rng rng(sample_seed(epoch_seed_, static_cast<std::uint64_t>(position)));  // as the graph runner
   for (std::size_t i = 0; i < chain_.size(); ++i) {
     AugmentContext actx{rng, loaders_->for_stage(i), imgsz_, epoch_};
     chain_[i]->apply(s, actx);

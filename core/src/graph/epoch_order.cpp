@@ -23,6 +23,10 @@ std::vector<std::size_t> epoch_order(std::size_t size, bool shuffle, std::uint64
   return order;
 }
 
+std::uint64_t epoch_seed(std::uint64_t seed, int epoch) { return Rng::mix(seed, static_cast<std::uint64_t>(epoch)); }
+
+std::uint64_t sample_seed(std::uint64_t epoch_seed, std::uint64_t sequence) { return Rng::mix(epoch_seed, sequence); }
+
 std::size_t shard_size(std::size_t size, int world, std::uint64_t start) {
   if (start >= size || world < 1) return 0;
   const std::size_t left = size - static_cast<std::size_t>(start);

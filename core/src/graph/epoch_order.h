@@ -10,6 +10,12 @@ namespace yoloflow::core {
 // `shuffle`; the same arguments give the same order on every platform.
 std::vector<std::size_t> epoch_order(std::size_t size, bool shuffle, std::uint64_t seed, int epoch);
 
+// The seed of an epoch's sample generators, and the generator seed of the sample at `sequence`
+// (its position in the epoch's order). The graph runner and AugmentedSamples (preview, auto
+// batch) both draw from these, so a sample is augmented the same wherever it is made.
+std::uint64_t epoch_seed(std::uint64_t seed, int epoch);
+std::uint64_t sample_seed(std::uint64_t epoch_seed, std::uint64_t sequence);
+
 // One sample of a data-parallel rank's share of an epoch.
 struct ShardSlot {
   std::size_t index = 0;       // in the source

@@ -249,7 +249,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       shard_order(epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch), denv.rank,
                   denv.world_size, first_sequence);
   const int imgsz = pipeline_.imgsz(epoch);
-  const std::uint64_t epoch_seed = Rng::mix(pipeline_.seed, static_cast<std::uint64_t>(epoch));
+  const std::uint64_t epoch_seed = core::epoch_seed(pipeline_.seed, epoch);
 
   auto call_sink = [&](const char* what, auto&& fn) {
     try {
@@ -319,7 +319,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       }
       sample.sequence = t.sequence;
       // Each sample's own generator: results do not depend on which thread ran it.
-      Rng rng(Rng::mix(epoch_seed, t.sequence));
+      Rng rng(sample_seed(epoch_seed, t.sequence));
       for (std::size_t i = 0; i < augmentations_.size(); ++i) {
         const Stage& st = stages_[1 + i];
         try {

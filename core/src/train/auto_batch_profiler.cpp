@@ -211,9 +211,8 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   auto restart = [&] { restart_cuda_peak(device); };
   auto measure = [&] { return cuda_peak_reserved_bytes(device).value_or(0.0); };
   // Multi-scale batches reach (1 + multi_scale) x imgsz: the largest is what must fit.
-  const auto& strides = model->head().strides;
-  const int stride = strides.empty() ? 32 : static_cast<int>(*std::max_element(strides.begin(), strides.end()));
-  const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.value("multi_scale", 0.0), stride);
+  const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.value("multi_scale", 0.0),
+                                             static_cast<int>(largest_stride(model->head())));
   const auto profile = profile_step_memory(*model, *precision, loss, device, imgsz, rows, kProfiledBatches, restart, measure);
   // State the profiled step does not hold: the optimizer's moments (two per parameter for
   // Adam-type optimizers, one for SGD: the larger) and the EMA copy of parameters and buffers.

@@ -107,6 +107,10 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
   return r;
 }
 
+std::int64_t largest_stride(const DetectionHead& head) {
+  return head.strides.empty() ? 32 : *std::max_element(head.strides.begin(), head.strides.end());
+}
+
 std::int64_t padded_target_rows(std::int64_t fullest, std::int64_t fixed_rows, std::int64_t round_up,
                                 std::int64_t fit_rows) {
   const std::int64_t step = std::max<std::int64_t>(1, round_up);

@@ -60,6 +60,9 @@ class DetectionLoss {
 torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
                           std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr,
                           std::int64_t round_up = 1, std::int64_t fit_rows = 0);
+// The head's largest stride (32 for YOLO11; 32 when the head lists none): image sizes are
+// multiples of it.
+std::int64_t largest_stride(const DetectionHead& head);
 // pad_targets' M for a batch whose fullest image has `fullest` boxes (auto batch profiles
 // the step with the rows the sink will pad to).
 std::int64_t padded_target_rows(std::int64_t fullest, std::int64_t fixed_rows = 0, std::int64_t round_up = 1,

@@ -330,7 +330,7 @@ class TrainSink final : public Sink {
     apply_schedule(ni);
     const double multi_scale = p_.get_float("multi_scale");
     step_size_ = multi_scale > 0.0 ? multi_scale_size(static_cast<int>(std::max(batch.height, batch.width)), multi_scale,
-                                                      static_cast<int>(max_stride()), ctx_.seed, ni)
+                                                      static_cast<int>(largest_stride(model_->head())), ctx_.seed, ni)
                                    : 0;
     if (profile_) profile_->begin(epoch_, step_, global_step_, waited);
 
@@ -803,15 +803,10 @@ class TrainSink final : public Sink {
 #endif
   }
 
-  std::int64_t max_stride() const {
-    const auto& strides = model_->head().strides;
-    return strides.empty() ? 32 : *std::max_element(strides.begin(), strides.end());
-  }
-
   // As Ultralytics: scale = size / longest side, each side rounded up to a multiple of the
   // largest stride, bilinear.
   torch::Tensor resize_for_multi_scale(const torch::Tensor& images) const {
-    const std::int64_t stride = max_stride(), h = images.size(2), w = images.size(3);
+    const std::int64_t stride = largest_stride(model_->head()), h = images.size(2), w = images.size(3);
     const double scale = static_cast<double>(step_size_) / static_cast<double>(std::max(h, w));
     auto side = [&](std::int64_t x) {
       return static_cast<std::int64_t>(std::ceil(static_cast<double>(x) * scale / static_cast<double>(stride))) * stride;

@@ -153,7 +153,8 @@ class Collate final : public Batcher {
   std::optional<Batch> pending_;
   std::vector<cv::Mat> images_;  // the pending batch's images, BGR
   PixelAllocator allocator_;
-  // Two batches wait for reuse: the graph keeps at most about two in flight.
+  // Up to two returned buffers wait for reuse: batches come back one at a time, each as the
+  // sink finishes it, and the next batch takes one (the graph's limiter bounds how many exist).
   std::shared_ptr<PixelBufferPool> pool_ = std::make_shared<PixelBufferPool>(2);
 };
 
