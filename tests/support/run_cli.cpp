@@ -6,11 +6,14 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "support/paths.h"
 
@@ -33,12 +36,46 @@ CliResult run_shell(const std::string& command) {
   return r;
 }
 
+namespace {
+
+// Every folder temp_dir made, removed when the test binary exits: one full run writes about
+// 1 GB of runs, checkpoints and caches, which used to pile up in /tmp run after run until the
+// disk was full. YOLOFLOW_KEEP_TEST_DIRS=1 keeps them for debugging a failure.
+class TempDirRegistry {
+ public:
+  void add(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    paths_.push_back(path);
+  }
+  ~TempDirRegistry() {
+    const char* keep = std::getenv("YOLOFLOW_KEEP_TEST_DIRS");
+    if (keep && std::string(keep) == "1") return;
+    // Only the process that made them: a forked child that exits normally must not delete
+    // the folders its parent test is still reading.
+    if (::getpid() != owner_) return;
+    for (const auto& p : paths_) remove_tree(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> paths_;
+  pid_t owner_ = ::getpid();
+};
+
+TempDirRegistry& temp_dirs() {
+  static TempDirRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
 std::string temp_dir(const std::string& tag) {
   std::random_device rd;
   auto p = std::filesystem::temp_directory_path() /
            ("yoloflow-test-" + tag + "-" + std::to_string(rd()));
   remove_tree(p.string());
   std::filesystem::create_directories(p);
+  temp_dirs().add(p.string());
   return p.string();
 }
 
