@@ -13,6 +13,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_writer.h"
 #include "train/results_csv.h"
 #include "train/results_plot.h"
 #include "util/atomic_file.h"
@@ -143,6 +144,51 @@ TEST_CASE("checkpoints round-trip every field and refuse truncated files") {
   test::write_file(dir + "/cut.pt", bytes.substr(0, bytes.size() / 2));
   CHECK_THROWS_WITH_AS(core::load_checkpoint(dir + "/cut.pt"), doctest::Contains("cut.pt"), Error);
   CHECK_THROWS_WITH_AS(core::load_checkpoint(dir + "/missing.pt"), doctest::Contains("missing.pt"), Error);
+}
+
+TEST_CASE("the background checkpoint writer saves the state as of save(), to every path, and reports a failed write") {
+  const auto dir = test::temp_dir("ckpt-async");
+  core::Checkpoint c;
+  c.model = {{"model.0.conv.weight", torch::randn({16, 3, 3, 3})}};
+  c.ema = {{"model.0.conv.weight", torch::randn({16, 3, 3, 3})}};
+  c.optimizer = {{"weights.momentum.0", torch::ones({16})}};
+  c.epoch = 4;
+  const auto model_then = c.model[0].second.clone();
+  const auto momentum_then = c.optimizer[0].second.clone();
+  {
+    core::CheckpointWriter writer(/*background=*/true);
+    writer.save(c, {dir + "/last.pt", dir + "/best.pt"});
+    // Training goes on changing its tensors in place while the file is written.
+    c.model[0].second.add_(1.0);
+    c.optimizer[0].second.mul_(0.0);
+    writer.wait();
+    const auto last = core::load_checkpoint(dir + "/last.pt");
+    CHECK(torch::equal(last.model[0].second, model_then));
+    CHECK(torch::equal(last.optimizer[0].second, momentum_then));
+    CHECK(last.epoch == 4);
+    CHECK(test::read_file(dir + "/best.pt") == test::read_file(dir + "/last.pt"));
+
+    // The next save waits for the one before: files end as of the last save.
+    c.epoch = 5;
+    writer.save(c, {dir + "/last.pt"});
+    c.epoch = 6;
+    writer.save(c, {dir + "/last.pt"});
+    writer.wait();
+    const auto newest = core::load_checkpoint(dir + "/last.pt");
+    CHECK(newest.epoch == 6);
+    CHECK(torch::equal(newest.model[0].second, model_then + 1.0));
+  }
+
+  // A write that cannot happen (a folder is in the way) surfaces at the next wait, naming the file.
+  fs::create_directories(dir + "/blocked.pt");
+  core::CheckpointWriter writer(/*background=*/true);
+  writer.save(c, {dir + "/blocked.pt"});
+  CHECK_THROWS_WITH_AS(writer.wait(), doctest::Contains("blocked.pt"), Error);
+  writer.wait();  // reported once
+  // Synchronous mode writes before save() returns.
+  core::CheckpointWriter now(/*background=*/false);
+  now.save(c, {dir + "/sync.pt"});
+  CHECK(core::load_checkpoint(dir + "/sync.pt").epoch == 6);
 }
 
 TEST_CASE("a checkpoint: Python reads it with weights_only=False, and weights export makes its EMA a file plain torch.load reads") {

@@ -177,7 +177,9 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     std::cout << "epoch " << epoch + 1 << "/" << p.epochs << ": " << s.samples << " images in " << s.batches
               << " batches, " << core::format_fixed(s.seconds, 2) << " s, "
               << core::format_fixed(s.images_per_second, 1) << " images/s, " << s.skipped.size() << " skipped, peak " << s.peak_in_flight << "/"
-              << s.max_in_flight << " samples in flight" << (s.interrupted ? " (interrupted)" : "") << std::endl;
+              << s.max_in_flight << " samples in flight; first batch after " << core::format_fixed(s.first_batch_seconds, 2)
+              << " s, end of epoch " << core::format_fixed(s.end_seconds, 2) << " s" << (s.interrupted ? " (interrupted)" : "")
+              << std::endl;
     for (const auto& skipped : s.skipped) {
       std::cout << "  skipped sample " << skipped.index << ": " << skipped.reason << std::endl;
     }
@@ -188,6 +190,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     ev.values["images_per_second"] = s.images_per_second;
     ev.values["samples"] = static_cast<double>(s.samples);
     ev.values["skipped"] = static_cast<double>(s.skipped.size());
+    ev.values["time/first_batch"] = s.first_batch_seconds;
+    ev.values["time/end_of_epoch"] = s.end_seconds;
     for (const auto& kv : runner.take_epoch_values()) ev.values[kv.first] = kv.second;
     for (auto& m : runner.monitors()) {
       m->on_epoch(ev);

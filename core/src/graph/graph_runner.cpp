@@ -63,6 +63,10 @@ class FirstError {
   std::optional<Error> error_;
 };
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 std::string sample_text(std::size_t index, const std::string& path) {
   return "sample " + std::to_string(index) + (path.empty() ? "" : " (" + path + ")");
 }
@@ -375,6 +379,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
 
     flow::function_node<BatchMessage, long long> sink_node(g, flow::serial, [&](const BatchMessage& m) {
       if (!error.failed()) {
+        if (batches_done == 0) stats.first_batch_seconds = seconds_since(start);
         try {
           sink_->consume(*m.batch);
           samples_done += static_cast<std::size_t>(m.batch->size);
@@ -438,9 +443,11 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   if (stats.interrupted) {
     call_sink("interrupted", [&] { sink_->interrupted(epoch); });
   } else {
+    const auto end_start = std::chrono::steady_clock::now();
     call_sink("end_epoch", [&] { sink_->end_epoch(epoch); });
+    stats.end_seconds = seconds_since(end_start);
   }
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.seconds = seconds_since(start);
   stats.samples = samples_done;
   stats.batches = batches_done;
   stats.images_per_second = stats.seconds > 0 ? static_cast<double>(samples_done) / stats.seconds : 0;

@@ -39,7 +39,7 @@ std::map<std::string, torch::Tensor> to_map(const TensorList& list) {
   return m;
 }
 
-void save_checkpoint(const std::string& path, const Checkpoint& c) {
+std::vector<char> serialize_checkpoint(const Checkpoint& c) {
   c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
   d.insert("format", std::string(kFormat));
   d.insert("model", to_dict(c.model));
@@ -54,9 +54,14 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
   d.insert("global_step", c.global_step);
   d.insert("best_fitness", c.best_fitness);
   d.insert("meta", c.meta.dump());
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(d));
+  return torch::pickle_save(c10::IValue(d));
+}
+
+void write_checkpoint_bytes(const std::string& path, const std::vector<char>& bytes) {
   write_file_atomic(path, std::string_view(bytes.data(), bytes.size()));
 }
+
+void save_checkpoint(const std::string& path, const Checkpoint& c) { write_checkpoint_bytes(path, serialize_checkpoint(c)); }
 
 Checkpoint load_checkpoint(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

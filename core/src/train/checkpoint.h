@@ -33,6 +33,10 @@ struct Checkpoint {
 
 // Writes atomically (a kill at any instant leaves the previous file or this one).
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+// The file's bytes, and writing them atomically: save_checkpoint in two parts, so that one
+// pickling serves several files (checkpoint_writer.h).
+std::vector<char> serialize_checkpoint(const Checkpoint& checkpoint);
+void write_checkpoint_bytes(const std::string& path, const std::vector<char>& bytes);
 // Throws yoloflow::Error naming the file when it is missing, truncated or not a checkpoint.
 Checkpoint load_checkpoint(const std::string& path);
 // Name -> tensor view of a list, for load_state() calls.

@@ -25,6 +25,7 @@
 #include "plugin/builtin_sink.h"
 #include "train/captured_step.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_writer.h"
 #include "train/cuda_memory.h"
 #include "train/detection_loss.h"
 #include "train/detection_metrics.h"
@@ -38,6 +39,7 @@
 #include "train/step_profile.h"
 #include "train/train_device.h"
 #include "train/validation_batch.h"
+#include "util/text_format.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -127,6 +129,10 @@ class TrainSink final : public Sink {
     s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
     s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
     s.add_int("save_period", 0).min(0).doc("Also keep epochN.pt every N epochs (0 = off).");
+    s.add_bool("save_async", true).doc(
+        "Write checkpoints on a background thread from a CPU copy, so the device trains on while last.pt is "
+        "pickled and synced to disk (each file stays atomic: a kill during a write keeps the previous one). "
+        "The last epoch, an early stop and an interruption wait for the file.");
     s.add_int("save_every", 0).min(0).doc(
         "Also rewrite last.pt (resumable, mid-epoch) at the first optimizer step after every N batches (0 = only at epoch ends).");
     s.add_int("max_steps", 0).min(0).doc(
@@ -219,6 +225,7 @@ class TrainSink final : public Sink {
     }
     model_spec_ = model_spec;
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
+    checkpoints_ = std::make_unique<CheckpointWriter>(p.get_bool("save_async"));
     pipeline_ = read_run_pipeline(run_dir_);
     precision_ = make_component<PrecisionStrategy>(Kind::Precision, p.get_json("precision"),
                                                    ctx.node + ".params.precision", ctx);
@@ -420,6 +427,7 @@ class TrainSink final : public Sink {
 
   void interrupted(int epoch) override {
     save_last(/*mid_epoch=*/true);
+    if (dist::is_main_process()) checkpoints_->wait();
     YF_LOG_INFO("stopped in epoch " << epoch + 1 << " after batch " << step_ << "; saved " << run_dir_
                                     << "/weights/last.pt");
   }
@@ -480,8 +488,11 @@ class TrainSink final : public Sink {
     const bool last = epoch + 1 == ctx_.epochs;
     const int every = static_cast<int>(p_.get_int("val_every"));
     double fitness = -1.0;
+    const auto val_start = Clock::now();
+    double val_seconds = -1.0;
     if (last || (every > 0 && (epoch + 1) % every == 0)) {
       auto m = validate();
+      val_seconds = std::chrono::duration<double>(Clock::now() - val_start).count();
       row["metrics/precision(B)"] = m.first.precision;
       row["metrics/recall(B)"] = m.first.recall;
       row["metrics/mAP50(B)"] = m.first.map50;
@@ -492,17 +503,21 @@ class TrainSink final : public Sink {
       fitness = m.first.fitness;
       last_metrics_ = m.first;
     }
+    const auto results_start = Clock::now();
     results_->add_row(row);
     results_->save();
     plot_results(*results_, run_dir_ + "/results.png");
+    const auto save_start = Clock::now();
     const bool improved = fitness >= 0 && fitness > best_fitness_;
     save_checkpoints(epoch, fitness);
+    const auto save_end = Clock::now();
     if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
     bool early_stop = false;
     if (fitness >= 0) {
       epochs_without_improvement_ = improved ? 0 : epochs_without_improvement_ + std::max(every, 1);
       const auto patience = p_.get_int("patience");
       early_stop = patience > 0 && epochs_without_improvement_ >= patience && !last;
+      if (early_stop) checkpoints_->wait();  // the run ends here
       if (early_stop && ctx_.reporter != nullptr) {
         ctx_.reporter->request_stop("early stop: no fitness improvement in the last " +
                                     std::to_string(epochs_without_improvement_) + " epochs (patience " +
@@ -514,7 +529,11 @@ class TrainSink final : public Sink {
                          << row["train/dfl_loss"]
                          << (fitness >= 0 ? ", mAP50 " + std::to_string(last_metrics_.map50) +
                                                 " mAP50-95 " + std::to_string(last_metrics_.map50_95)
-                                          : std::string()));
+                                          : std::string())
+                         << "; then " << (val_seconds >= 0 ? "validation " + format_fixed(val_seconds, 2) + " s, " : "")
+                         << "results " << format_fixed(std::chrono::duration<double>(save_start - results_start).count(), 2)
+                         << " s, checkpoints " << format_fixed(std::chrono::duration<double>(save_end - save_start).count(), 2)
+                         << " s");
     if (dp_) dp_->rank0_decides(early_stop);
   }
 
@@ -747,13 +766,11 @@ class TrainSink final : public Sink {
     clip_gradients(grads, p_.get_float("clip_grad"));
     optimizer_->step(found_inf);
     precision_->update(found_inf);
-    for (auto& g : optimizer_->groups()) {
-      for (auto& p : g.params) {
-        if (!captured_) {
-          p.mutable_grad() = torch::Tensor();
-        } else if (p.grad().defined()) {
-          p.mutable_grad().zero_();  // captured graphs accumulate into these tensors
-        }
+    if (captured_) {
+      at::_foreach_zero_(grads);  // captured graphs accumulate into these tensors; one launch, not ~250
+    } else {
+      for (auto& g : optimizer_->groups()) {
+        for (auto& p : g.params) p.mutable_grad() = torch::Tensor();
       }
     }
     if (ema_) ema_->update(model_->module());
@@ -961,7 +978,7 @@ class TrainSink final : public Sink {
 
   void save_last(bool mid_epoch) {
     if (!dist::is_main_process()) return;  // data parallel: rank 0 writes
-    save_checkpoint(run_dir_ + "/weights/last.pt", make_checkpoint(mid_epoch, -1.0));
+    checkpoints_->save(make_checkpoint(mid_epoch, -1.0), {run_dir_ + "/weights/last.pt"});
     batches_since_save_ = 0;
   }
 
@@ -1009,15 +1026,15 @@ class TrainSink final : public Sink {
   void save_checkpoints(int epoch, double fitness) {
     const bool improved = fitness > best_fitness_;
     if (improved) best_fitness_ = fitness;
-    Checkpoint c = make_checkpoint(/*mid_epoch=*/false, fitness);
-    (void)epoch;
-    save_checkpoint(run_dir_ + "/weights/last.pt", c);
-    batches_since_save_ = 0;
-    if (improved) save_checkpoint(run_dir_ + "/weights/best.pt", c);
+    std::vector<std::string> paths{run_dir_ + "/weights/last.pt"};
+    if (improved) paths.push_back(run_dir_ + "/weights/best.pt");
     const auto period = p_.get_int("save_period");
     if (period > 0 && (epoch + 1) % period == 0) {
-      save_checkpoint(run_dir_ + "/weights/epoch" + std::to_string(epoch + 1) + ".pt", c);
+      paths.push_back(run_dir_ + "/weights/epoch" + std::to_string(epoch + 1) + ".pt");
     }
+    checkpoints_->save(make_checkpoint(/*mid_epoch=*/false, fitness), std::move(paths));
+    batches_since_save_ = 0;
+    if (epoch + 1 == ctx_.epochs) checkpoints_->wait();  // the run's files are complete when it ends
   }
 
   Params p_;
@@ -1036,6 +1053,7 @@ class TrainSink final : public Sink {
   std::unique_ptr<ResultsCsv> results_;
   std::unique_ptr<StepProfile> profile_;  // rank 0 only, like results_
   std::unique_ptr<CapturedStep> captured_;  // cuda_graph on
+  std::unique_ptr<CheckpointWriter> checkpoints_;
   bool graph_failure_reported_ = false;
   std::vector<std::string> names_;
   json model_spec_;  // {"plugin", "params"} as built, nc resolved

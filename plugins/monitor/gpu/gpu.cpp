@@ -74,7 +74,15 @@ class GpuMonitor final : public Monitor {
     if (!recorder_) return;
     const EpochStats stats = recorder_->end_epoch(event.epoch);
     summary_ = stats.summary(label_);
-    const std::string why = explain_low_utilisation(stats.util().mean(), busy_target_, step_times_);
+    auto value = [&](const char* key) {
+      const auto it = event.values.find(key);
+      return it == event.values.end() ? std::nan("") : it->second;
+    };
+    EpochTimes times;
+    times.seconds = event.seconds;
+    times.first_batch = value("time/first_batch");
+    times.end = value("time/end_of_epoch");
+    const std::string why = explain_low_utilisation(stats.util().mean(), busy_target_, step_times_, times);
     if (!why.empty()) summary_ += "\n  " + why;
     step_times_.clear();
   }

@@ -1,7 +1,10 @@
 #pragma once
 // Why a GPU stayed below its target utilisation over an epoch, in one line with what to
 // change, from what the trainer reported: the time its steps waited for a batch against the
-// time they took ("time/data_wait", "time/step", seconds per batch, in its step reports).
+// time they took ("time/data_wait", "time/step", seconds per batch, in its step reports), and
+// the time the epoch spent outside its batches (the host's "time/first_batch" and
+// "time/end_of_epoch" epoch values: with ~2 s epochs a checkpoint write alone idles the GPU
+// for a quarter of the epoch).
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -27,22 +30,41 @@ class StepTimes {
   long reports_ = 0;
 };
 
+// An epoch's seconds, and of them those outside its batches: until the first batch reached
+// the trainer (the pipeline filling) and after the last (validation, results, checkpoints).
+struct EpochTimes {
+  double seconds = NAN, first_batch = NAN, end = NAN;
+  bool known() const { return seconds > 0 && !std::isnan(first_batch) && !std::isnan(end); }
+  double outside_share() const { return known() ? (first_batch + end) / seconds : 0.0; }
+};
+
 // "" when `busy_percent` reaches `target_percent` or nothing is known.
-inline std::string explain_low_utilisation(double busy_percent, double target_percent, const StepTimes& times) {
-  if (std::isnan(busy_percent) || busy_percent >= target_percent || times.empty()) return "";
+inline std::string explain_low_utilisation(double busy_percent, double target_percent, const StepTimes& times,
+                                           const EpochTimes& epoch = {}) {
+  if (std::isnan(busy_percent) || busy_percent >= target_percent || (times.empty() && !epoch.known())) return "";
   char text[512];
   const double share = 100.0 * times.wait_share();
-  if (share >= 20.0) {
+  const double outside = 100.0 * epoch.outside_share();
+  if (outside >= 10.0 && outside >= share) {
+    std::snprintf(text, sizeof text,
+                  "GPU busy %.0f%% (< %.0f%%): %.0f%% of the epoch passed outside its batches (%.2f s filling the "
+                  "pipeline, %.2f s at the end: validation, results, checkpoints); validate less often (`val_every`), "
+                  "keep `save_async` on, or make epochs longer",
+                  busy_percent, target_percent, outside, epoch.first_batch, epoch.end);
+  } else if (times.empty()) {
+    return "";
+  } else if (share >= 20.0) {
     std::snprintf(text, sizeof text,
                   "GPU busy %.0f%% (< %.0f%%): the training step waited for data %.0f%% of the time; give the "
-                  "graph more `workers`, use `cache: ram` on the source, or lighten the augmentation",
+                  "graph more `workers` (and `max_in_flight` room for them), use `cache: ram` on the source, or "
+                  "lighten the augmentation",
                   busy_percent, target_percent, share);
   } else if (share >= 5.0) {
     // Measured on the H200 with the step captured as a CUDA graph: 23 ms steps, 4-5 ms of
     // data wait each, GPU 55-75% busy. Both halves need saying.
     std::snprintf(text, sizeof text,
                   "GPU busy %.0f%% (< %.0f%%): the training step waited for data %.0f%% of the time and the step "
-                  "itself leaves the GPU idle; for the data: more graph `workers`, `cache: ram`, `mosaic_perspective` "
+                  "itself leaves the GPU idle; for the data: more graph `workers` and `max_in_flight`, `cache: ram`, `mosaic_perspective` "
                   "or lighter augmentation; for the step: `cuda_graph: true`, a larger `batch` (the nominal batch stays)",
                   busy_percent, target_percent, share);
   } else {

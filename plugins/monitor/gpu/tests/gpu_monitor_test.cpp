@@ -348,7 +348,7 @@ TEST_CASE("gpu monitor reports the epoch's utilisation, memory and power as run 
 TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the trainer's data wait and step times") {
   const std::string library = test::test_plugin_dir("fake_nvml") + "/libfake_nvml.so";
   auto& pm = test::plugins_with("gpu");
-  auto run_epoch = [&](double busy_target, double data_wait_s, double step_s) {
+  auto run_epoch = [&](double busy_target, double data_wait_s, double step_s, EpochEvent epoch = {}) {
     const Params params = test::checked_params(
         pm, Kind::Monitor, "gpu", {{"library", library}, {"interval_ms", 10}, {"busy_target", busy_target}},
         "monitors[0].params");
@@ -365,7 +365,6 @@ TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the t
       step.values["time/step"] = step_s;
       monitor->on_step(step);
     }
-    EpochEvent epoch;
     monitor->on_epoch(epoch);
     const std::string summary = monitor->epoch_summary();
     monitor->on_run_end(run);
@@ -376,6 +375,7 @@ TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the t
   CHECK(starved.find("busy 40%") != std::string::npos);
   CHECK(starved.find("GPU busy 40% (< 80%): the training step waited for data 75% of the time") != std::string::npos);
   CHECK(starved.find("`workers`") != std::string::npos);
+  CHECK(starved.find("`max_in_flight`") != std::string::npos);
   const std::string host_bound = run_epoch(80, 0.001, 0.099);
   INFO(host_bound);
   CHECK(host_bound.find("with batches ready (data wait 1% of the time): the step is host-bound") != std::string::npos);
@@ -386,6 +386,21 @@ TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the t
   CHECK(both.find("waited for data 15% of the time and the step itself leaves the GPU idle") != std::string::npos);
   CHECK(both.find("`workers`") != std::string::npos);
   CHECK(both.find("`cuda_graph: true`") != std::string::npos);
+  // Batches ready and steps fine, but a quarter of a short epoch outside its batches (the
+  // runner's first-batch and end-of-epoch times: a synchronous checkpoint write).
+  EpochEvent short_epoch;
+  short_epoch.seconds = 2.8;
+  short_epoch.values["time/first_batch"] = 0.1;
+  short_epoch.values["time/end_of_epoch"] = 0.6;
+  const std::string boundary = run_epoch(80, 0.0005, 0.027, short_epoch);
+  INFO(boundary);
+  CHECK(boundary.find("GPU busy 40% (< 80%): 25% of the epoch passed outside its batches (0.10 s filling the "
+                      "pipeline, 0.60 s at the end") != std::string::npos);
+  CHECK(boundary.find("`save_async`") != std::string::npos);
+  // The same boundary in a long epoch is not the reason: the step is.
+  short_epoch.seconds = 70.0;
+  const std::string long_epoch = run_epoch(80, 0.0005, 0.027, short_epoch);
+  CHECK(long_epoch.find("the step is host-bound") != std::string::npos);
   const std::string busy_enough = run_epoch(30, 0.030, 0.010);
   CHECK(busy_enough.find("GPU busy") == std::string::npos);  // 40% >= 30%: nothing to explain
   CHECK(busy_enough.find("busy 40%") != std::string::npos);

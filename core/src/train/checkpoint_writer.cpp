@@ -1,0 +1,64 @@
+#include "train/checkpoint_writer.h"
+
+#include <exception>
+#include <utility>
+
+#include "yoloflow/log.h"
+
+namespace yoloflow::core {
+namespace {
+
+TensorList cpu_copy(const TensorList& list) {
+  TensorList out;
+  out.reserve(list.size());
+  for (const auto& [name, t] : list) {
+    // copy=true: a CPU tensor would otherwise come back as itself, which training changes.
+    out.emplace_back(name, t.detach().to(t.options().device(torch::kCPU), /*non_blocking=*/false, /*copy=*/true)
+                               .contiguous());
+  }
+  return out;
+}
+
+void write_all(const Checkpoint& c, const std::vector<std::string>& paths) {
+  const std::vector<char> bytes = serialize_checkpoint(c);
+  for (const auto& path : paths) write_checkpoint_bytes(path, bytes);
+}
+
+}  // namespace
+
+Checkpoint snapshot_on_cpu(const Checkpoint& c) {
+  Checkpoint s = c;  // the scalars and meta
+  s.model = cpu_copy(c.model);
+  s.ema = cpu_copy(c.ema);
+  s.optimizer = cpu_copy(c.optimizer);
+  s.precision = cpu_copy(c.precision);
+  s.grads = cpu_copy(c.grads);
+  return s;
+}
+
+CheckpointWriter::~CheckpointWriter() {
+  try {
+    wait();
+  } catch (const std::exception& e) {
+    YF_LOG_ERROR("checkpoint: " << e.what());
+  }
+}
+
+void CheckpointWriter::save(const Checkpoint& c, std::vector<std::string> paths) {
+  wait();
+  if (!background_) {
+    write_all(c, paths);
+    return;
+  }
+  pending_ = std::async(std::launch::async, [snapshot = snapshot_on_cpu(c), paths = std::move(paths)] {
+    write_all(snapshot, paths);
+  });
+}
+
+void CheckpointWriter::wait() {
+  if (!pending_.valid()) return;
+  auto done = std::move(pending_);
+  done.get();  // rethrows the write's exception
+}
+
+}  // namespace yoloflow::core

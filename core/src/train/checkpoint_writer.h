@@ -1,0 +1,39 @@
+#pragma once
+// Checkpoints written on a background thread, so that the device does not idle while a file
+// is pickled and fsynced at every epoch end (~0.3-0.9 s for yolo11n's 42 MB, against ~2 s of
+// training per epoch of coco128 x20 on an H200). The sink keeps training on its own tensors:
+// save() first copies every tensor to the CPU, and the thread writes that copy. One write at
+// a time, in order: a save waits for the one before it. Each file is still written atomically,
+// so a kill during a write leaves the previous checkpoint whole.
+#include <future>
+#include <string>
+#include <vector>
+
+#include "train/checkpoint.h"
+
+namespace yoloflow::core {
+
+// Every tensor of `c` copied to the CPU (contiguous), detached from what training changes.
+Checkpoint snapshot_on_cpu(const Checkpoint& c);
+
+class CheckpointWriter {
+ public:
+  // `background` false: save() writes before it returns (what a caller gets after wait()).
+  explicit CheckpointWriter(bool background) : background_(background) {}
+  // Waits for a write in progress; a failure nobody collected is logged, not thrown.
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+  // Writes `c` to every path in `paths` (the same bytes: last.pt, best.pt, epochN.pt). Waits
+  // for the previous write first and rethrows its failure (yoloflow::Error naming the file).
+  void save(const Checkpoint& c, std::vector<std::string> paths);
+  // Returns once every save so far is on disk; rethrows a failed write's error.
+  void wait();
+
+ private:
+  bool background_;
+  std::future<void> pending_;
+};
+
+}  // namespace yoloflow::core
