@@ -29,6 +29,7 @@
 #include "plugin/host_registry.h"
 #include "plugin/plugin_manager.h"
 #include "train/results_csv.h"
+#include "util/remove_tree.h"
 #include "yoloflow/error.h"
 #include "yoloflow/sink.h"
 
@@ -170,7 +171,9 @@ int main(int argc, char** argv) {
         std::cerr << "unknown config '" << name << "' (eager, graph, checkpoint)\n";
         return 2;
       }
-      const Result r = measure(o, name, "/tmp/yoloflow-step-bench-" + std::to_string(::getpid()) + "-" + name);
+      const std::string run_dir = "/tmp/yoloflow-step-bench-" + std::to_string(::getpid()) + "-" + name;
+      const Result r = measure(o, name, run_dir);
+      core::remove_tree(run_dir);  // the sink's checkpoint and results: nothing to keep
       if (base == 0.0) base = r.ms_per_step;
       std::printf("%-10s %10.2f %10.1f %9.2fx %10.2f GiB %11.2f GiB   train losses box %.4f cls %.4f dfl %.4f\n",
                   name.c_str(), r.ms_per_step, 1e3 * o.batch / r.ms_per_step, base / r.ms_per_step, r.peak_reserved_gib,

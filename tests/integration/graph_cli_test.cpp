@@ -103,6 +103,12 @@ TEST_CASE("yoloflow run reports a failing stage and exits 1") {
   CHECK(r.exit_code == kExitFailure);
   CHECK(contains(r.output, "error: stage 'mark' (augmentation 'synthetic_mark', "));
   CHECK(contains(r.output, "failed on sample 4 (synthetic/4.png): mark failed on purpose"));
+  // preview draws the same samples outside the graph (AugmentedSamples): the same message.
+  auto preview = test::run_cli(plugin_arg() + "preview " + dir + "/fail.json --out " + dir + "/preview");
+  INFO(preview.output);
+  CHECK(preview.exit_code == kExitFailure);
+  CHECK(contains(preview.output, "error: stage 'mark' (augmentation 'synthetic_mark', "));
+  CHECK(contains(preview.output, "failed on sample 4 (synthetic/4.png): mark failed on purpose"));
   auto invalid = test::run_cli(plugin_arg() + "run " + dir + "/fail.json epochs=0");
   CHECK(invalid.exit_code == kExitInvalid);
   CHECK(contains(invalid.output, "epochs: 0 is out of range"));

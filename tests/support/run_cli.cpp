@@ -1,6 +1,5 @@
 #include "support/run_cli.h"
 
-#include <ftw.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "support/paths.h"
+#include "util/remove_tree.h"
 
 namespace yoloflow::test {
 
@@ -86,11 +86,7 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
-void remove_tree(const std::string& path) {
-  // Depth-first (FTW_DEPTH), no symlink following (FTW_PHYS); a missing path is not an error.
-  nftw(path.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
-       FTW_DEPTH | FTW_PHYS);
-}
+void remove_tree(const std::string& path) { core::remove_tree(path); }
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

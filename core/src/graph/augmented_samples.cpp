@@ -1,8 +1,10 @@
 #include "graph/augmented_samples.h"
 
 #include "graph/epoch_order.h"
+#include "graph/failure_text.h"
 #include "graph/stage_sample_loaders.h"
 #include "pipeline/component_factory.h"
+#include "yoloflow/error.h"
 #include "yoloflow/rng.h"
 
 namespace yoloflow::core {
@@ -26,7 +28,10 @@ AugmentedSamples::AugmentedSamples(const Pipeline& p, const Registry& registry, 
     return create_configured(registry, spec.kind, spec.plugin, params, spec.path(), c);
   };
   source_.reset(static_cast<DataSource*>(make(p.source, source_overrides).release()));
-  for (const auto& a : p.augmentations) chain_.emplace_back(static_cast<Augmentation*>(make(a, json::object()).release()));
+  for (const auto& a : p.augmentations) {
+    chain_.emplace_back(static_cast<Augmentation*>(make(a, json::object()).release()));
+    chain_labels_.push_back(stage_text(p.stage(a)));
+  }
   std::vector<Augmentation*> chain;
   for (auto& a : chain_) chain.push_back(a.get());
   loaders_ = std::make_unique<StageSampleLoaders>(*source_, chain, epoch_seed_, imgsz_, epoch);
@@ -39,9 +44,10 @@ Sample AugmentedSamples::at(std::size_t position) {
   Sample s = source_->load(order_.at(position));
   s.sequence = position;
   Rng rng(sample_seed(epoch_seed_, static_cast<std::uint64_t>(position)));  // as the graph runner
-  for (std::size_t i = 0; i < chain_.size(); ++i) {
-    AugmentContext actx{rng, loaders_->for_stage(i), imgsz_, epoch_};
-    chain_[i]->apply(s, actx);
+  try {
+    loaders_->apply(s, rng, chain_.size());
+  } catch (const ChainStageError& e) {
+    throw Error(chain_labels_.at(e.stage()) + " failed on " + sample_text(s.index, s.path) + ": " + e.what());
   }
   return s;
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pipeline/pipeline.h"
@@ -33,7 +34,8 @@ class AugmentedSamples {
 
   std::size_t size() const { return order_.size(); }
   // The augmented sample at `position` of the epoch's order. Thread-safe (the graph runner
-  // calls the same components from every worker). Throws what the source or a plugin throws.
+  // calls the same components from every worker). Throws what the source throws, and
+  // yoloflow::Error naming the stage and the sample when an augmentation fails, as training.
   Sample at(std::size_t position);
   const DataSource& source() const { return *source_; }
   int imgsz() const { return imgsz_; }
@@ -43,6 +45,7 @@ class AugmentedSamples {
   std::uint64_t epoch_seed_;
   std::unique_ptr<DataSource> source_;
   std::vector<std::unique_ptr<Augmentation>> chain_;
+  std::vector<std::string> chain_labels_;  // stage_text() of each augmentation
   std::unique_ptr<StageSampleLoaders> loaders_;
   std::vector<std::size_t> order_;
 };

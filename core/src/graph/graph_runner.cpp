@@ -13,6 +13,7 @@
 
 #include "dist/runtime.h"
 #include "graph/epoch_order.h"
+#include "graph/failure_text.h"
 #include "graph/stage_sample_loaders.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/component_spec.h"
@@ -65,10 +66,6 @@ class FirstError {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-std::string sample_text(std::size_t index, const std::string& path) {
-  return "sample " + std::to_string(index) + (path.empty() ? "" : " (" + path + ")");
 }
 
 }  // namespace
@@ -180,7 +177,7 @@ StageContext GraphRunner::context(const std::string& node, int epoch) const {
 }
 
 std::string GraphRunner::stage_label(const Stage& s) const {
-  return "stage '" + s.spec->name + "' (" + s.spec->label() + ", " + s.spec->file + ")";
+  return stage_text(*s.spec);
 }
 
 std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
@@ -324,19 +321,11 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       sample.sequence = t.sequence;
       // Each sample's own generator: results do not depend on which thread ran it.
       Rng rng(sample_seed(epoch_seed, t.sequence));
-      for (std::size_t i = 0; i < augmentations_.size(); ++i) {
-        const Stage& st = stages_[1 + i];
-        try {
-          AugmentContext actx{rng, loaders.for_stage(i), imgsz, epoch};
-          augmentations_[i]->apply(sample, actx);
-        } catch (const std::exception& e) {
-          fail(stage_label(st) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());
-          return item;
-        } catch (...) {
-          fail(stage_label(st) + " failed on " + sample_text(t.index, sample.path) +
-               ": unknown exception");
-          return item;
-        }
+      try {
+        loaders.apply(sample, rng, augmentations_.size());
+      } catch (const ChainStageError& e) {
+        fail(stage_label(stages_[1 + e.stage()]) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());
+        return item;
       }
       item.sample = std::make_shared<Sample>(std::move(sample));
       return item;

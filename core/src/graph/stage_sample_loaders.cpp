@@ -8,10 +8,8 @@ namespace yoloflow::core {
 
 class StageSampleLoaders::Loader final : public SampleLoader {
  public:
-  Loader(DataSource& source, const std::vector<Augmentation*>& chain,
-         const std::vector<std::unique_ptr<Loader>>& loaders, std::size_t stage, std::uint64_t seed, int imgsz,
-         int epoch)
-      : source_(source), chain_(chain), loaders_(loaders), stage_(stage), seed_(seed), imgsz_(imgsz), epoch_(epoch) {}
+  Loader(DataSource& source, StageSampleLoaders& owner, std::size_t stage, std::uint64_t seed)
+      : source_(source), owner_(owner), stage_(stage), seed_(seed) {}
 
   std::size_t size() const override { return source_.size(); }
 
@@ -19,30 +17,38 @@ class StageSampleLoaders::Loader final : public SampleLoader {
     Sample sample = source_.load(index);
     if (stage_ == 0) return sample;
     Rng rng(Rng::mix(seed_, static_cast<std::uint64_t>(index)));
-    for (std::size_t j = 0; j < stage_; ++j) {
-      AugmentContext context{rng, *loaders_[j], imgsz_, epoch_};
-      chain_[j]->apply(sample, context);
-    }
+    owner_.apply(sample, rng, stage_);
     return sample;
   }
 
  private:
   DataSource& source_;
-  const std::vector<Augmentation*>& chain_;
-  const std::vector<std::unique_ptr<Loader>>& loaders_;
+  StageSampleLoaders& owner_;
   std::size_t stage_;
   std::uint64_t seed_;
-  int imgsz_, epoch_;
 };
 
 StageSampleLoaders::StageSampleLoaders(DataSource& source, std::vector<Augmentation*> chain,
                                        std::uint64_t epoch_seed, int imgsz, int epoch)
-    : chain_(std::move(chain)) {
+    : chain_(std::move(chain)), imgsz_(imgsz), epoch_(epoch) {
   // A stream per stage, apart from the one the pipeline's own samples draw from.
   constexpr std::uint64_t kOtherSamples = 0x6f74686572ULL;  // "other"
   for (std::size_t i = 0; i < chain_.size(); ++i) {
     const std::uint64_t seed = Rng::mix(Rng::mix(epoch_seed, kOtherSamples), static_cast<std::uint64_t>(i));
-    loaders_.push_back(std::make_unique<Loader>(source, chain_, loaders_, i, seed, imgsz, epoch));
+    loaders_.push_back(std::make_unique<Loader>(source, *this, i, seed));
+  }
+}
+
+void StageSampleLoaders::apply(Sample& sample, Rng& rng, std::size_t stages) {
+  for (std::size_t i = 0; i < stages && i < chain_.size(); ++i) {
+    try {
+      AugmentContext context{rng, *loaders_[i], imgsz_, epoch_};
+      chain_[i]->apply(sample, context);
+    } catch (const std::exception& e) {
+      throw ChainStageError(i, e.what());
+    } catch (...) {
+      throw ChainStageError(i, "unknown exception");
+    }
   }
 }
 

@@ -8,12 +8,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "yoloflow/augmentation.h"
+#include "yoloflow/rng.h"
 #include "yoloflow/source.h"
 
 namespace yoloflow::core {
+
+// An augmentation of the chain failed on a sample: which one (0-based in the chain) and why
+// (the plugin's own message). Callers name the stage the way their users know it.
+class ChainStageError : public std::runtime_error {
+ public:
+  ChainStageError(std::size_t stage, const std::string& message) : std::runtime_error(message), stage_(stage) {}
+  std::size_t stage() const { return stage_; }
+
+ private:
+  std::size_t stage_;
+};
 
 class StageSampleLoaders {
  public:
@@ -27,9 +41,17 @@ class StageSampleLoaders {
   // The loader for augmentation `stage` (0-based in the chain). Thread-safe.
   SampleLoader& for_stage(std::size_t stage);
 
+  // Runs the chain's first `stages` augmentations over `sample`, drawing from `rng`, each with
+  // its stage's loader: the one per-sample loop of the graph runner, AugmentedSamples and the
+  // loaders themselves. Throws ChainStageError naming the stage that failed on `sample` (a
+  // mosaic whose other sample failed in an earlier stage: the mosaic, with that message).
+  // Thread-safe.
+  void apply(Sample& sample, Rng& rng, std::size_t stages);
+
  private:
   class Loader;
   std::vector<Augmentation*> chain_;
+  int imgsz_, epoch_;
   std::vector<std::unique_ptr<Loader>> loaders_;  // loader i refers to loaders 0..i-1
 };
 
