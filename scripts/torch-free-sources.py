@@ -4,7 +4,7 @@
 Usage: scripts/torch-free-sources.py [BUILD_DIR]   (default: build; needs compile_commands.json)
 
 Each is preprocessed without the precompiled header (g++ -M); those whose dependencies hold no
-torch/ or ATen/ header belong in a yoloflow_skip_torch_pch() list (cmake/YoloflowBuild.cmake
+c10/ or ATen/ header (torch/version.h alone is a few macros) belong in a yoloflow_skip_torch_pch() list (cmake/YoloflowBuild.cmake
 says why). Run it after adding sources; a wrongly listed file still builds, only slower.
 """
 import json
@@ -30,5 +30,6 @@ for entry in json.load(open(os.path.join(build, "compile_commands.json"))):
         elif a not in ("-c", "-MD", "-Winvalid-pch", source):
             keep.append(a)
     deps = subprocess.run(keep + ["-M", source], capture_output=True, text=True, cwd=entry["directory"])
-    if deps.returncode == 0 and "torch/" not in deps.stdout and "ATen/" not in deps.stdout:
+    # torch/version.h alone (the SDK descriptor's version macros) is a few lines, not LibTorch.
+    if deps.returncode == 0 and "c10/" not in deps.stdout and "ATen/" not in deps.stdout:
         print(os.path.relpath(source, root))

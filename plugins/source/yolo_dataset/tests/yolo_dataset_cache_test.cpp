@@ -3,6 +3,7 @@
 // invalidated by file or parameter changes, and safe to fill from two sources at once.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
