@@ -22,8 +22,8 @@ std::string temp_dir(const std::string& tag);
 // Writes `text` to `path`, creating folders.
 void write_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
-// Deletes a folder tree (like std::filesystem::remove_all, which must not be used here: the
-// PyTorch 2.11 wheel's libtorch.so exports a broken copy of it that interposes and crashes).
+// Deletes a folder tree: core::remove_tree (util/remove_tree.h says why not
+// std::filesystem::remove_all).
 void remove_tree(const std::string& path);
 
 }  // namespace yoloflow::test
