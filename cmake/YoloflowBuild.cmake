@@ -28,8 +28,8 @@ endfunction()
 
 # Sources of those targets that include nothing of LibTorch, even indirectly, but its version
 # macros (torch/version.h, for the SDK's plugin descriptor): loading the ~570 MB precompiled
-# header costs them 7-13 s each (results_csv.cpp: 9.4 s with it, 1.8 s without; graph_runner.cpp
-# 25.1 s and 12.6 s), ~15 CPU-minutes over a cold build. A file wrongly listed still builds,
+# header costs them 7-13 s each on the 2-core dev machine (one compile each, with and without the
+# header: results_csv.cpp 9.4 s and 1.8 s, graph_runner.cpp 25.1 s and 12.6 s). A file wrongly listed still builds,
 # only slower; scripts/torch-free-sources.py lists the current candidates.
 function(yoloflow_skip_torch_pch)
   set_source_files_properties(${ARGN} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)

@@ -1,7 +1,8 @@
 #pragma once
 // Checkpoints written on a background thread, so that the device does not idle while a file
-// is pickled and fsynced at every epoch end (~0.3-0.9 s for yolo11n's 42 MB, against ~2 s of
-// training per epoch of coco128 x20 on an H200). The sink keeps training on its own tensors:
+// is pickled and fsynced at every epoch end (0.57-0.73 s for yolo11n's 42 MB on the 2-core
+// dev machine, docs/performance.md "Epoch boundaries"; an epoch of coco128 x20 trains in ~2.2 s
+// on the H200). The sink keeps training on its own tensors:
 // save() first copies every tensor to the CPU, and the thread writes that copy. One write at
 // a time, in order: a save waits for the one before it. Each file is still written atomically,
 // so a kill during a write leaves the previous checkpoint whole.
