@@ -101,7 +101,10 @@ class TrainSink final : public Sink {
         .doc("Precision strategy: fp32, amp_fp16 (CUDA) or amp_bf16.");
     s.add_path("data").required().doc("data.yaml of the dataset: class names and the validation split.");
     s.add_string("val_split", "val").doc("Split of `data` used for validation.");
-    s.add_int("val_batch", 32).min(1).doc("Images per validation batch.");
+    s.add_int("val_batch", 32).min(1).doc(
+        "Images per validation batch. Beside a captured step (`cuda_graph`) validation allocates outside "
+        "the graph's memory pool: yolo11n on the H200 peaked 1.2 GiB higher at 32 than at 8, where "
+        "validation took ~2.5x as long (docs/performance.md).");
     s.add_int("val_every", 1).min(0).doc("Validate every N epochs (0 = only after the last).");
     s.add_float("val_conf", 0.001).range(0.0, 1.0).doc("NMS confidence threshold in validation.");
     s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
@@ -160,7 +163,9 @@ class TrainSink final : public Sink {
     s.add_int("cuda_graph_rows", 96).min(1).doc(
         "CUDA graphs with target_rows 0: target rows per image the one captured step is built for "
         "(every batch that fits is padded to it); a batch whose fullest image has more boxes runs "
-        "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96).");
+        "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96). Such a "
+        "step allocates outside the graph's pool: yolo11n b32 on the H200 peaked at 12.3-12.7 GiB instead "
+        "of 5.9; at 192 no coco128 batch ran eagerly, peak 7.2 GiB, 15% fewer images/s (docs/performance.md).");
     s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
     s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
         "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
@@ -472,13 +477,6 @@ class TrainSink final : public Sink {
     for (const auto& kv : scheduled_values()) row[kv.first] = kv.second;
     row["micro_batch"] = static_cast<double>(micro_batch_ > 0 ? std::min(micro_batch_, batch_size_) : batch_size_);
     row["oom_retries"] = static_cast<double>(oom_retries_);
-    if (const auto mem = take_cuda_memory_stats(device_)) {  // absent on the CPU
-      row["gpu_mem_GiB"] = mem->peak_allocated_gib;
-      row["gpu_reserved_GiB"] = mem->reserved_gib;
-      row["gpu_peak_reserved_GiB"] = mem->peak_reserved_gib;
-      row["gpu_fragmentation_GiB"] = mem->fragmentation_gib;
-      row["gpu_num_ooms"] = mem->num_ooms;
-    }
     if (profile_) {
       const auto means = profile_->take_epoch_means();
       for (const auto& kv : means) row[kv.first] = kv.second;
@@ -502,6 +500,14 @@ class TrainSink final : public Sink {
       row["val/dfl_loss"] = m.second[2];
       fitness = m.first.fitness;
       last_metrics_ = m.first;
+    }
+    // After validation: an epoch's peak includes its validation (the last epoch's too).
+    if (const auto mem = take_cuda_memory_stats(device_)) {  // absent on the CPU
+      row["gpu_mem_GiB"] = mem->peak_allocated_gib;
+      row["gpu_reserved_GiB"] = mem->reserved_gib;
+      row["gpu_peak_reserved_GiB"] = mem->peak_reserved_gib;
+      row["gpu_fragmentation_GiB"] = mem->fragmentation_gib;
+      row["gpu_num_ooms"] = mem->num_ooms;
     }
     const auto results_start = Clock::now();
     results_->add_row(row);
@@ -883,6 +889,14 @@ class TrainSink final : public Sink {
     if (ema_) saved = ema_->swap_into(model_->module());
     model_->module().eval();
     torch::NoGradGuard no_grad;
+    // cuDNN's heuristics, not benchmarking, for validation's convolutions: with a captured step the
+    // first validation on the H200 fell from 4.6-5.8 s to 2.2 s (docs/performance.md, session 9,
+    // "Validation time and memory"). Restored on the way out; the graph keeps its algorithms.
+    struct BenchmarkOff {
+      bool was = at::globalContext().benchmarkCuDNN();
+      BenchmarkOff() { at::globalContext().setBenchmarkCuDNN(false); }
+      ~BenchmarkOff() { at::globalContext().setBenchmarkCuDNN(was); }
+    } benchmark_off;
     DetectionMetrics metrics(model_->head().nc);
     NmsOptions nms;
     nms.conf = p_.get_float("val_conf");
