@@ -21,6 +21,14 @@ Detections one(std::vector<std::vector<float>> boxes, std::vector<std::vector<fl
   return {b, s};
 }
 
+// `images` x `anchors` random boxes (corners in [0, extent), sides 4 to 4 + size) with uniform
+// scores over `classes`.
+Detections random_detections(int images, int anchors, int classes, float extent, float size) {
+  auto xy = torch::rand({images, anchors, 2}) * extent;
+  auto wh = torch::rand({images, anchors, 2}) * size + 4;
+  return {torch::cat({xy, xy + wh}, 2), torch::rand({images, anchors, classes})};
+}
+
 NmsOptions opts(double conf, double iou) {
   NmsOptions o;
   o.conf = conf;
@@ -105,10 +113,7 @@ TEST_CASE("nms: multi_label keeps a box once per class above conf") {
 
 TEST_CASE("nms: thousands of boxes, max_candidates, and a batch of images") {
   torch::manual_seed(0);
-  const int a = 8400, nc = 80;
-  auto xy = torch::rand({2, a, 2}) * 600;
-  auto wh = torch::rand({2, a, 2}) * 60 + 4;
-  Detections det{torch::cat({xy, xy + wh}, 2), torch::rand({2, a, nc})};
+  const Detections det = random_detections(2, 8400, 80, 600, 60);
   NmsOptions o;
   o.conf = 0.001;
   o.iou = 0.7;
@@ -165,10 +170,7 @@ TEST_CASE("nms: per-class lists keep exactly what one greedy pass over all candi
   // Crowded boxes over few classes, a max_det that cuts the result short, class-aware and
   // agnostic: the cases where per-class processing and its early stop could differ.
   torch::manual_seed(3);
-  const int a = 400, nc = 5;
-  auto xy = torch::rand({1, a, 2}) * 200;
-  auto wh = torch::rand({1, a, 2}) * 80 + 4;
-  Detections det{torch::cat({xy, xy + wh}, 2), torch::rand({1, a, nc})};
+  const Detections det = random_detections(1, 400, 5, 200, 80);
   for (const bool agnostic : {false, true}) {
     for (const int max_det : {7, 40, 1000}) {
       CAPTURE(agnostic);
