@@ -73,8 +73,6 @@ torch::Tensor greedy(const std::vector<Candidate>& c, const NmsOptions& o) {
   std::iota(order.begin(), order.end(), 0);
   // Stable: equal scores keep their candidate order, so results are reproducible.
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c[a].score > c[b].score; });
-  std::vector<std::size_t> rank(c.size());
-  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
 
   std::vector<std::vector<std::size_t>> lists(1);  // candidates of each class, in order
   if (o.agnostic) {
@@ -85,15 +83,14 @@ torch::Tensor greedy(const std::vector<Candidate>& c, const NmsOptions& o) {
     lists.assign(static_cast<std::size_t>(classes), {});
     for (const auto i : order) lists[static_cast<std::size_t>(c[i].cls)].push_back(i);
   }
-  std::vector<std::size_t> kept;
-  std::vector<char> suppressed(c.size(), 0);
+  std::vector<char> suppressed(c.size(), 0), is_kept(c.size(), 0);
   const auto max_det = static_cast<std::size_t>(std::max(o.max_det, 0));
   for (const auto& list : lists) {
     std::size_t kept_here = 0;
     for (std::size_t a = 0; a < list.size() && kept_here < max_det; ++a) {
       const auto i = list[a];
       if (suppressed[i]) continue;
-      kept.push_back(i);
+      is_kept[i] = 1;
       ++kept_here;
       for (std::size_t b = a + 1; b < list.size(); ++b) {
         const auto j = list[b];
@@ -101,8 +98,10 @@ torch::Tensor greedy(const std::vector<Candidate>& c, const NmsOptions& o) {
       }
     }
   }
-  std::sort(kept.begin(), kept.end(), [&](std::size_t a, std::size_t b) { return rank[a] < rank[b]; });
-  if (kept.size() > max_det) kept.resize(max_det);
+  std::vector<std::size_t> kept;  // in score order, the image's best max_det
+  for (std::size_t r = 0; r < order.size() && kept.size() < max_det; ++r) {
+    if (is_kept[order[r]]) kept.push_back(order[r]);
+  }
 
   auto out = torch::empty({static_cast<std::int64_t>(kept.size()), 6});
   auto a = out.accessor<float, 2>();

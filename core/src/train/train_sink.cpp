@@ -486,9 +486,9 @@ class TrainSink final : public Sink {
     const bool last = epoch + 1 == ctx_.epochs;
     const int every = static_cast<int>(p_.get_int("val_every"));
     double fitness = -1.0;
-    const auto val_start = Clock::now();
     double val_seconds = -1.0;
     if (last || (every > 0 && (epoch + 1) % every == 0)) {
+      const auto val_start = Clock::now();
       auto m = validate();
       val_seconds = std::chrono::duration<double>(Clock::now() - val_start).count();
       row["metrics/precision(B)"] = m.first.precision;
