@@ -7,7 +7,11 @@
 set -euo pipefail
 cli="$1"; plugins="$2"; coco="$3"; work="$4"
 mkdir -p "$work"
-ls "$coco"/images/train2017/*.jpg | sort | head -n 4 > "$work/images.txt"
+# The first 4 images (a glob is sorted). Not `ls | sort | head`: under pipefail, head exiting after
+# 4 lines can kill sort with SIGPIPE before it has written the rest, which ended this script
+# silently (193 of 3,000 runs of that line on the 2-core dev machine).
+images=("$coco"/images/train2017/*.jpg)
+printf '%s\n' "${images[@]:0:4}" > "$work/images.txt"
 { printf 'path: .\ntrain: images.txt\nval: images.txt\nnames:\n'; sed -n '/^names:/,$p' "$coco/data.yaml" | grep '^  '; } \
   > "$work/data.yaml"
 cat > "$work/train.json" <<'JSON'
