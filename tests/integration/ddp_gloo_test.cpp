@@ -236,11 +236,16 @@ TEST_CASE("ddp: a rank that dies makes the other exit with an error instead of w
 TEST_CASE("ddp: an early stop decided by rank 0 (patience) stops both ranks cleanly") {
   const auto dir = test::temp_dir("ddp-patience");
   write_subset(dir, 8);
-  std::string json = pipeline(dir, 6, 2, 0.01);
-  // Validation every epoch with a confidence threshold nothing reaches: fitness stays 0, so
-  // patience 1 ends the run after its second epoch, well before the sixth.
+  std::string json = pipeline(dir, 6, 2, 1e-9);
+  json.replace(json.find(R"("imgsz": 64)"), 11, R"("imgsz": 320)");  // where the trained weights see objects
+  // Trained weights (left as they are) validated every epoch: fitness above 0 after the first epoch, then a
+  // confidence threshold nothing reaches makes it 0 (a zero fitness never counts as a best
+  // once there was a better one), so patience 1 ends the run after its second epoch, well
+  // before the sixth.
   const std::string from = R"("val_every": 0)";
-  json.replace(json.find(from), from.size(), R"("val_every": 1, "val_conf": 0.999, "patience": 1)");
+  json.replace(json.find(from), from.size(),
+               R"("val_every": 1, "val_conf": {"steps": {"0": 0.001, "1": 0.999}}, "patience": 1, "weights": ")" +
+                   test::fixtures_dir() + R"(/coco128-val-parity/coco128-yolo11n.pt")");
   test::write_file(dir + "/two.json", json);
   const TwoRanks ranks = run_two_ranks(dir, "run");
   const int c0 = ranks.code0, c1 = ranks.code1;

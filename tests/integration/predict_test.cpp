@@ -265,8 +265,8 @@ TEST_CASE("predict: missing weights, a bad source and a bad --conf are clear err
 
   test::write_file(dir + "/fake.pt", "not a checkpoint");
   r = test::run_cli("predict --weights " + dir + "/fake.pt --source " + image + " --out " + dir + "/o");
-  CHECK(r.exit_code != 0);
-  CHECK(r.output.find(dir + "/fake.pt is not a readable checkpoint") != std::string::npos);
+  CHECK(r.exit_code == kExitInvalid);
+  CHECK(r.output.find("--weights " + dir + "/fake.pt: neither a yoloflow checkpoint") != std::string::npos);
 
   test::write_file(dir + "/notes.txt", "hello");
   r = test::run_cli("predict --weights " + dir + "/fake.pt --source " + dir + "/notes.txt");
@@ -324,7 +324,7 @@ TEST_CASE("predict: the model of a checkpoint comes from its meta, else the run 
   }
 }
 
-TEST_CASE("validate sink: pipelines/validate-coco128.json gives a run's weights the mAP its last epoch reported") {
+TEST_CASE("val: `yoloflow val` on last.pt gives the numbers the train sink reported after its last epoch") {
   const auto& run = trained_run();
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
@@ -335,9 +335,41 @@ TEST_CASE("validate sink: pipelines/validate-coco128.json gives a run's weights 
   REQUIRE(trained.count("metrics/mAP50(B)") == 1);
   // Something was learnt, so equal numbers mean something.
   CHECK(trained.at("metrics/mAP50(B)") > 0.1);
+  // The train sink validated last.pt's EMA weights on exactly these images (rectangular
+  // batches, the default of both) after its last epoch.
+  const std::string out = run.dir + "/val-rect";
+  const auto r = test::run_cli("val --weights " + run.run_dir + "/weights/last.pt --data " + run.dir +
+                               "/data.yaml --imgsz 64 --device cpu --out " + out);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const json m = json::parse(test::read_file(out + "/metrics.json"));
+  CHECK(m.at("rect") == true);
+  CHECK(m.at("images") == kImages);
+  CHECK(m.at("instances") == 2);
+  // results.csv keeps 6 significant digits.
+  CHECK(m.at("precision").get<double>() == doctest::Approx(trained.at("metrics/precision(B)")).epsilon(1e-5));
+  CHECK(m.at("recall").get<double>() == doctest::Approx(trained.at("metrics/recall(B)")).epsilon(1e-5));
+  CHECK(m.at("mAP50").get<double>() == doctest::Approx(trained.at("metrics/mAP50(B)")).epsilon(1e-5));
+  CHECK(m.at("mAP50-95").get<double>() == doctest::Approx(trained.at("metrics/mAP50-95(B)")).epsilon(1e-5));
+  // The console table, Ultralytics' columns.
+  CHECK(r.output.find("Class     Images  Instances      Box(P          R      mAP50  mAP50-95)") != std::string::npos);
+  CHECK(r.output.find("results in " + out + ": metrics.json") != std::string::npos);
+}
 
-  // The shipped pipeline on the run's own val split, at its imgsz: the train sink validated
-  // last.pt's EMA weights on exactly these images after its last epoch.
+TEST_CASE("validate sink: pipelines/validate-coco128.json gives what `yoloflow val --square` gives") {
+  const auto& run = trained_run();
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string cli_out = run.dir + "/val-square";
+  const auto c = test::run_cli("val --square --weights " + run.run_dir + "/weights/last.pt --data " + run.dir +
+                               "/data.yaml --imgsz 64 --device cpu --out " + cli_out);
+  INFO(c.output);
+  REQUIRE(c.exit_code == 0);
+  const json want = json::parse(test::read_file(cli_out + "/metrics.json"));
+  CHECK(want.at("rect") == false);
+
+  // The shipped pipeline on the run's own val split, at its imgsz: its graph letterboxes
+  // every image to a square, as --square does.
   const std::string out = run.dir + "/validate";
   const auto r = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/validate-coco128.json --run-dir " +
                                out + " imgsz=64 device=cpu stages.source.params.data=" + run.dir +
@@ -348,13 +380,12 @@ TEST_CASE("validate sink: pipelines/validate-coco128.json gives a run's weights 
   CHECK(m.at("weights") == run.run_dir + "/weights/last.pt");
   CHECK(m.at("images") == kImages);
   CHECK(m.at("instances") == 2);
-  // results.csv keeps 6 significant digits.
-  CHECK(m.at("precision").get<double>() == doctest::Approx(trained.at("metrics/precision(B)")).epsilon(1e-5));
-  CHECK(m.at("recall").get<double>() == doctest::Approx(trained.at("metrics/recall(B)")).epsilon(1e-5));
-  CHECK(m.at("mAP50").get<double>() == doctest::Approx(trained.at("metrics/mAP50(B)")).epsilon(1e-5));
-  CHECK(m.at("mAP50-95").get<double>() == doctest::Approx(trained.at("metrics/mAP50-95(B)")).epsilon(1e-5));
-  REQUIRE(m.at("classes").size() >= 1);
-  CHECK(m.at("classes")[0].contains("name"));
+  for (const char* key : {"precision", "recall", "mAP50", "mAP50-95"}) {
+    CAPTURE(key);
+    CHECK(m.at(key).get<double>() == doctest::Approx(want.at(key).get<double>()).epsilon(1e-9));
+  }
+  REQUIRE(m.at("per_class").size() >= 1);
+  CHECK(m.at("per_class") == want.at("per_class"));
   // The console shows the same numbers, overall and per class.
   CHECK(r.output.find("validated " + run.run_dir + "/weights/last.pt: 2 images, 2 instances") != std::string::npos);
   CHECK(r.output.find("mAP50-95 ") != std::string::npos);

@@ -45,9 +45,9 @@ TEST_CASE("micro_batch half the batch trains on the whole batch's loss, with the
   // BatchNorm on 2 instead of 4 images changes the gradient's direction this early in training.
   const auto dir = test::temp_dir("train-micro");
   test::write_coco128_subset(dir, 8);
-  // Batch 4, nominal 8: two batches accumulate per optimizer step, one step an epoch.
-  test::write_file(dir + "/whole.json", pipeline(2, 64, 4, 8));
-  test::write_file(dir + "/micro.json", pipeline(2, 64, 4, 8, R"(, "micro_batch": 2, "cuda_memory_fraction": 0.5,
+  // Batch 4 at 128 px, nominal 8: two batches accumulate per optimizer step, one step an epoch.
+  test::write_file(dir + "/whole.json", pipeline(2, 128, 4, 8));
+  test::write_file(dir + "/micro.json", pipeline(2, 128, 4, 8, R"(, "micro_batch": 2, "cuda_memory_fraction": 0.5,
       "cuda_alloc_conf": "expandable_segments:True")"));
 
   auto whole = test::run_cli("train " + dir + "/whole.json --run-dir " + dir + "/whole");
@@ -60,11 +60,11 @@ TEST_CASE("micro_batch half the batch trains on the whole batch's loss, with the
   CHECK(micro.output.find("cuda_memory_fraction 0.5 ignored: training on cpu") != std::string::npos);
   CHECK(micro.output.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") != std::string::npos);
 
-  // The first progress line (batch 1, no update yet): box and cls within 1%, dfl within 6%
-  // (measured 0.2%, 0.2%, 4%: BatchNorm's chunk statistics move the box-distribution logits
-  // most). With each chunk normalised on its own the early-training floor halved all three
-  // (3.44 vs 6.53 box).
-  const std::array<double, 3> tolerance{0.01, 0.01, 0.06};
+  // The first progress line (batch 1, no update yet): box within 1%, cls within 3%, dfl within
+  // 6% (measured at 128 px: 0.1%, 1.7%, 1.4%: BatchNorm's chunk statistics move the logits;
+  // how much depends on the images). With each chunk normalised on its own the early-training
+  // floor halved all three (3.44 vs 6.53 box at 64 px).
+  const std::array<double, 3> tolerance{0.01, 0.03, 0.06};
   auto first_losses = [](const std::string& out) {
     const auto at = out.find("step 1/2  box ");
     REQUIRE(at != std::string::npos);

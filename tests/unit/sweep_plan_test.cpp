@@ -149,7 +149,7 @@ TEST_CASE("sweep summary sorts by fitness of the last validated epoch and fills 
   CHECK(rows[2].run == "c");
   CHECK(rows[0].status == "done");
   CHECK(rows[2].status == "pending");
-  CHECK(*rows[0].fitness == doctest::Approx(0.1 * 0.5 + 0.9 * 0.3));
+  CHECK(*rows[0].fitness == doctest::Approx(0.3));  // mAP50-95
   CHECK(*rows[1].map50_95 == doctest::Approx(0.1));
   CHECK(*rows[1].img_s == doctest::Approx(25));
   CHECK(*rows[1].peak_gpu_mem_gib == doctest::Approx(2.5));
@@ -158,7 +158,7 @@ TEST_CASE("sweep summary sorts by fitness of the last validated epoch and fills 
   CHECK_FALSE(rows[0].peak_gpu_mem_gib.has_value());
   const auto csv = test::read_file(dir + "/summary.csv");
   CHECK(csv.rfind("run,status,epochs,time_s,img_s,peak_gpu_mem_GiB,mAP50,mAP50-95,fitness,reason,dir,overrides\n", 0) == 0);
-  CHECK(csv.find("\nb,done,1/1,5.0,40.0,,0.5000,0.3000,0.3200,") != std::string::npos);
+  CHECK(csv.find("\nb,done,1/1,5.0,40.0,,0.5000,0.3000,0.3000,") != std::string::npos);
   CHECK(test::read_file(dir + "/summary.md").find("| b | done | 1/1 |") != std::string::npos);
   test::remove_tree(dir);
 }

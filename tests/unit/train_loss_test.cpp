@@ -168,6 +168,35 @@ TEST_CASE("assigner: a box smaller than a stride is assigned when it holds an an
   CHECK(torch::isfinite(r.scores).all().item<bool>());
 }
 
+TEST_CASE("assigner: with the small-object rule a box under a stride counts as the next stride for candidates") {
+  auto anchors = pixel_anchors(32, {8, 16, 32});
+  const auto A = anchors.size(0);
+  auto scores = torch::full({1, A, 1}, 0.5);
+  auto gt_labels = torch::zeros({1, 1}, torch::kLong);
+  // 2x2 px between the anchor centres (4, 8 and 12 on each axis): no centre inside it.
+  auto gt_boxes = torch::tensor({5.f, 5.f, 7.f, 7.f}).view({1, 1, 4});
+  auto pd = gt_boxes.expand({1, A, 4}).contiguous();
+  auto gt_mask = torch::tensor({true}).view({1, 1});
+  auto off = TaskAlignedAssigner(1, AssignerOptions{})(scores, pd, anchors, gt_labels, gt_boxes, gt_mask);
+  CHECK(off.fg_mask.sum().item<int64_t>() == 0);
+  // Widened to 16x16 around (6, 6) for the candidate test only: the four stride-8 centres and
+  // the stride-16 centre (8, 8) lie strictly inside [-2, 14].
+  AssignerOptions small;
+  small.small_side = 8;
+  small.small_side_as = 16;
+  auto on = TaskAlignedAssigner(1, small)(scores, pd, anchors, gt_labels, gt_boxes, gt_mask);
+  CHECK(on.fg_mask.sum().item<int64_t>() == 5);
+  // The targets keep the box as labelled.
+  for (int64_t i = 0; i < A; ++i) {
+    if (!on.fg_mask[0][i].item<bool>()) continue;
+    CHECK(on.bboxes[0][i][0].item<float>() == 5.f);
+    CHECK(on.bboxes[0][i][2].item<float>() == 7.f);
+  }
+  // A padding row is never widened into a candidate.
+  auto padded = TaskAlignedAssigner(1, small)(scores, pd, anchors, gt_labels, gt_boxes, torch::tensor({false}).view({1, 1}));
+  CHECK(padded.fg_mask.sum().item<int64_t>() == 0);
+}
+
 TEST_CASE("loss: a perfect prediction gives near-zero box and DFL loss") {
   const int64_t size = 64;
   const int nc = 2;

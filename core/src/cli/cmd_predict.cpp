@@ -91,8 +91,10 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand(
       "predict", "Detect objects in images with a trained checkpoint; write annotated images, labels and JSON");
   auto r = std::make_shared<PredictRequest>();
-  cmd->add_option("--weights", r->weights, "Checkpoint from `yoloflow train` (RUN/weights/best.pt or last.pt)")
+  cmd->add_option("--weights", r->weights,
+                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt or last.pt), or a PyTorch state dict with --model")
       ->required();
+  cmd->add_option("--model", r->options.model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
   cmd->add_option("--source", r->source, "An image, or a folder of images")->required();
   cmd->add_option("--imgsz", r->options.imgsz, "Network input size (rounded up to a multiple of the stride)")
       ->check(CLI::Range(32, 8192));

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   cli::add_info_command(app, ctx, selected);
   cli::add_weights_command(app, ctx, selected);
   cli::add_preview_command(app, ctx, selected);
+  cli::add_val_command(app, ctx, selected);
   cli::add_predict_command(app, ctx, selected);
   cli::add_sweep_command(app, ctx, selected);
 

@@ -15,13 +15,20 @@ namespace yoloflow::core {
 struct LoadedCheckpointModel {
   std::unique_ptr<Model> model;  // in eval mode on the device asked for
   CheckpointModel described;     // names filled in up to the head's nc ("7" for an unnamed class 7)
-  std::string weights_kind;      // "EMA" or "raw"
+  std::string weights_kind;      // "EMA", "raw" or "state dict"
 };
 
-// `option` names where `weights` came from in messages ("--weights", "stages.val.params.weights").
-// Throws InvalidInput / Error naming the file when it is missing, unreadable or does not fit.
+// `weights`: a checkpoint of `yoloflow train` (its EMA weights when it has them), or a plain
+// PyTorch state dict (torch.save(model.state_dict()), `yoloflow weights export`), which does
+// not say which model it holds: `architecture` ("yolo11n") names it, nc comes from the file.
+// `option` names where `weights` came from in messages ("--weights", "stages.val.params.weights");
+// `architecture_option` where the architecture came from ("--model").
+// Throws InvalidInput / Error in one line naming the file when it is missing, neither kind of
+// file, or does not fit.
 LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std::string& weights,
-                                            const torch::Device& device, const std::string& option);
+                                            const torch::Device& device, const std::string& option,
+                                            const std::string& architecture = "",
+                                            const std::string& architecture_option = "--model");
 
 // "auto" or "": CUDA when available. Throws InvalidInput naming `option` for an unusable value.
 torch::Device pick_inference_device(const std::string& wanted, const std::string& option);

@@ -27,6 +27,9 @@ class PredictSink final : public Sink {
         "Checkpoint to predict with (RUN/weights/best.pt of `yoloflow train`; its EMA weights when it has them). "
         "Relative paths are resolved against the pipeline file's folder.");
     s.add_float("conf", 0.25).range(0.0, 1.0).fixed().doc("Minimum confidence kept.");
+    s.add_string("model", "").fixed().doc(
+        "Architecture of `weights` when it is a plain PyTorch state dict (e.g. \"yolo11n\"; the class count comes "
+        "from the file); a checkpoint of `yoloflow train` names its own.");
     s.add_float("iou", 0.7).range(0.0, 1.0).fixed().doc("NMS IoU threshold.");
     s.add_int("max_det", 300).min(1).fixed().doc("Detections kept per image.");
     s.add_int_list("classes", {}).fixed().doc("Keep only these class ids (empty: all).");
@@ -50,6 +53,7 @@ class PredictSink final : public Sink {
     o.device = p.get_string("device").empty() ? ctx.device : p.get_string("device");
     for (const auto c : p.get_ints("classes")) o.classes.push_back(static_cast<int>(c));
     o.option_prefix = where + ".params.";
+    o.model = p.get_string("model");
     weights_ = p.get_string("weights");
     predictor_ = std::make_unique<Predictor>(host_registry(), weights_, o);
     const fs::path out(p.get_string("output"));

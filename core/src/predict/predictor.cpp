@@ -5,12 +5,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <opencv2/imgproc.hpp>
 #include <torch/torch.h>
 
 #include "detect/nms.h"
+#include "model/model_factory.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
 #include "plugin/registry.h"
@@ -55,6 +57,22 @@ class NoSamples final : public SampleLoader {
   std::size_t size() const override { return 0; }
   Sample load(std::size_t) override { throw Error("predict: no other samples to load"); }
 };
+
+// The first line of a message: enough to say what was wrong, without a library's backtrace.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// On the device, in eval mode, every class named ("7" for an unnamed class 7).
+void finish_loaded(LoadedCheckpointModel& out, const torch::Device& device, const std::string& weights) {
+  out.model->module().to(device);
+  out.model->module().eval();
+  const int nc = out.model->head().nc;
+  auto& names = out.described.names;
+  if (!names.empty() && static_cast<int>(names.size()) != nc) {
+    throw InvalidInput(weights + ": names " + std::to_string(names.size()) + " classes, its model has nc=" +
+                       std::to_string(nc));
+  }
+  for (int c = static_cast<int>(names.size()); c < nc; ++c) names.push_back(std::to_string(c));
+}
 
 }  // namespace
 
@@ -117,15 +135,50 @@ torch::Device pick_inference_device(const std::string& wanted, const std::string
 }
 
 LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std::string& weights,
-                                            const torch::Device& device, const std::string& option) {
+                                            const torch::Device& device, const std::string& option,
+                                            const std::string& architecture, const std::string& architecture_option) {
   LoadedCheckpointModel out;
   if (!fs::exists(weights)) throw InvalidInput(option + " " + weights + ": no such file");
   if (fs::is_directory(weights)) {
     throw InvalidInput(option + " " + weights + ": is a folder; give a checkpoint such as " + weights +
                        "/weights/best.pt");
   }
-  const Checkpoint ck = load_checkpoint(weights);
-  out.described = describe_checkpoint_model(ck.meta, weights);
+  std::optional<Checkpoint> ck;
+  try {
+    ck = load_checkpoint(weights);
+  } catch (const Error&) {
+    // Not a training checkpoint: a plain state dict, or neither (said below).
+  }
+  if (!ck) {
+    NamedTensors state;
+    try {
+      state = read_weights(weights);
+    } catch (const Error& e) {
+      throw InvalidInput(option + " " + weights + ": neither a yoloflow checkpoint (RUN/weights/best.pt of `yoloflow "
+                         "train`) nor a PyTorch state dict (torch.save(model.state_dict())): " + first_line(e.what()));
+    }
+    if (architecture.empty()) {
+      throw InvalidInput(option + " " + weights + ": a plain state dict does not say which model it holds; name it with " +
+                         architecture_option + " (e.g. yolo11n)");
+    }
+    const int nc = classes_in(state);
+    if (nc <= 0) {
+      throw InvalidInput(option + " " + weights + ": no detection head's class branch (model.<N>.cv3.0.2.bias) in this "
+                         "state dict, so it holds no YOLO detector");
+    }
+    out.model = create_model(registry, architecture, nc);
+    // As a checkpoint's model entry would say it ("yolo11n" is plugin yolo11, scale n).
+    out.described.spec = registry.find(Kind::Model, architecture)
+                             ? json{{"plugin", architecture}, {"params", {{"nc", nc}}}}
+                             : json{{"plugin", architecture.substr(0, architecture.size() - 1)},
+                                    {"params", {{"scale", architecture.substr(architecture.size() - 1)}, {"nc", nc}}}};
+    out.described.origin = architecture_option + " " + architecture;
+    out.weights_kind = "state dict";
+    load_weights(out.model->module(), state, weights);  // names every tensor that does not fit
+    finish_loaded(out, device, weights);
+    return out;
+  }
+  out.described = describe_checkpoint_model(ck->meta, weights);
   StageContext ctx;
   ctx.node = "model of " + out.described.origin;
   ctx.device = device.str();
@@ -136,19 +189,10 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
   }
   out.model = create_component<Model>(registry, Kind::Model, out.described.spec, ctx.node, ctx);
   // Ultralytics' best.pt is its EMA: what validation measured.
-  const TensorList& tensors = ck.ema.empty() ? ck.model : ck.ema;
-  out.weights_kind = ck.ema.empty() ? "raw" : "EMA";
+  const TensorList& tensors = ck->ema.empty() ? ck->model : ck->ema;
+  out.weights_kind = ck->ema.empty() ? "raw" : "EMA";
   load_weights(out.model->module(), tensors, weights);
-  out.model->module().to(device);
-  out.model->module().eval();
-  const int nc = out.model->head().nc;
-  auto& names = out.described.names;
-  if (!names.empty() && static_cast<int>(names.size()) != nc) {
-    throw InvalidInput(weights + ": names " + std::to_string(names.size()) + " classes, its model has nc=" +
-                       std::to_string(nc));
-  }
-  // Unnamed classes are called by their number.
-  for (int c = static_cast<int>(names.size()); c < nc; ++c) names.push_back(std::to_string(c));
+  finish_loaded(out, device, weights);
   return out;
 }
 
@@ -169,7 +213,8 @@ Predictor::Predictor(const Registry& registry, const std::string& weights, const
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   m.device = pick_inference_device(options.device, options.option_prefix + "device");
-  m.loaded = load_checkpoint_model(registry, weights, m.device, options.option_prefix + "weights");
+  m.loaded = load_checkpoint_model(registry, weights, m.device, options.option_prefix + "weights", options.model,
+                                   options.option_prefix + "model");
   m.model = m.loaded.model.get();
   const DetectionHead head = m.model->head();
   for (int c : options.classes) {

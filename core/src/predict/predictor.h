@@ -25,6 +25,7 @@ struct PredictOptions {
   int max_det = 300;      // detections kept per image
   std::string device;     // "cpu", "cuda", "cuda:N"; empty: CUDA when available
   std::vector<int> classes;  // keep only these class ids (empty: all)
+  std::string model;      // architecture of a plain state dict ("yolo11n"); checkpoints name their own
   // Names the options in messages: "--" for the CLI's --weights, "stages.NODE.params." in a sink.
   std::string option_prefix = "--";
 };
@@ -57,7 +58,8 @@ CheckpointModel describe_checkpoint_model(const nlohmann::json& meta, const std:
 
 class Predictor {
  public:
-  // Loads `weights` (a training checkpoint; its EMA weights when it has them). Throws
+  // Loads `weights` (a training checkpoint, its EMA weights when it has them; or a plain state
+  // dict of the architecture `options.model`). Throws
   // yoloflow::Error / InvalidInput naming the file when it is missing or unusable.
   Predictor(const Registry& registry, const std::string& weights, const PredictOptions& options);
   ~Predictor();

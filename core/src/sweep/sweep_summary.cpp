@@ -88,8 +88,6 @@ void fill_from_results(SummaryRow& row, const std::string& path) {
 
 }  // namespace
 
-double detection_fitness(double map50, double map50_95) { return 0.1 * map50 + 0.9 * map50_95; }
-
 std::vector<SummaryRow> collect_summary(const SweepPlan& plan, const std::string& out_dir) {
   std::vector<SummaryRow> rows;
   for (const auto& run : plan.runs) {
@@ -128,7 +126,7 @@ std::string summary_markdown(const std::string& sweep_name, const std::vector<Su
   std::size_t done = 0;
   for (const auto& r : rows) done += r.status == "done";
   std::string out = "# Sweep " + sweep_name + "\n\n" + std::to_string(done) + " of " + std::to_string(rows.size()) +
-                    " runs done; sorted by fitness (0.1 mAP50 + 0.9 mAP50-95 of the last validated epoch).\n\n|";
+                    " runs done; sorted by fitness (mAP50-95 of the last validated epoch).\n\n|";
   for (const auto& c : kColumns) out += " " + c + " |";
   out += "\n|";
   for (std::size_t i = 0; i < kColumns.size(); ++i) out += "---|";

@@ -3,6 +3,8 @@
 // the run folders (run_state.h, results.csv) each time, written atomically.
 #include <optional>
 #include <string>
+
+#include "train/fitness.h"
 #include <vector>
 
 #include "sweep/sweep_plan.h"
@@ -14,8 +16,6 @@ struct SummaryRow {
   std::optional<double> time_s, img_s, peak_gpu_mem_gib, map50, map50_95, fitness;
 };
 
-// Ultralytics' fitness: 0.1 mAP50 + 0.9 mAP50-95.
-double detection_fitness(double map50, double map50_95);
 
 // One row per planned run, from its folder under `out_dir`, sorted by fitness (highest
 // first; runs without a validated epoch last, in plan order).

@@ -17,6 +17,12 @@ DetectionLoss::DetectionLoss(const DetectionHead& head, LossGains gains, Assigne
     throw Error("DetectionLoss: invalid head (nc " + std::to_string(head_.nc) + ", reg_max " +
                 std::to_string(head_.reg_max) + ").");
   }
+  if (assigner_.small_side == 0.0 && head_.strides.size() > 1) {
+    std::vector<double> strides(head_.strides.begin(), head_.strides.end());
+    std::sort(strides.begin(), strides.end());
+    assigner_.small_side = strides[0];
+    assigner_.small_side_as = strides[1];
+  }
 }
 
 LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,

@@ -23,6 +23,12 @@ struct AssignerOptions {
   double alpha = 0.5;
   double beta = 6.0;
   double eps = 1e-9;
+  // Small objects (Ultralytics 8.4): a GT side shorter than `small_side` pixels counts as
+  // `small_side_as` pixels, around the same centre, when choosing candidate anchors, so that
+  // tiny boxes still get anchors; the box itself (IoU, targets) is unchanged. 0 = off here;
+  // DetectionLoss sets them to the head's two smallest strides unless given (negative = off).
+  double small_side = 0.0;
+  double small_side_as = 0.0;
 };
 
 struct LossResult {

@@ -28,9 +28,16 @@ Assignment TaskAlignedAssigner::operator()(const torch::Tensor& pd_scores,
   // Every (GT, anchor) tensor below is B x M x A (100 MB of floats at batch 32 with 96 target
   // rows): in-place updates and early releases keep few alive at once, which is the step's
   // peak memory (and a CUDA graph's pool). No gradients here, so in place is safe.
-  // Candidates: anchor centres strictly inside a (real) GT box. (B, M, A)
+  // Candidates: anchor centres strictly inside a (real) GT box, small sides widened. (B, M, A)
   auto ax = anchors.select(1, 0).view({1, 1, A}), ay = anchors.select(1, 1).view({1, 1, A});
-  auto g = gt_bboxes.unsqueeze(-1);  // (B, M, 4, 1)
+  torch::Tensor candidate_boxes = gt_bboxes;
+  if (opt_.small_side > 0) {
+    auto xy = (gt_bboxes.narrow(-1, 0, 2) + gt_bboxes.narrow(-1, 2, 2)) / 2;
+    auto wh = gt_bboxes.narrow(-1, 2, 2) - gt_bboxes.narrow(-1, 0, 2);
+    wh = torch::where(wh < opt_.small_side, torch::full_like(wh, opt_.small_side_as), wh);
+    candidate_boxes = torch::cat({xy - wh / 2, xy + wh / 2}, -1);
+  }
+  auto g = candidate_boxes.unsqueeze(-1);  // (B, M, 4, 1)
   auto valid = ((torch::min(torch::min(ax - g.select(2, 0), ay - g.select(2, 1)),
                             torch::min(g.select(2, 2) - ax, g.select(2, 3) - ay)) > 1e-9) &
                 gt_mask.unsqueeze(-1))

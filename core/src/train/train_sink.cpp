@@ -12,14 +12,12 @@
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
-#include <tbb/parallel_for.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
 #include "detect/nms.h"
 #include "detect/sample_grid.h"
 #include "dist/data_parallel.h"
-#include "graph/source_sample_loader.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
 #include "plugin/builtin_sink.h"
@@ -39,6 +37,7 @@
 #include "train/step_profile.h"
 #include "train/train_device.h"
 #include "train/validation_batch.h"
+#include "train/validation_loader.h"
 #include "util/text_format.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
@@ -105,6 +104,9 @@ class TrainSink final : public Sink {
         "Images per validation batch. Beside a captured step (`cuda_graph`) validation allocates outside "
         "the graph's memory pool: yolo11n on the H200 peaked 1.2 GiB higher at 32 than at 8, where "
         "validation took ~2.5x as long (docs/performance.md).");
+    s.add_bool("rect", true).doc(
+        "Validate in rectangular batches (images ordered by aspect ratio, each batch letterboxed to its own "
+        "stride-aligned shape), as Ultralytics validates; false letterboxes every image to imgsz x imgsz.");
     s.add_int("val_every", 1).min(0).doc("Validate every N epochs (0 = only after the last).");
     s.add_float("val_conf", 0.001).range(0.0, 1.0).doc("NMS confidence threshold in validation.");
     s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
@@ -514,7 +516,8 @@ class TrainSink final : public Sink {
     results_->save();
     plot_results(*results_, run_dir_ + "/results.png");
     const auto save_start = Clock::now();
-    const bool improved = fitness >= 0 && fitness > best_fitness_;
+    // Patience as Ultralytics counts it: while the best fitness is still exactly 0, every epoch counts as a best.
+    const bool improved = fitness >= 0 && (fitness > best_fitness_ || best_fitness_ == 0.0);
     save_checkpoints(epoch, fitness);
     const auto save_end = Clock::now();
     if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
@@ -558,8 +561,7 @@ class TrainSink final : public Sink {
     json source_spec = {{"plugin", "yolo_dataset"},
                         {"params", {{"data", p.get_string("data")}, {"split", p.get_string("val_split")}}}};
     val_source_ = make_component<DataSource>(Kind::Source, source_spec, ctx.node + ".validation.source", ctx);
-    val_letterbox_ = make_component<Augmentation>(Kind::Augmentation, json{{"plugin", "letterbox"}},
-                                                  ctx.node + ".validation.letterbox", ctx);
+    val_imgsz_ = ctx.imgsz;
     names_ = val_source_->info().names;
     YF_LOG_INFO("validation: " << val_source_->size() << " images of split '" << p.get_string("val_split") << "'");
   }
@@ -570,7 +572,8 @@ class TrainSink final : public Sink {
     const std::int64_t nbs = p_.get_int("nominal_batch");
     batch_size_ = batch;
     const std::int64_t world = dp_ ? dp_->world_size() : 1;  // each step sees batch x world images
-    target_accumulate_ = std::max<std::int64_t>(std::llround(static_cast<double>(nbs) / (batch * world)), 1);
+    accumulate_ratio_ = static_cast<double>(nbs) / static_cast<double>(batch * world);
+    target_accumulate_ = std::max<std::int64_t>(std::llround(accumulate_ratio_), 1);
     accumulate_ = target_accumulate_;
     // The graph runner tells how many samples an epoch has; the last batch may be partial.
     expected_images_ = ctx_.samples_per_epoch;
@@ -744,8 +747,9 @@ class TrainSink final : public Sink {
     auto& groups = optimizer_->groups();
     const double f = schedule_->factor(epoch_);
     if (schedule_->warming_up(ni)) {
+      // Towards the unrounded ratio, rounded half to even each step, as Ultralytics ramps it.
       accumulate_ = std::max<std::int64_t>(
-          1, std::llround(schedule_->ramp(ni, 1.0, static_cast<double>(target_accumulate_))));
+          1, static_cast<std::int64_t>(std::nearbyint(schedule_->ramp(ni, 1.0, accumulate_ratio_))));
       for (std::size_t j = 0; j < groups.size(); ++j) {
         const double start = (j == 2) ? schedule_->options().warmup_bias_lr : 0.0;
         groups[j].lr = schedule_->ramp(ni, start, groups[j].initial_lr * f);
@@ -903,44 +907,20 @@ class TrainSink final : public Sink {
     nms.iou = p_.get_float("val_iou");
     nms.max_det = static_cast<int>(p_.get_int("max_det"));
     nms.multi_label = true;
-    const std::int64_t n = static_cast<std::int64_t>(val_source_->size());
-    const std::int64_t vb = p_.get_int("val_batch");
+    if (!val_loader_) {
+      ValidationOptions vo;
+      vo.imgsz = val_imgsz_;
+      vo.batch = p_.get_int("val_batch");
+      vo.rect = p_.get_bool("rect");
+      vo.stride = static_cast<int>(largest_stride(model_->head()));
+      val_loader_ = std::make_unique<ValidationLoader>(host_registry(), *val_source_, vo, ctx_.node + ".validation");
+    }
     torch::Tensor loss_sum = torch::zeros({3});
     std::int64_t batches = 0;
-    SourceSampleLoader loader(*val_source_);
-    for (std::int64_t start = 0; start < n; start += vb) {
-      const std::int64_t count = std::min(vb, n - start);
-      std::vector<Sample> samples(count);
-      std::vector<char> ok(count, 0);
-      tbb::parallel_for<std::int64_t>(0, count, [&](std::int64_t i) {
-        try {
-          samples[i] = val_source_->load(static_cast<std::size_t>(start + i));
-          Rng rng(0);
-          AugmentContext ac{rng, loader, ctx_.imgsz, epoch_};
-          val_letterbox_->apply(samples[i], ac);
-          ok[i] = 1;
-        } catch (const std::exception& e) {
-          YF_LOG_WARN("validation: skipped image " << start + i << ": " << e.what());
-        }
-      });
-      std::vector<Sample> good;
-      for (std::int64_t i = 0; i < count; ++i) {
-        if (ok[i]) good.push_back(std::move(samples[i]));
-      }
-      if (good.empty()) continue;
-      const int h = good[0].image.rows, w = good[0].image.cols;
-      auto images = torch::empty({static_cast<std::int64_t>(good.size()), h, w, 3}, torch::kUInt8);
-      std::vector<float> rows;
-      for (std::size_t i = 0; i < good.size(); ++i) {
-        cv::Mat dst(h, w, CV_8UC3, images[i].data_ptr<std::uint8_t>());
-        cv::cvtColor(good[i].image, dst, cv::COLOR_BGR2RGB);
-        for (const auto& b : good[i].boxes) {
-          rows.insert(rows.end(), {static_cast<float>(i), static_cast<float>(b.cls), (b.x1 + b.x2) / 2 / w,
-                                   (b.y1 + b.y2) / 2 / h, (b.x2 - b.x1) / w, (b.y2 - b.y1) / h});
-        }
-      }
-      auto rows_t = torch::from_blob(rows.data(), {static_cast<std::int64_t>(rows.size() / 6), 6}, torch::kFloat).clone();
-      loss_sum += validate_batch(*model_, device_, precision_.get(), loss_.get(), images, rows_t, nms, metrics);
+    for (std::size_t b = 0; b < val_loader_->batches(); ++b) {
+      const ValidationBatch vb = val_loader_->load(b);
+      if (vb.samples.empty()) continue;
+      loss_sum += validate_batch(*model_, device_, precision_.get(), loss_.get(), vb.pixels, vb.rows, nms, metrics);
       ++batches;
     }
     model_->module().train();
@@ -1038,7 +1018,8 @@ class TrainSink final : public Sink {
   std::map<std::string, double> scheduled_values() const { return ctx_.schedule; }
 
   void save_checkpoints(int epoch, double fitness) {
-    const bool improved = fitness > best_fitness_;
+    // A tie rewrites best.pt with the later weights, as Ultralytics does.
+    const bool improved = fitness >= 0 && fitness >= best_fitness_;
     if (improved) best_fitness_ = fitness;
     std::vector<std::string> paths{run_dir_ + "/weights/last.pt"};
     if (improved) paths.push_back(run_dir_ + "/weights/best.pt");
@@ -1062,7 +1043,8 @@ class TrainSink final : public Sink {
   std::unique_ptr<ModelEma> ema_;
   std::unique_ptr<dist::DataParallel> dp_;
   std::unique_ptr<DataSource> val_source_;
-  std::unique_ptr<Augmentation> val_letterbox_;
+  std::unique_ptr<ValidationLoader> val_loader_;  // made at the first validation (needs the model's stride)
+  int val_imgsz_ = 640;                            // what the validation source sizes images to
   std::unique_ptr<LrSchedule> schedule_;
   std::unique_ptr<ResultsCsv> results_;
   std::unique_ptr<StepProfile> profile_;  // rank 0 only, like results_
@@ -1081,6 +1063,7 @@ class TrainSink final : public Sink {
   int dropped_warned_epoch_ = -1;  // epoch whose target-row overflow was already reported
   std::int64_t step_ = 0, images_ = 0, micro_ = 0, global_step_ = 0;
   std::int64_t accumulate_ = 1, target_accumulate_ = 1, batches_per_epoch_ = 1, log_every_ = 10;
+  double accumulate_ratio_ = 1.0;  // nominal batch / (batch x ranks), before rounding
   std::int64_t micro_batch_ = 0;  // images per forward + backward; 0 = the whole batch
   std::int64_t oom_retries_ = 0;  // out-of-memory retries this epoch
   std::int64_t batch_size_ = 0, steps_this_process_ = 0, batches_since_save_ = 0, last_report_step_ = 0;

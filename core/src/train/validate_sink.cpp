@@ -1,7 +1,6 @@
 #include "train/validate_sink.h"
 
 #include <filesystem>
-#include <iomanip>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 
 #include "plugin/builtin_sink.h"
 #include "predict/checkpoint_model.h"
+#include "train/metrics_report.h"
 #include "train/validation_batch.h"
 #include "util/atomic_file.h"
 #include "util/text_format.h"
@@ -30,6 +30,9 @@ class ValidateSink final : public Sink {
     s.add_path("weights").required().fixed().doc(
         "Checkpoint to evaluate (RUN/weights/best.pt or last.pt of `yoloflow train`; its EMA weights when it has "
         "them). Relative paths are resolved against the pipeline file's folder.");
+    s.add_string("model", "").fixed().doc(
+        "Architecture of `weights` when it is a plain PyTorch state dict (e.g. \"yolo11n\"; the class count comes "
+        "from the file); a checkpoint of `yoloflow train` names its own.");
     s.add_float("conf", 0.001).range(0.0, 1.0).fixed().doc("NMS confidence threshold (the train sink's val_conf).");
     s.add_float("iou", 0.7).range(0.0, 1.0).fixed().doc("NMS IoU threshold (the train sink's val_iou).");
     s.add_int("max_det", 300).min(1).fixed().doc("Detections kept per image.");
@@ -48,7 +51,8 @@ class ValidateSink final : public Sink {
     weights_ = p.get_string("weights");
     device_ = pick_inference_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"),
                                     where + ".params.device");
-    loaded_ = load_checkpoint_model(host_registry(), weights_, device_, where + ".params.weights");
+    loaded_ = load_checkpoint_model(host_registry(), weights_, device_, where + ".params.weights", p.get_string("model"),
+                                    where + ".params.model");
     nms_.conf = p.get_float("conf");
     nms_.iou = p.get_float("iou");
     nms_.max_det = static_cast<int>(p.get_int("max_det"));
@@ -95,51 +99,19 @@ class ValidateSink final : public Sink {
 
   std::string summary() const override {
     if (!done_) return "";
-    const auto& names = loaded_.described.names;
     std::ostringstream os;
-    os << "validated " << weights_ << ": " << result_.images << " images, " << result_.instances << " instances\n";
-    os << std::left << std::setw(20) << "class" << std::right << std::setw(10) << "instances" << std::setw(9) << "P"
-       << std::setw(9) << "R" << std::setw(9) << "mAP50" << std::setw(11) << "mAP50-95" << "\n";
-    auto line = [&](const std::string& name, int instances, double p, double r, double m50, double m) {
-      os << std::left << std::setw(20) << name << std::right << std::setw(10) << instances << std::setw(9)
-         << format_fixed(p, 3) << std::setw(9) << format_fixed(r, 3) << std::setw(9) << format_fixed(m50, 3)
-         << std::setw(11) << format_fixed(m, 3) << "\n";
-    };
-    line("all", result_.instances, result_.precision, result_.recall, result_.map50, result_.map50_95);
-    for (const auto& c : result_.per_class) {
-      line(static_cast<std::size_t>(c.cls) < names.size() ? names[c.cls] : std::to_string(c.cls), c.instances,
-           c.precision, c.recall, c.ap50, c.ap50_95);
-    }
-    os << "P " << format_fixed(result_.precision, 4) << "  R " << format_fixed(result_.recall, 4) << "  mAP50 "
-       << format_fixed(result_.map50, 4) << "  mAP50-95 " << format_fixed(result_.map50_95, 4) << "; written to "
-       << output_ << "\n";
+    os << "validated " << weights_ << ": " << result_.images << " images, " << result_.instances << " instances\n"
+       << metrics_table(result_, loaded_.described.names) << "P " << format_fixed(result_.precision, 4) << "  R "
+       << format_fixed(result_.recall, 4) << "  mAP50 " << format_fixed(result_.map50, 4) << "  mAP50-95 "
+       << format_fixed(result_.map50_95, 4) << "; written to " << output_ << "\n";
     return os.str();
   }
 
  private:
   void write_metrics() const {
-    const auto& names = loaded_.described.names;
     nlohmann::ordered_json j;
     j["weights"] = weights_;
-    j["images"] = result_.images;
-    j["instances"] = result_.instances;
-    j["precision"] = result_.precision;
-    j["recall"] = result_.recall;
-    j["mAP50"] = result_.map50;
-    j["mAP50-95"] = result_.map50_95;
-    j["fitness"] = result_.fitness;
-    j["classes"] = nlohmann::ordered_json::array();
-    for (const auto& c : result_.per_class) {
-      nlohmann::ordered_json e;
-      e["class"] = c.cls;
-      e["name"] = static_cast<std::size_t>(c.cls) < names.size() ? names[c.cls] : std::to_string(c.cls);
-      e["instances"] = c.instances;
-      e["precision"] = c.precision;
-      e["recall"] = c.recall;
-      e["mAP50"] = c.ap50;
-      e["mAP50-95"] = c.ap50_95;
-      j["classes"].push_back(e);
-    }
+    j.update(metrics_json(result_, loaded_.described.names));
     if (const fs::path parent = fs::path(output_).parent_path(); !parent.empty()) fs::create_directories(parent);
     write_file_atomic(output_, j.dump(2) + "\n");
   }

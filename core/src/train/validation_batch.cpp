@@ -6,7 +6,7 @@ namespace yoloflow::core {
 
 torch::Tensor validate_batch(Model& model, const torch::Device& device, PrecisionStrategy* precision,
                              DetectionLoss* loss, const torch::Tensor& pixels, const torch::Tensor& rows,
-                             const NmsOptions& nms, DetectionMetrics& metrics) {
+                             const NmsOptions& nms, DetectionMetrics& metrics, std::vector<torch::Tensor>* kept_out) {
   const std::int64_t n = pixels.size(0);
   const float h = static_cast<float>(pixels.size(1)), w = static_cast<float>(pixels.size(2));
   auto x = pixels.to(device).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
@@ -34,6 +34,7 @@ torch::Tensor validate_batch(Model& model, const torch::Device& device, Precisio
     metrics.add_image(kept[static_cast<std::size_t>(i)],
                       torch::from_blob(lab.data(), {static_cast<std::int64_t>(lab.size() / 5), 5}, torch::kFloat).clone());
   }
+  if (kept_out != nullptr) *kept_out = kept;
   return items;
 }
 

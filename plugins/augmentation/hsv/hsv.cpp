@@ -1,6 +1,7 @@
-// hsv: Ultralytics' RandomHSV. Three gains r = 1 + uniform(-1, 1) * (hsv_h, hsv_s, hsv_v)
-// applied through lookup tables in OpenCV's 8-bit HSV (hue 0..179 wraps, saturation and
-// value clip at 255). Pixels only: boxes do not move.
+// hsv: Ultralytics' RandomHSV (8.3.79 and later). Three draws r = uniform(-1, 1) * (hsv_h,
+// hsv_s, hsv_v) applied through lookup tables in OpenCV's 8-bit HSV: hue shifted by r*180 and
+// wrapped to 0..179, saturation and value multiplied by 1 + r and clipped at 255. Pixels
+// only: boxes do not move.
 //
 // Bit-exact with cvtColor(BGR2HSV) -> LUT -> cvtColor(HSV2BGR) over the whole image, but done
 // a band of rows at a time through a small buffer that stays in cache, written back in place
@@ -24,7 +25,8 @@ class Hsv final : public Augmentation {
  public:
   static Schema schema() {
     Schema s;
-    s.add_float("hsv_h", 0.015).range(0.0, 1.0).doc("Hue gain: hue is multiplied by 1 +- hsv_h.");
+    s.add_float("hsv_h", 0.015).range(0.0, 1.0).doc(
+        "Hue gain: hue is shifted by up to +- hsv_h of the colour circle (wrapping around).");
     s.add_float("hsv_s", 0.7).range(0.0, 1.0).doc("Saturation gain: multiplied by 1 +- hsv_s.");
     s.add_float("hsv_v", 0.4).range(0.0, 1.0).doc("Value (brightness) gain: multiplied by 1 +- hsv_v.");
     return s;
@@ -39,12 +41,14 @@ class Hsv final : public Augmentation {
   void apply(Sample& s, AugmentContext& ctx) override {
     if (gains_[0] == 0 && gains_[1] == 0 && gains_[2] == 0) return;
     double r[3];
-    for (int c = 0; c < 3; ++c) r[c] = ctx.rng.uniform(-1.0, 1.0) * gains_[c] + 1.0;
+    for (int c = 0; c < 3; ++c) r[c] = ctx.rng.uniform(-1.0, 1.0) * gains_[c];
     std::uint8_t lut[3][256];
     for (int x = 0; x < 256; ++x) {
-      lut[0][x] = static_cast<uchar>(static_cast<int>(std::fmod(x * r[0], 180.0)));
-      lut[1][x] = static_cast<uchar>(std::clamp(x * r[1], 0.0, 255.0));
-      lut[2][x] = static_cast<uchar>(std::clamp(x * r[2], 0.0, 255.0));
+      double hue = std::fmod(x + r[0] * 180.0, 180.0);
+      if (hue < 0) hue += 180.0;  // a floor modulo: a negative shift wraps to the top of the circle
+      lut[0][x] = static_cast<uchar>(static_cast<int>(hue));
+      lut[1][x] = static_cast<uchar>(std::clamp(x * (1.0 + r[1]), 0.0, 255.0));
+      lut[2][x] = static_cast<uchar>(std::clamp(x * (1.0 + r[2]), 0.0, 255.0));
     }
     const cv::Mat& src = s.image;
     // In place only when nothing else sees these pixels (a cache or another sample might).

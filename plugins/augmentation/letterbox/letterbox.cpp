@@ -1,4 +1,4 @@
-// letterbox: fits an image into size x size keeping its aspect ratio and pads the rest,
+// letterbox: fits an image into size x size (or height x width) keeping its aspect ratio and pads the rest,
 // with Ultralytics' LetterBox rules (scaleup, auto/stride, center, pad value 114).
 // Boxes move with the pixels using the scale actually applied on each axis (the rounded
 // new size over the old), so they stay exact to the pixel; Geometry composes so
@@ -20,6 +20,9 @@ class Letterbox final : public Augmentation {
   static Schema schema() {
     Schema s;
     s.add_int("size").min(1).doc("Output size (square); absent: the epoch's imgsz.");
+    s.add_int("height").min(1).doc(
+        "Output height, for a rectangular output (validation's rectangular batches); absent: `size`.");
+    s.add_int("width").min(1).doc("Output width, for a rectangular output; absent: `size`.");
     s.add_bool("scaleup", true).doc("Enlarge images smaller than the output; false only shrinks.");
     s.add_bool("auto", false).doc(
         "Minimal rectangle: pad only up to the next multiple of `stride` instead of the full "
@@ -31,7 +34,9 @@ class Letterbox final : public Augmentation {
   }
 
   void configure(const Params& p, const StageContext& context) override {
-    size_ = p.is_null("size") ? context.imgsz : static_cast<int>(p.get_int("size"));
+    const int size = p.is_null("size") ? context.imgsz : static_cast<int>(p.get_int("size"));
+    height_ = p.is_null("height") ? size : static_cast<int>(p.get_int("height"));
+    width_ = p.is_null("width") ? size : static_cast<int>(p.get_int("width"));
     scaleup_ = p.get_bool("scaleup");
     auto_ = p.get_bool("auto");
     stride_ = static_cast<int>(p.get_int("stride"));
@@ -45,12 +50,12 @@ class Letterbox final : public Augmentation {
       throw Error("letterbox '" + where_ + "': sample '" + sample.path + "' has no image");
     }
     const int h = sample.image.rows, w = sample.image.cols;
-    double r = std::min(static_cast<double>(size_) / h, static_cast<double>(size_) / w);
+    double r = std::min(static_cast<double>(height_) / h, static_cast<double>(width_) / w);
     if (!scaleup_) r = std::min(r, 1.0);
     // Python's round() (ties to even), as Ultralytics computes the unpadded size.
     const int new_w = std::max(1, static_cast<int>(std::nearbyint(w * r)));
     const int new_h = std::max(1, static_cast<int>(std::nearbyint(h * r)));
-    double dw = size_ - new_w, dh = size_ - new_h;
+    double dw = width_ - new_w, dh = height_ - new_h;
     if (auto_) {
       dw = std::fmod(dw, stride_);
       dh = std::fmod(dh, stride_);
@@ -98,7 +103,7 @@ class Letterbox final : public Augmentation {
   }
 
  private:
-  int size_ = 640, stride_ = 32, pad_value_ = 114;
+  int height_ = 640, width_ = 640, stride_ = 32, pad_value_ = 114;
   bool scaleup_ = true, auto_ = false, center_ = true;
   std::string where_;
 };

@@ -92,9 +92,9 @@ class YoloDataset final : public DataSource {
         "Ultralytics data.yaml: `path` (dataset root, relative to the yaml's folder), "
         "`train`/`val`/`test` (folders, .txt image lists, or lists of those) and `names`.");
     s.add_enum("split", {"train", "val", "test"}, "train").fixed().doc("Which split to read.");
-    s.add_enum("shrink_interpolation", {"area", "linear"}, "area").fixed().doc(
-        "Resampling when an image is shrunk to imgsz: 'area' (sharper, Ultralytics' choice "
-        "without augmentation) or 'linear' (faster, Ultralytics' choice when augmenting). "
+    s.add_enum("shrink_interpolation", {"area", "linear"}, "linear").fixed().doc(
+        "Resampling when an image is shrunk to imgsz: 'linear' (what Ultralytics 8.4 uses in both "
+        "directions, so validation numbers compare) or 'area' (smoother on large downscales). "
         "Enlarging always uses linear.");
     s.add_enum("cache", {"none", "ram", "disk"}, "none").fixed().doc(
         "Keep decoded, resized images (before augmentation) to skip JPEG decoding after their "

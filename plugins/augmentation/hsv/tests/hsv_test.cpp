@@ -52,6 +52,17 @@ TEST_CASE("hsv changes colours within the gains, never the boxes") {
   CHECK(vmin < 75);
   CHECK(vmax > 125);
 
+  // Hue is shifted around the colour circle, not scaled: pure red (hue 0) changes too.
+  auto hue_only = test::make_augmentation(pm, "hsv", {{"hsv_h", 0.1}, {"hsv_s", 0.0}, {"hsv_v", 0.0}}, 160);
+  Sample red = base;
+  red.image = cv::Mat(120, 160, CV_8UC3, cv::Scalar(0, 0, 255));
+  int recoloured = 0;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    const cv::Vec3b px = test::augmented(*hue_only, red, seed, 160, loader).image.at<cv::Vec3b>(60, 80);
+    if (px != cv::Vec3b(0, 0, 255)) ++recoloured;
+  }
+  CHECK(recoloured >= 18);
+
   auto off = test::make_augmentation(pm, "hsv", {{"hsv_h", 0.0}, {"hsv_s", 0.0}, {"hsv_v", 0.0}}, 160);
   CHECK(test::same_output(test::augmented(*off, base, 1, 160, loader), base));
 }
@@ -63,13 +74,14 @@ namespace {
 cv::Mat reference_hsv(const cv::Mat& bgr, std::uint64_t seed, const double gains[3]) {
   Rng rng(seed);
   double r[3];
-  for (int c = 0; c < 3; ++c) r[c] = rng.uniform(-1.0, 1.0) * gains[c] + 1.0;
+  for (int c = 0; c < 3; ++c) r[c] = rng.uniform(-1.0, 1.0) * gains[c];
   cv::Mat lut(1, 256, CV_8UC3);
   for (int x = 0; x < 256; ++x) {
     auto& v = lut.at<cv::Vec3b>(0, x);
-    v[0] = static_cast<uchar>(static_cast<int>(std::fmod(x * r[0], 180.0)));
-    v[1] = static_cast<uchar>(std::clamp(x * r[1], 0.0, 255.0));
-    v[2] = static_cast<uchar>(std::clamp(x * r[2], 0.0, 255.0));
+    const double hue = x + r[0] * 180.0;
+    v[0] = static_cast<uchar>(static_cast<int>(hue - 180.0 * std::floor(hue / 180.0)));
+    v[1] = static_cast<uchar>(std::clamp(x * (1 + r[1]), 0.0, 255.0));
+    v[2] = static_cast<uchar>(std::clamp(x * (1 + r[2]), 0.0, 255.0));
   }
   cv::Mat hsv, out;
   cv::cvtColor(bgr, hsv, cv::COLOR_BGR2HSV);

@@ -120,6 +120,28 @@ TEST_CASE("letterbox shrinks to the size parameter, overriding imgsz") {
   check_boxes_match_pixels(s, 1.5);
 }
 
+TEST_CASE("letterbox to height x width: a rectangular output, padding centred on the short axis") {
+  core::PluginManager pm;
+  // A validation batch's shape: 512 high, 672 wide; a 640x480 image is not enlarged.
+  auto lb = make_letterbox(pm, {{"height", 512}, {"width", 672}, {"scaleup", false}}, 640);
+  Sample s = painted_sample(640, 480, kRects);
+  apply(*lb, s, 640);
+  REQUIRE(s.image.cols == 672);
+  REQUIRE(s.image.rows == 512);
+  CHECK(s.geometry.ratio_x == doctest::Approx(1.0));
+  CHECK(s.geometry.pad_x == doctest::Approx(16.0));
+  CHECK(s.geometry.pad_y == doctest::Approx(16.0));
+  CHECK(is_pad(s.image, 256, 15));
+  CHECK_FALSE(is_pad(s.image, 256, 16));
+  check_boxes_match_pixels(s, 1.0);
+  // Only one of the two given: the other side is `size`.
+  auto tall = make_letterbox(pm, {{"size", 320}, {"height", 480}}, 640);
+  Sample t = painted_sample(300, 200, kRects);
+  apply(*tall, t, 640);
+  CHECK(t.image.cols == 320);
+  CHECK(t.image.rows == 480);
+}
+
 TEST_CASE("letterbox without scaleup pads a small image without enlarging it") {
   core::PluginManager pm;
   auto lb = make_letterbox(pm, {{"scaleup", false}, {"pad_value", 0}}, 640);

@@ -1,0 +1,101 @@
+// `yoloflow val --weights W --data DATA.yaml`: validates trained weights on a dataset split
+// as Ultralytics' `yolo val` does (same arguments where they mean the same, same metrics,
+// rectangular batches unless --square), prints its table and writes metrics.json.
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "train/metrics_report.h"
+#include "train/weights_validation.h"
+#include "util/atomic_file.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::cli {
+namespace {
+
+struct ValCommand {
+  core::WeightsValidationRequest request;
+  bool square = false, rect = false, save_json = false;
+  std::string out;
+};
+
+int run_val(CliContext& ctx, ValCommand& c) {
+  if (c.rect && c.square) throw InvalidInput("--rect and --square exclude each other");
+  c.request.rect = !c.square;
+  c.request.keep_predictions = c.save_json;
+  const core::WeightsValidationReport r = core::validate_weights(ctx.plugins().registry(), c.request);
+  const auto& req = c.request;
+  std::cout << "val: " << r.description << "; " << req.data << " split '" << req.split << "', "
+            << (req.rect ? "rectangular" : "square") << " batches of " << req.batch << " at imgsz " << r.imgsz
+            << ", conf " << req.conf << ", iou " << req.iou << ", max_det " << req.max_det << "\n"
+            << core::metrics_table(r.metrics, r.names);
+  if (r.skipped > 0) std::cout << r.skipped << " image(s) could not be read and were left out (see the warnings)\n";
+  const double per_image = r.metrics.images > 0 ? 1000.0 * r.seconds / r.metrics.images : 0.0;
+  std::cout << "Speed: " << std::fixed << std::setprecision(1) << per_image << " ms per image, " << r.seconds
+            << " s in all (loading, inference, NMS, metrics)\n";
+  std::cout.unsetf(std::ios::fixed);
+
+  const std::string dir = c.out.empty() ? claim_run_dir("val") : c.out;
+  std::filesystem::create_directories(dir);
+  nlohmann::ordered_json j;
+  j["weights"] = req.weights;
+  j["data"] = req.data;
+  j["split"] = req.split;
+  j["imgsz"] = r.imgsz;
+  j["batch"] = req.batch;
+  j["rect"] = req.rect;
+  j["conf"] = req.conf;
+  j["iou"] = req.iou;
+  j["max_det"] = req.max_det;
+  j.update(core::metrics_json(r.metrics, r.names));
+  core::write_file_atomic(dir + "/metrics.json", j.dump(2) + "\n");
+  std::string written = "metrics.json";
+  if (c.save_json) {
+    // Per image file name: [x1, y1, x2, y2, confidence, class] in the original image's pixels.
+    nlohmann::ordered_json p = nlohmann::ordered_json::object();
+    for (const auto& img : r.predictions) {
+      auto& boxes = p[std::filesystem::path(img.path).filename().string()] = nlohmann::ordered_json::array();
+      for (const auto& b : img.boxes) boxes.push_back({b[0], b[1], b[2], b[3], b[4], static_cast<int>(b[5])});
+    }
+    core::write_file_atomic(dir + "/predictions.json", p.dump() + "\n");
+    written += ", predictions.json";
+  }
+  std::cout << "results in " << dir << ": " << written << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
+  auto* cmd = app.add_subcommand(
+      "val", "Validate trained weights on a dataset split as Ultralytics' `yolo val` does: P, R, mAP50, mAP50-95 "
+             "overall and per class, written to metrics.json");
+  auto c = std::make_shared<ValCommand>();
+  auto& r = c->request;
+  cmd->add_option("--weights", r.weights,
+                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt), or a PyTorch state dict with --model")
+      ->required();
+  cmd->add_option("--data", r.data, "data.yaml of the dataset (Ultralytics layout)")->required();
+  cmd->add_option("--model", r.model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
+  cmd->add_option("--split", r.split, "Split of the data.yaml to validate on")->check(CLI::IsMember({"train", "val", "test"}));
+  cmd->add_option("--imgsz", r.imgsz, "Image size (rounded up to a multiple of the model's stride)")
+      ->check(CLI::Range(32, 8192));
+  cmd->add_option("--batch", r.batch, "Images per batch (rectangular batches depend on it, as in Ultralytics)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--conf", r.conf, "NMS confidence threshold")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--iou", r.iou, "NMS IoU threshold")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-det", r.max_det, "Detections kept per image")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--rect", c->rect, "Rectangular batches (the default): images by aspect ratio, each batch its own shape");
+  cmd->add_flag("--square", c->square, "Letterbox every image to imgsz x imgsz instead");
+  cmd->add_option("--device", r.device, "cpu, cuda, cuda:N (default: CUDA when available)");
+  cmd->add_option("--out", c->out, "Output folder (default runs/val/<N>)");
+  cmd->add_flag("--save-json", c->save_json,
+                "Also write predictions.json: per image file, [x1, y1, x2, y2, conf, class] in original pixels");
+  cmd->callback([&ctx, &selected, c] { selected = [&ctx, c]() -> int { return run_val(ctx, *c); }; });
+}
+
+}  // namespace yoloflow::cli

@@ -1,0 +1,94 @@
+#include "train/weights_validation.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <torch/torch.h>
+
+#include "detect/nms.h"
+#include "pipeline/component_factory.h"
+#include "predict/checkpoint_model.h"
+#include "train/detection_loss.h"
+#include "train/validation_batch.h"
+#include "train/validation_loader.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/source.h"
+
+namespace yoloflow::core {
+
+WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& r) {
+  const auto start = std::chrono::steady_clock::now();
+  WeightsValidationReport report;
+  const torch::Device device = pick_inference_device(r.device, "--device");
+  LoadedCheckpointModel loaded = load_checkpoint_model(registry, r.weights, device, "--weights", r.model, "--model");
+  Model& model = *loaded.model;
+  const int nc = model.head().nc;
+  const int stride = static_cast<int>(largest_stride(model.head()));
+  report.imgsz = std::max(stride, (r.imgsz + stride - 1) / stride * stride);
+  if (report.imgsz != r.imgsz) {
+    YF_LOG_WARN("--imgsz " << r.imgsz << " is not a multiple of the model's stride " << stride << ": using "
+                           << report.imgsz);
+  }
+
+  StageContext ctx;
+  ctx.node = "--data";
+  ctx.imgsz = report.imgsz;
+  ctx.device = device.str();
+  const json source_spec = {{"plugin", "yolo_dataset"}, {"params", {{"data", r.data}, {"split", r.split}}}};
+  auto source = create_component<DataSource>(registry, Kind::Source, source_spec, "--data", ctx);
+  report.names = source->info().names;
+  if (static_cast<int>(report.names.size()) != nc) {
+    throw InvalidInput("--data " + r.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
+                       r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
+  }
+  if (source->size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
+  report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
+                       device.str();
+
+  ValidationOptions vo;
+  vo.imgsz = report.imgsz;
+  vo.batch = r.batch;
+  vo.rect = r.rect;
+  vo.stride = stride;
+  ValidationLoader loader(registry, *source, vo, "val");
+  NmsOptions nms;
+  nms.conf = r.conf;
+  nms.iou = r.iou;
+  nms.max_det = r.max_det;
+  nms.multi_label = true;
+  DetectionMetrics metrics(nc);
+  torch::NoGradGuard no_grad;
+  report.batches = loader.batches();
+  std::vector<torch::Tensor> kept;
+  for (std::size_t b = 0; b < report.batches; ++b) {
+    const ValidationBatch vb = loader.load(b);
+    if (vb.samples.empty()) continue;
+    validate_batch(model, device, nullptr, nullptr, vb.pixels, vb.rows, nms, metrics,
+                   r.keep_predictions ? &kept : nullptr);
+    if (!r.keep_predictions) continue;
+    for (std::size_t i = 0; i < vb.samples.size(); ++i) {
+      // Back through the letterbox and the source's resize: original = (x - pad) / ratio.
+      const Geometry& g = vb.samples[i].geometry;
+      OriginalImageDetections d;
+      d.path = vb.samples[i].path;
+      d.width = g.original_width;
+      d.height = g.original_height;
+      const auto k = kept[i].to(torch::kCPU, torch::kFloat).contiguous();
+      const auto a = k.accessor<float, 2>();
+      for (std::int64_t j = 0; j < k.size(0); ++j) {
+        auto clip = [](double v, int hi) { return static_cast<float>(std::clamp(v, 0.0, static_cast<double>(hi))); };
+        d.boxes.push_back({clip((a[j][0] - g.pad_x) / g.ratio_x, d.width), clip((a[j][1] - g.pad_y) / g.ratio_y, d.height),
+                           clip((a[j][2] - g.pad_x) / g.ratio_x, d.width), clip((a[j][3] - g.pad_y) / g.ratio_y, d.height),
+                           a[j][4], a[j][5]});
+      }
+      report.predictions.push_back(std::move(d));
+    }
+  }
+  report.skipped = loader.skipped();
+  report.metrics = metrics.compute();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace yoloflow::core
