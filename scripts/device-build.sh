@@ -2,8 +2,8 @@
 # Builds yoloflow on the GPU machine (LibTorch 2.11 + CUDA from the Python wheel, OpenCV
 # and oneTBB from the bundle) and runs the test suite there.
 #
-# Once per checkout, here:   scripts/device-prepare.sh   (fills .device/, which is ignored)
-# Then through the device tool, from the repo root, carrying .device:
+# On the GPU machine, from the repo root (scripts/gpu-env.sh says where the build environment
+# and the data come from; scripts/gpu-bundle.sh gathers both for a machine without network):
 #   bash scripts/device-build.sh            build + all tests
 #   bash scripts/device-build.sh -tc="*x*"  build + a subset
 # Logs go to $OUT (when set) so they come back.
@@ -11,8 +11,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/yoloflow-out}"
 mkdir -p "$OUT"
-. .device/env.sh
-export YOLOFLOW_SHARED_DIR="$PWD/.device/shared" YOLOFLOW_PYTHON=python3
+. scripts/gpu-env.sh
+export YOLOFLOW_PYTHON=python3
 BUILD=/tmp/yoloflow-build
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 start=$(date +%s)
@@ -21,6 +21,6 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSIO
 grep -E "yoloflow:|LibTorch|CUDA" "$OUT/configure.log" | head -5
 ninja -C "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E -B2 -A12 "error|FAILED" "$OUT/build.log" | head -120; exit 1; }
 echo "device build: $(( $(date +%s) - start )) s"
-# The validation-parity fixture stays behind (device-prepare.sh): its tests run on the CPU.
+# The validation-parity fixture stays behind (gpu-bundle.sh): its tests run on the CPU.
 "$BUILD/bin/yoloflow_tests" -tce="val parity*,*4-image fixture*,*plain state dict*,val: wrong inputs*,ddp: an early stop*" "$@" 2>&1 | tee "$OUT/tests.log" | tail -25
 exit "${PIPESTATUS[0]}"

@@ -5,15 +5,14 @@
 # training rate of epochs 2-3, from results.csv: validation and start-up excluded) and the
 # scaling efficiency (per-GPU rate on 2 GPUs / on 1 GPU). Logs and results under $OUT.
 #
-# Once per checkout, here: scripts/device-prepare.sh (fills .device/, git-ignored).
-# Then through the device tool (a 2-GPU kind), from the repo root, carrying .device:
+# On a machine with several GPUs, from the repo root (scripts/gpu-env.sh: build environment and data):
 #   bash scripts/device-ddp.sh                 build, then all four runs
 #   MODELS="n" EPOCHS=6 WORKERS=8 CUDNN_BENCHMARK=true bash scripts/device-ddp.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/yoloflow-out}"
 mkdir -p "$OUT"
-. .device/env.sh
+. scripts/gpu-env.sh
 export NCCL_NVLS_ENABLE=0
 BUILD=/tmp/yoloflow-build
 MODELS="${MODELS:-n m}"
@@ -34,7 +33,6 @@ ninja -C "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E -B2 -A12 "er
 echo "device build: $(( $(date +%s) - start )) s"
 
 # The data: coco128's train images, linked under 8 folders (distinct paths, same labels).
-COCO="$PWD/.device/shared/datasets/coco128"
 DATA=/tmp/yf-ddp-data
 rm -rf "$DATA" && mkdir -p "$DATA"
 train_list=""

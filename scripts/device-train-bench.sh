@@ -3,18 +3,17 @@
 # coco128's train images listed 20 times per epoch (2,560 images), imgsz 640, RAM cache,
 # from scratch. Prints steady img/s (results.csv `images_per_second`, epochs after the
 # first) and peak GPU memory for each configuration given as "name|overrides".
-# Run through the device tool after scripts/device-build.sh has built /tmp/yoloflow-build:
+# On the GPU machine, after scripts/device-build.sh has built /tmp/yoloflow-build:
 #   bash scripts/device-train-bench.sh [EPOCHS ["name override..." ...]]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/yoloflow-out}"
 mkdir -p "$OUT"
-. .device/env.sh
+. scripts/gpu-env.sh
 BIN=/tmp/yoloflow-build/bin/yoloflow
 EPOCHS="${1:-3}"
 WORKERS="${WORKERS:-16}"   # graph workers; leave cores to the thread that launches GPU work
 DATA=/tmp/coco128x20
-COCO="$PWD/.device/shared/datasets/coco128"
 mkdir -p "$DATA"
 : > "$DATA/train.txt"
 for _ in $(seq 20); do ls "$COCO"/images/train2017/*.jpg >> "$DATA/train.txt"; done
@@ -63,7 +62,7 @@ p["stages"]["train"] = {"plugin": "throughput", "input": "batch"}
 p["workers"] = int(sys.argv[2])
 print(json.dumps(p))
 PY
-sed -i "s#\.\./\.\./shared#$PWD/.device/shared#g" /tmp/data-only.json
+sed -i "s#\.\./\.\./shared#$YOLOFLOW_SHARED_DIR#g" /tmp/data-only.json
 echo "data path alone ($WORKERS workers, batch 32, 640, RAM cache):"
 "$BIN" run /tmp/data-only.json epochs=2 2>&1 | grep -E "^epoch|done" | tail -3
 # Configurations: "name overrides..." per argument after EPOCHS, or the default three.

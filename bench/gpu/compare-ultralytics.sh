@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Issue 6's benchmark in one device call: yoloflow against the Ultralytics 8.4.56 figures that
-# ../shared/REFERENCE.md measured on the same GPU machine, on the same setup (coco128's train
+# yoloflow against Ultralytics 8.4.56 on one GPU machine in one command: Ultralytics' figures were
+# measured on the same H200 machine, on the same setup (coco128's train
 # images listed 20 times per epoch = 2,560 images, imgsz 640, AMP, RAM cache, from scratch).
 # Prints, per configuration: steady img/s (results.csv, epochs after the first), mean GPU
 # utilisation over the steady epochs (the gpu monitor's NVML readings in gpu.csv; the second to
 # the one before last: the last one also validates), peak memory
-# reserved by the CUDA caching allocator, each against Ultralytics' figure and issue 6's target;
+# reserved by the CUDA caching allocator, each against Ultralytics' figure and the target;
 # then the training step alone (yoloflow_bench_train_step: eager, graph, activation
 # checkpointing) and mAP after equal epochs with and without the speed options.
 #
-# Through the device tool, from the repo root, carrying .device, after building
+# On the GPU machine, from the repo root (scripts/gpu-env.sh), after building
 # /tmp/yoloflow-build (scripts/device-build.sh, or cmake + ninja with -DYOLOFLOW_BUILD_TESTS=OFF):
 #   bash bench/gpu/compare-ultralytics.sh [PARTS]        PARTS: comma list of
 #     step, n32, n128, m32, map (default: all). Env: EPOCHS (4), MAP_EPOCHS (20), WORKERS (12),
@@ -21,7 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/yoloflow-out}"
 mkdir -p "$OUT"
-[ -f .device/env.sh ] && . .device/env.sh
+. scripts/gpu-env.sh
 BIN="${BUILD:-/tmp/yoloflow-build}/bin"
 PARTS="${1:-step,n32,n128,m32,map}"
 EPOCHS="${EPOCHS:-4}"
@@ -30,9 +30,7 @@ WORKERS="${WORKERS:-12}"   # of 16 cores: the rest launch GPU work, collate and 
 MAP_SEEDS="${MAP_SEEDS:-0 1}"
 MAP_CONFIGS="${MAP_CONFIGS:-fast plain}"
 read -r -a EXTRA_OVERRIDES <<< "${EXTRA:-}"
-SHARED="${YOLOFLOW_SHARED_DIR:-$PWD/.device/shared}"
-[ -d "$SHARED" ] || SHARED="$PWD/../shared"
-COCO="$SHARED/datasets/coco128"
+SHARED="$YOLOFLOW_SHARED_DIR"
 DATA=/tmp/coco128x20
 mkdir -p "$DATA"
 : > "$DATA/train.txt"
@@ -54,8 +52,7 @@ want() { [[ ",$PARTS," == *",$1,"* ]]; }
 # fewer keep it on throughout).
 FAST=(pipelines/max-throughput-coco128.json stages.train.params.precision.plugin=amp_fp16 stages.train.params.cuda_graph=true stages.train.params.val_every=0)
 # No speed options: the default chain, eager, no cuDNN benchmark, default layout; AMP fp16 as the
-# setup says (train-coco128.json itself trains in fp32: until session 7 this line left it so, and
-# the "none" runs of sessions 6 and 7 were fp32).
+# setup says (train-coco128.json itself trains in fp32).
 PLAIN=(pipelines/train-coco128.json stages.train.params.precision.plugin=amp_fp16 stages.train.params.cudnn_benchmark=false
        stages.train.params.val_every=0)
 
@@ -121,7 +118,7 @@ if want map; then
   done
 fi
 
-# The table: each figure against REFERENCE.md's Ultralytics figure and issue 6's target.
+# The table: each figure against Ultralytics' figure on the same machine and the target.
 python3 - "$OUT" <<'PY'
 import json, os, re, sys
 out = sys.argv[1]
@@ -129,12 +126,12 @@ runs = {}
 if os.path.exists(out + "/compare.jsonl"):
     for line in open(out + "/compare.jsonl"):
         r = json.loads(line); runs[r["name"]] = r
-ref = {  # Ultralytics 8.4.56, same machine (REFERENCE.md): img/s, GPU util %, peak reserved GiB
+ref = {  # Ultralytics 8.4.56, same machine: img/s, GPU util %, peak reserved GiB
     "n32": (295, 37, 6.34), "m32": (175, 52, 19.0)}
 target = {"n32": ">= 1,000 img/s, util >= 90%, peak <= 6.3 GiB", "n128": ">= 1,400 img/s",
           "m32": ">= 400 img/s, peak <= 19 GiB"}
 print("\n%-6s %9s %12s %9s %9s %15s %8s  %s" % ("run", "img/s", "vs Ultra.", "GPU util", "+val", "peak reserved", "mAP50",
-                                                 "issue 6 target"))
+                                                 "target"))
 for name in ("n32", "n128", "m32"):
     r = runs.get(name)
     if not r or "img_s" not in r: continue

@@ -6,15 +6,15 @@
 # results.csv's best row beside it. Training validates under fp16 autocast, `yoloflow val` in
 # fp32: the two agree to rounding.
 #
-# On the GPU machine, from the repo root, after /tmp/yoloflow-build is built
-# (scripts/device-build.sh):   SEED=0 EPOCHS=30 bash bench/gpu/train-val-agreement.sh
+# On the GPU machine, from the repo root (scripts/gpu-env.sh), after /tmp/yoloflow-build is
+# built (scripts/device-build.sh):   SEED=0 EPOCHS=30 bash bench/gpu/train-val-agreement.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/yoloflow-out}"; mkdir -p "$OUT"
-. .device/env.sh
+. scripts/gpu-env.sh
 BIN=/tmp/yoloflow-build/bin/yoloflow
 EPOCHS="${EPOCHS:-30}"
-DATA=/tmp/coco128x20; COCO="$PWD/.device/shared/datasets/coco128"; mkdir -p "$DATA"
+DATA=/tmp/coco128x20; mkdir -p "$DATA"
 : > "$DATA/train.txt"; for _ in $(seq 20); do ls "$COCO"/images/train2017/*.jpg >> "$DATA/train.txt"; done
 ls "$COCO"/images/train2017/*.jpg > "$DATA/val.txt"
 { echo "path: $DATA"; echo "train: train.txt"; echo "val: val.txt"; sed -n '/^names:/,$p' "$COCO/data.yaml"; } > "$DATA/data.yaml"

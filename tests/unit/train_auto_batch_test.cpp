@@ -113,7 +113,7 @@ TEST_CASE("auto batch: no profiled point (one image ran out of memory) is an err
 }
 
 TEST_CASE("auto batch: a checked step above the fit corrects the batch along the measured line") {
-  // The session 6 numbers (H200, yolo11n fp32): 5.08 GiB at 16 profiled, and the fit's batch
+  // Numbers measured on an H200 (yolo11n fp32): 5.08 GiB at 16 profiled, and the fit's batch
   // 175 really needing 46.8 GiB against a 35.0 GiB target. The line through both: 0.2624
   // GiB/image, so (35.0 - 0.03 - 5.08) / 0.2624 = 113.9 images above 16 -> 129.
   const BatchMemory profiled{16, 5.08 * kGiB};

@@ -1,6 +1,5 @@
 #pragma once
 // Non-maximum suppression for decoded detections (validation, predict).
-// Owner: model work (issue 3). Implemented in nms.cpp.
 #include <vector>
 
 #include <torch/torch.h>

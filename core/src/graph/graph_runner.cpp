@@ -221,7 +221,7 @@ std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
   // The sink holds the batch it is consuming and the next one waits, collated, in its queue:
   // a third batch in the making plus two samples per worker keep every worker busy meanwhile.
   // (With two batches, the workers were down to 2 * workers samples whenever the sink was
-  // busy, and the GPU waited ~4 ms of each 27 ms step: docs/performance.md, session 7.)
+  // busy, and the GPU waited ~4 ms of each 27 ms step: bench/gpu/compare-ultralytics.sh n32.)
   return static_cast<std::size_t>(3 * std::max<std::int64_t>(1, batch_size) + 2 * workers_);
 }
 

@@ -62,8 +62,8 @@ void set_batch(Pipeline& pipeline, const std::string& batcher, std::int64_t batc
 
 // The sink pads every image of a batch to its fullest one, the assigner's (batch x rows x
 // anchors) tensors grow with that, and a mosaic holds up to four images' boxes: on the H200,
-// coco128 x20 at 640, 81 boxes against 42 in the densest image on disk. (Session 6's large
-// miss was mostly the fit and fragmentation, though: see resolve_auto_batch.)
+// coco128 x20 at 640, 81 boxes against 42 in the densest image on disk. (A large miss of
+// the batch it chose was mostly the fit and fragmentation, though: see resolve_auto_batch.)
 AugmentedBoxes densest_augmented_boxes(const Pipeline& pipeline, const Registry& registry, std::size_t max_samples) {
   // The first epoch's samples once: a RAM cache would decode the whole dataset for them.
   json overrides = json::object();
@@ -155,7 +155,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   // the cap makes an allocation beyond it fail here as it would in training.
   // A batch's target rows follow its densest image, so the loss's tensors change size from step
   // to step, and the caching allocator's fixed segments fragment: H200, yolo11n, batch 175:
-  // 63.2 GiB reserved for 46.8 GiB allocated; with expandable segments 48.0 for 47.6 (session 7).
+  // 63.2 GiB reserved for 46.8 GiB allocated; with expandable segments 48.0 for 47.6.
   // Unless the pipeline or the environment configures the allocator, auto batch turns them on
   // (recorded in pipeline.json, so a resumed run keeps them).
   std::string alloc_conf = sink.value("cuda_alloc_conf", std::string());

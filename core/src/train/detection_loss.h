@@ -2,7 +2,6 @@
 // YOLO11 detection loss (Ultralytics' v8DetectionLoss semantics, our own implementation):
 // TaskAlignedAssigner, CIoU box loss, DFL loss, BCE class loss. Written for few, large
 // kernels and no host synchronisation: targets arrive padded to a fixed number of rows.
-// Owner: training work (issue 4). Implemented in detection_loss.cpp / task_aligned_assigner.cpp.
 #include <cstdint>
 #include <vector>
 

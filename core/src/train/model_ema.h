@@ -1,7 +1,6 @@
 #pragma once
 // Exponential moving average of a model's float state (parameters and BN buffers), kept in
 // fp32, updated with multi-tensor (foreach) ops: decay = d * (1 - exp(-updates / tau)).
-// Owner: training work (issue 4). Implemented in model_ema.cpp.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -1,0 +1,57 @@
+#include "train/progress_report.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace yoloflow::core {
+
+std::string format_duration(double seconds) {
+  const long t = static_cast<long>(seconds + 0.5);
+  std::ostringstream os;
+  if (t >= 3600) {
+    os << t / 3600 << ":" << std::setw(2) << std::setfill('0') << (t / 60) % 60 << ":";
+  } else {
+    os << (t / 60) << ":";
+  }
+  os << std::setw(2) << std::setfill('0') << t % 60;
+  return os.str();
+}
+
+double images_per_second(const ProgressSnapshot& s) { return s.images / std::max(s.epoch_seconds, 1e-9); }
+
+double eta_seconds(const ProgressSnapshot& s) {
+  const std::int64_t left = std::max<std::int64_t>(s.steps_in_epoch - s.step, 0) +
+                            s.steps_in_epoch * (s.epochs - s.epoch - 1);
+  return (s.epoch_seconds / static_cast<double>(std::max<std::int64_t>(s.step, 1))) * static_cast<double>(left);
+}
+
+std::string progress_line(const ProgressSnapshot& s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(4) << "epoch " << s.epoch + 1 << "/" << s.epochs << "  step " << s.step << "/"
+     << s.steps_in_epoch << "  box " << s.losses[0] << "  cls " << s.losses[1] << "  dfl " << s.losses[2]
+     << std::setprecision(1) << "  " << images_per_second(s) << " img/s  data wait " << s.data_wait_ms << " ms  step "
+     << s.step_ms << " ms  ETA " << format_duration(eta_seconds(s));
+  if (s.size > 0) os << "  size " << s.size;
+  return os.str();
+}
+
+StepEvent progress_event(const ProgressSnapshot& s) {
+  StepEvent ev;
+  ev.epoch = s.epoch;
+  ev.step = s.step - 1;
+  ev.steps_in_epoch = s.steps_in_epoch;
+  ev.global_step = s.global_step;
+  ev.images_per_second = images_per_second(s);
+  ev.eta_seconds = eta_seconds(s);
+  ev.values["train/box_loss"] = s.losses[0];
+  ev.values["train/cls_loss"] = s.losses[1];
+  ev.values["train/dfl_loss"] = s.losses[2];
+  for (std::size_t g = 0; g < s.lrs.size() && g < 3; ++g) ev.values["lr/pg" + std::to_string(g)] = s.lrs[g];
+  ev.values["time/data_wait"] = s.data_wait_ms / 1e3;
+  ev.values["time/step"] = s.step_ms / 1e3;
+  ev.values["loss_scale"] = s.loss_scale;
+  return ev;
+}
+
+}  // namespace yoloflow::core

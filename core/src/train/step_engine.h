@@ -1,0 +1,74 @@
+#pragma once
+// One batch of the training recipe, however it has to run: forward and backward in
+// micro-batches (the whole batch's loss normaliser exactly, micro_batches.h), retried in
+// halved micro-batches after an out-of-memory error (oom_guard.h), or replayed as a captured
+// CUDA graph (captured_step.h); gradients accumulate to the nominal batch, then the optimizer
+// step: unscale, clip the global norm, step, scaler update, EMA update.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "train/captured_step.h"
+#include "train/detection_loss.h"
+#include "train/model_ema.h"
+#include "train/step_profile.h"
+#include "train/train_state.h"
+#include "yoloflow/model.h"
+#include "yoloflow/optimizer.h"
+#include "yoloflow/precision.h"
+
+namespace yoloflow::core {
+namespace dist {
+class DataParallel;
+}
+
+// Why the training step cannot be captured as a CUDA graph here (empty: it can): not on this
+// device or build, not with data parallel (its gradient hooks run per step), not while
+// profiling (that times phases inside the step).
+std::string capture_unavailable_reason(const torch::Device& device, bool data_parallel, bool profiling);
+
+class StepEngine {
+ public:
+  // Everything must outlive the engine; `ema`, `dp` and `profile` may be null.
+  StepEngine(Model& model, DetectionLoss& loss, PrecisionStrategy& precision, ModelEma* ema, dist::DataParallel* dp,
+             StepProfile* profile, torch::Device device, double clip_grad);
+  ~StepEngine();
+
+  void set_optimizer(Optimizer& optimizer) { optimizer_ = &optimizer; }
+  // Batches then run as a captured graph where they can (no micro-batches, no multi-scale).
+  void enable_capture(std::unique_ptr<CapturedStep> captured) { captured_ = std::move(captured); }
+  const CapturedStep* captured() const { return captured_.get(); }
+
+  // Trains on one batch: `pixels` (B, H, W, 3) uint8 on the host, viewing memory `owner`
+  // keeps alive; `targets` (B, M, 5) padded rows on the host. `size`: this batch's multi-scale
+  // image size (0 = as collated). `key` names values a captured graph bakes in (loss gains).
+  // Adds the batch's mean losses into state.loss_sum; steps the optimizer once `accumulate`
+  // batches have contributed.
+  void train(TrainState& state, const torch::Tensor& pixels, const torch::Tensor& targets,
+             std::shared_ptr<std::uint8_t> owner, int size, std::int64_t accumulate, const std::string& key);
+  // Applies the accumulated gradients now (the end of an epoch, or a rank's missing batches).
+  void optimizer_step(TrainState& state);
+
+ private:
+  torch::Tensor forward_backward(TrainState& state, const torch::Tensor& pixels, const torch::Tensor& targets, int size,
+                                 std::int64_t accumulate);
+  void recover_from_out_of_memory(TrainState& state, const std::exception& e, std::int64_t batch);
+  torch::Tensor resize_for_multi_scale(const torch::Tensor& images, int size) const;
+  void allocate_missing_grads();
+
+  Model& model_;
+  DetectionLoss& loss_;
+  PrecisionStrategy& precision_;
+  ModelEma* ema_;
+  dist::DataParallel* dp_;
+  StepProfile* profile_;
+  torch::Device device_;
+  double clip_grad_;
+  Optimizer* optimizer_ = nullptr;
+  std::unique_ptr<CapturedStep> captured_;
+  bool failure_reported_ = false, multi_scale_reported_ = false;
+};
+
+}  // namespace yoloflow::core

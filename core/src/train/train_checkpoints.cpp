@@ -1,0 +1,103 @@
+#include "train/train_checkpoints.h"
+
+#include <vector>
+
+#include "yoloflow/error.h"
+
+namespace yoloflow::core {
+
+Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& parts, bool mid_epoch,
+                                 double epoch_seconds, nlohmann::json meta) {
+  Checkpoint c;
+  for (const auto& kv : parts.model.module().named_parameters()) c.model.emplace_back(kv.key(), kv.value());
+  for (const auto& kv : parts.model.module().named_buffers()) c.model.emplace_back(kv.key(), kv.value());
+  if (parts.ema != nullptr) {
+    c.ema = parts.ema->state();
+    c.ema_updates = parts.ema->updates();
+  }
+  if (parts.optimizer != nullptr) c.optimizer = parts.optimizer->state();
+  c.precision = parts.precision.state();
+  c.global_step = state.global_step;
+  c.best_fitness = state.best_fitness;
+  meta["architecture"] = parts.model.architecture();
+  meta["nc"] = parts.model.head().nc;
+  meta["total_seconds"] = state.total_seconds;
+  meta["epochs_without_improvement"] = state.epochs_without_improvement;
+  meta["batch"] = state.batch;
+  meta["micro_batch"] = state.micro_batch;
+  if (mid_epoch) {
+    c.epoch = state.epoch;
+    c.step_in_epoch = state.step;
+    c.next_sequence = state.next_sequence;
+    const auto l = state.loss_sum.to(torch::kCPU).to(torch::kDouble);
+    meta["epoch_loss_sum"] = std::vector<double>{l[0].item<double>(), l[1].item<double>(), l[2].item<double>()};
+    meta["epoch_images"] = state.images;
+    meta["epoch_oom_retries"] = state.oom_retries;
+    meta["epoch_seconds"] = epoch_seconds;
+    meta["micro"] = state.micro;
+    if (state.micro > 0 && parts.optimizer != nullptr) {
+      for (const auto& np : parts.model.module().named_parameters()) {
+        if (np.value().grad().defined()) c.grads.emplace_back(np.key(), np.value().grad());
+      }
+    }
+  } else {
+    c.epoch = state.epoch + 1;
+  }
+  c.meta = std::move(meta);
+  return c;
+}
+
+void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, const TrainingParts& parts,
+                              TrainState& state) {
+  const std::string arch = ck.meta.value("architecture", std::string());
+  Model& model = parts.model;
+  if (arch != model.architecture() || ck.meta.value("nc", -1) != model.head().nc) {
+    throw InvalidInput(path + " holds a " + arch + " with nc=" + std::to_string(ck.meta.value("nc", -1)) +
+                       "; this pipeline trains a " + model.architecture() + " with nc=" +
+                       std::to_string(model.head().nc));
+  }
+  torch::NoGradGuard no_grad;
+  const auto weights = to_map(ck.model);
+  auto copy_into = [&](const std::string& name, torch::Tensor& dst) {
+    const auto it = weights.find(name);
+    if (it == weights.end()) throw InvalidInput(path + ": no entry '" + name + "' for the model");
+    dst.copy_(it->second);
+  };
+  for (auto& np : model.module().named_parameters()) copy_into(np.key(), np.value());
+  for (auto& nb : model.module().named_buffers()) copy_into(nb.key(), nb.value());
+  if (parts.ema != nullptr && !ck.ema.empty()) parts.ema->load_state(to_map(ck.ema), ck.ema_updates);
+  parts.precision.load_state(to_map(ck.precision));
+  state.global_step = ck.global_step;
+  state.best_fitness = ck.best_fitness;
+  state.total_seconds = ck.meta.value("total_seconds", 0.0);
+  state.epochs_without_improvement = ck.meta.value("epochs_without_improvement", 0);
+  // A micro-batch that an out-of-memory error lowered stays lowered (a smaller one in the
+  // pipeline wins).
+  if (const auto saved = ck.meta.value("micro_batch", std::int64_t{0});
+      saved > 0 && (state.micro_batch <= 0 || saved < state.micro_batch)) {
+    state.micro_batch = saved;
+  }
+}
+
+void restore_optimizer(const Checkpoint& ck, torch::nn::Module& module, Optimizer& optimizer,
+                       const torch::Device& device, TrainState& state) {
+  // Empty when the previous process stopped before its first batch: nothing to restore.
+  if (!ck.optimizer.empty()) optimizer.load_state(to_map(ck.optimizer));
+  const auto grads = to_map(ck.grads);
+  for (auto& np : module.named_parameters()) {
+    const auto it = grads.find(np.key());
+    if (it != grads.end()) np.value().mutable_grad() = it->second.to(device).clone();
+  }
+  state.micro = ck.meta.value("micro", std::int64_t{0});
+}
+
+double resume_epoch(const Checkpoint& ck, TrainState& state) {
+  state.epoch = ck.epoch;
+  state.step = ck.step_in_epoch;
+  state.next_sequence = ck.next_sequence;
+  state.images = ck.meta.value("epoch_images", std::int64_t{0});
+  state.oom_retries = ck.meta.value("epoch_oom_retries", std::int64_t{0});
+  return ck.meta.value("epoch_seconds", 0.0);
+}
+
+}  // namespace yoloflow::core

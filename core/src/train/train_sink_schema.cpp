@@ -1,0 +1,105 @@
+#include "train/train_sink_schema.h"
+
+namespace yoloflow::core {
+
+Schema train_sink_schema() {
+  Schema s;
+  s.add_component("model", "model", json{{"plugin", "yolo11"}, {"params", {{"scale", "n"}}}})
+      .doc("The model to train.");
+  s.add_component("optimizer", "optimizer", json{{"plugin", "auto"}}).doc("Optimizer plugin.");
+  s.add_component("precision", "precision", json{{"plugin", "fp32"}})
+      .doc("Precision strategy: fp32, amp_fp16 (CUDA) or amp_bf16.");
+  s.add_path("data").required().doc("data.yaml of the dataset: class names and the validation split.");
+  s.add_string("val_split", "val").doc("Split of `data` used for validation.");
+  s.add_int("val_batch", 32).min(1).doc(
+      "Images per validation batch. Beside a captured step (`cuda_graph`) validation allocates outside "
+      "the graph's memory pool: yolo11n on the H200 peaked 1.2 GiB higher at 32 than at 8, where "
+      "validation took ~2.5x as long (docs/performance.md).");
+  s.add_bool("rect", true).doc(
+      "Validate in rectangular batches (images ordered by aspect ratio, each batch letterboxed to its own "
+      "stride-aligned shape), as Ultralytics validates; false letterboxes every image to imgsz x imgsz.");
+  s.add_int("val_every", 1).min(0).doc("Validate every N epochs (0 = only after the last).");
+  s.add_float("val_conf", 0.001).range(0.0, 1.0).doc("NMS confidence threshold in validation.");
+  s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
+  s.add_int("max_det", 300).min(1).doc("Detections kept per validation image.");
+  s.add_int("nominal_batch", 64).min(1).doc("Images per optimizer step; gradients accumulate to reach it.");
+  s.add_int("micro_batch", 0).min(0).fixed().doc(
+      "Images per forward + backward pass: each batch runs as chunks of at most this many images whose "
+      "gradients add up before the optimizer step (same step per nominal batch; peak activation memory "
+      "scales with the chunk). 0 = the whole batch. Halved automatically after an out-of-memory error.");
+  s.add_float("lrf", 0.01).greater_than(0.0).max(1.0).doc("Final learning rate as a fraction of lr0.");
+  s.add_bool("cos_lr", false).doc("Cosine instead of linear learning-rate decay.");
+  s.add_float("warmup_epochs", 3.0).min(0.0).doc("Warmup length in epochs (at least 100 iterations).");
+  s.add_float("warmup_momentum", 0.8).range(0.0, 1.0).doc("Momentum at the start of warmup.");
+  s.add_float("warmup_bias_lr", 0.1).min(0.0).doc("Bias learning rate at the start of warmup.");
+  s.add_float("box", 7.5).min(0.0).doc("Box (CIoU) loss gain.");
+  s.add_float("cls", 0.5).min(0.0).doc("Class (BCE) loss gain.");
+  s.add_float("dfl", 1.5).min(0.0).doc("Distribution focal loss gain.");
+  s.add_float("clip_grad", 10.0).greater_than(0.0).doc("Gradient norm clipping threshold.");
+  s.add_float("multi_scale", 0.0).range(0.0, 0.9).doc(
+      "Multi-scale training (Ultralytics' multi_scale): each batch is resized on the train device to a random "
+      "size between (1 - multi_scale) and (1 + multi_scale) times the collated size, a multiple of the model's "
+      "largest stride (targets are normalised: they stay); 0 = off, 0.5 = Ultralytics' multi_scale=True. Steps "
+      "then run eagerly (no cuda_graph). The progress line shows each reported step's size.");
+  s.add_bool("ema", true).doc("Keep an exponential moving average of the weights (validated and saved).");
+  s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
+  s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
+  s.add_int("save_period", 0).min(0).doc("Also keep epochN.pt every N epochs (0 = off).");
+  s.add_bool("save_async", true).doc(
+      "Write checkpoints on a background thread from a CPU copy, so the device trains on while last.pt is "
+      "pickled and synced to disk (each file stays atomic: a kill during a write keeps the previous one). "
+      "The last epoch, an early stop and an interruption wait for the file.");
+  s.add_int("save_every", 0).min(0).doc(
+      "Also rewrite last.pt (resumable, mid-epoch) at the first optimizer step after every N batches (0 = only at epoch ends).");
+  s.add_int("max_steps", 0).min(0).doc(
+      "Stop after this many batches in this process, saving a resumable last.pt (chunked jobs on time-limited machines; 0 = no limit).");
+  s.add_string("resume", "").doc(
+      "Checkpoint to continue from (set by `yoloflow train --resume RUN_DIR`): weights, EMA, optimizer, scaler, schedule, data position.");
+  s.add_int("target_rows", 0).min(0).doc(
+      "Rows per image the training targets are padded to: N > 0 = exactly N (static shapes; boxes "
+      "beyond N in one image are dropped and counted in a warning); 0 = the batch's fullest image "
+      "rounded up to `target_rows_multiple` (no box dropped).");
+  s.add_int("target_rows_multiple", 32).min(1).doc(
+      "With target_rows 0: round the padded row count up to a multiple of this, so the loss sees "
+      "few distinct shapes and the CUDA allocator and kernels settle (1 = the fullest image exactly).");
+  s.add_int("profile_every", 0).min(0).doc(
+      "Time every Nth step phase by phase (data wait, host-to-device, forward + loss, backward, "
+      "optimizer + EMA), waiting for the device at each phase boundary: rows in steps.csv, means in "
+      "the epoch summary and results.csv (`profile/...`). 0 = off; sampled steps lose their overlap.");
+  s.add_bool("cuda_graph", false).doc(
+      "CUDA: capture the training step (forward, loss, backward) as a CUDA graph per input shape "
+      "and replay it: one launch instead of thousands from the host. Shapes vary only with the "
+      "batch, image size and padded target rows (`target_rows`, `target_rows_multiple`); each new "
+      "shape runs `cuda_graph_warmup` steps eagerly, then is captured. Off with data parallel and "
+      "`profile_every`; turns `cudnn_benchmark` on; a failed capture falls back to eager steps with a warning.");
+  s.add_int("cuda_graph_warmup", 3).min(1).doc("CUDA graphs: eager steps of each new shape before its capture.");
+  s.add_int("cuda_graph_rows", 96).min(1).doc(
+      "CUDA graphs with target_rows 0: target rows per image the one captured step is built for "
+      "(every batch that fits is padded to it); a batch whose fullest image has more boxes runs "
+      "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96). Such a "
+      "step allocates outside the graph's pool: yolo11n b32 on the H200 peaked at 12.3-12.7 GiB instead "
+      "of 5.9; at 192 no coco128 batch ran eagerly, peak 7.2 GiB, 15% fewer images/s (docs/performance.md).");
+  s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
+  s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
+      "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
+      "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");
+  s.add_string("cuda_alloc_conf", "").doc(
+      "CUDA: PYTORCH_CUDA_ALLOC_CONF for this process, e.g. \"expandable_segments:True\" (less "
+      "fragmentation when shapes vary); empty = the environment's (auto batch then sets expandable "
+      "segments). Refused once CUDA is initialised.");
+  s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
+  s.add_string("device", "").doc(
+      "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
+  s.add_path("weights").doc(
+      "Initial weights (fine-tuning): a state dict (`yoloflow weights import`/`export`, or Python's "
+      "torch.save(model.state_dict())) or a yoloflow checkpoint (its EMA weights). With another "
+      "number of classes the class head keeps its initial values; every other tensor must fit. "
+      "Ignored when resuming. Relative paths are resolved against the pipeline file's folder.");
+  s.add_int("cpu_threads", 0).min(0).doc(
+      "Threads of LibTorch's CPU operations in this process; 0 = automatic: 1 when training on CUDA "
+      "(the step only launches GPU work, and idle OpenMP threads spinning beside the data workers "
+      "slowed a CUDA step several-fold), LibTorch's default (all cores) on the CPU.");
+  return s;
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Gathers, inside the checkout, what a GPU machine without network access needs beside the
+# sources: a dependency bundle with its env.sh (OpenCV, oneTBB and the exports that point CMake
+# at them and at LibTorch with CUDA), coco128 and the test fixtures the GPU runs use, all in
+# gpu-bundle/ (git-ignored). The GPU scripts find it there (scripts/gpu-env.sh).
+# Usage: YOLOFLOW_DEPS=DIR scripts/gpu-bundle.sh   (DIR holds env.sh and its archive;
+#        default ../shared/device). Data from $YOLOFLOW_SHARED_DIR (default ../shared).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SHARED="${YOLOFLOW_SHARED_DIR:-../shared}"
+DEPS="${YOLOFLOW_DEPS:-$SHARED/device}"
+mkdir -p gpu-bundle/shared/datasets gpu-bundle/shared/fixtures
+cp -r "$DEPS"/* gpu-bundle/
+cp -r "$SHARED"/datasets/coco128 gpu-bundle/shared/datasets/
+# Every fixture but the validation-parity one (12 MB; its tests run on the CPU).
+for f in "$SHARED"/fixtures/*; do
+  [ "$(basename "$f")" = coco128-val-parity ] || cp -r "$f" gpu-bundle/shared/fixtures/
+done
+chmod -R u+w gpu-bundle
+du -sh gpu-bundle
