@@ -27,8 +27,8 @@ run() {
   rm -rf "$dir"
   local start=$(date +%s)
   "$BIN" train pipelines/train-coco128.json --run-dir "$dir" epochs="$EPOCHS" workers="$WORKERS" \
-    stages.source.params.data="$DATA/data.yaml" stages.source.params.cache=ram stages.source.params.cache_fill=eager \
-    stages.train.params.data="$DATA/data.yaml" stages.train.params.log_every=20 "$@" > "$dir.log" 2>&1
+    data="$DATA/data.yaml" stages.source.params.cache=ram stages.source.params.cache_fill=eager \
+    stages.train.params.log_every=20 "$@" > "$dir.log" 2>&1
   local rc=$?
   python3 - "$dir/results.csv" "$name" "$rc" "$(( $(date +%s) - start ))" <<'PY'
 import csv, sys

@@ -63,8 +63,8 @@ run() {
   rm -rf "$dir"
   start=$(date +%s)
   timeout 300 "$BIN/yoloflow" train "$@" --run-dir "$dir" epochs="$epochs" workers="$WORKERS" \
-    stages.source.params.data="$data" stages.source.params.cache=ram stages.source.params.cache_fill=eager \
-    stages.train.params.data="$data" stages.train.params.log_every=40 'monitors=[{"plugin":"gpu"}]' \
+    data="$data" stages.source.params.cache=ram stages.source.params.cache_fill=eager \
+    stages.train.params.log_every=40 'monitors=[{"plugin":"gpu"}]' \
     "${EXTRA_OVERRIDES[@]}" > "$dir.log" 2>&1
   local rc=$?
   python3 - "$dir" "$name" "$rc" "$(( $(date +%s) - start ))" <<'PY' | tee -a "$OUT/compare.jsonl"

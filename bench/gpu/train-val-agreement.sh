@@ -21,7 +21,7 @@ ls "$COCO"/images/train2017/*.jpg > "$DATA/val.txt"
 run=/tmp/train-val-agreement; rm -rf $run
 start=$(date +%s)
 $BIN train pipelines/max-throughput-coco128.json --run-dir $run epochs=$EPOCHS workers=12 seed=${SEED:-0} \
-  stages.source.params.data=$DATA/data.yaml stages.train.params.data=$DATA/data.yaml \
+  data=$DATA/data.yaml \
   stages.batch.params.batch=32 stages.train.params.val_every=1 > $OUT/train.log 2>&1
 echo "train exit $? wall $(( $(date +%s) - start )) s"
 grep -E "final validation" $OUT/train.log

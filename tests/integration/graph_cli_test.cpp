@@ -136,3 +136,47 @@ TEST_CASE("SIGINT stops a running `yoloflow run` promptly with exit code 130") {
   CHECK(contains(child.output(), "synthetic_sink: samples="));
   yoloflow::test::remove_tree(dir);
 }
+
+TEST_CASE("a --run-dir holding a run is refused unless --exist-ok; a failed start leaves no folder") {
+  const auto dir = test::temp_dir("cli-run-dir");
+  test::write_file(dir + "/p.json", synthetic_pipeline("", "\"count\": 8"));
+  const std::string out = dir + "/out";
+  auto first = test::run_cli(plugin_arg() + "run " + dir + "/p.json --run-dir " + out);
+  INFO(first.output);
+  REQUIRE(first.exit_code == kExitOk);
+  REQUIRE(std::filesystem::exists(out + "/pipeline.json"));
+  const auto written = std::filesystem::last_write_time(out + "/pipeline.json");
+  auto again = test::run_cli(plugin_arg() + "run " + dir + "/p.json --run-dir " + out + " epochs=2");
+  INFO(again.output);
+  CHECK(again.exit_code == kExitInvalid);
+  CHECK(contains(again.output, "error: --run-dir " + out + " already holds a run (it has pipeline.json)"));
+  CHECK(contains(again.output, "--exist-ok"));
+  CHECK(std::filesystem::last_write_time(out + "/pipeline.json") == written);  // untouched
+  auto reuse = test::run_cli(plugin_arg() + "run " + dir + "/p.json --run-dir " + out + " --exist-ok epochs=2");
+  INFO(reuse.output);
+  CHECK(reuse.exit_code == kExitOk);
+  // The source fails to configure: nothing ran, and the folder made for the run is gone.
+  const std::string failed = dir + "/failed";
+  auto bad = test::run_cli(plugin_arg() + "run " + dir + "/p.json --run-dir " + failed +
+                           " stages.source.params.missing_data=true");
+  INFO(bad.output);
+  CHECK(bad.exit_code != kExitOk);
+  CHECK(contains(bad.output, "failed to configure"));
+  CHECK_FALSE(std::filesystem::exists(failed));
+  yoloflow::test::remove_tree(dir);
+}
+
+TEST_CASE("an unknown command names the commands that exist; global options may follow the command") {
+  auto r = test::run_cli("inspect pipelines/inspect-coco128.json");
+  INFO(r.output);
+  CHECK(r.exit_code == kExitInvalid);
+  CHECK(contains(r.output, "error: unknown command 'inspect'"));
+  CHECK(contains(r.output, "the commands are: plugins, describe, validate, run, train"));
+  auto typo = test::run_cli("trian x.json");
+  CHECK(typo.exit_code == kExitInvalid);
+  CHECK(contains(typo.output, "did you mean 'train'?"));
+  // --log-level after the command, as people type it.
+  auto late = test::run_cli("plugins --log-level warn");
+  INFO(late.output);
+  CHECK(late.exit_code == kExitOk);
+}

@@ -116,3 +116,64 @@ TEST_CASE("every shipped pipeline is documented, valid, and a training one train
   CHECK(used_weights == 2);
   test::remove_tree(dir);
 }
+
+TEST_CASE("Ultralytics-style words on the command line set the pipeline paths they mean") {
+  const std::string data = test::coco128_dir() + "/data.yaml";
+  const std::string file = std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128.json";
+  const auto r = test::run_cli("validate " + file + " --print-resolved data=" + data +
+                               " model=yolo11s batch=8 device=0 workers=2 name=exp patience=7 lr0=0.002 epochs=3");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.output);
+  const std::string train = stage_of(doc, "train");
+  REQUIRE_FALSE(train.empty());
+  const auto& tp = doc["stages"][train]["params"];
+  CHECK(tp["data"] == data);                          // the train sink's data and...
+  CHECK(doc["stages"]["source"]["params"]["data"] == data);  // ...the source's: one word, both
+  CHECK(tp["model"]["plugin"] == "yolo11");
+  CHECK(tp["model"]["params"]["scale"] == "s");
+  CHECK(tp["patience"] == 7);
+  CHECK(tp["optimizer"]["params"]["lr0"] == 0.002);
+  CHECK(doc["stages"]["batch"]["params"]["batch"] == 8);
+  CHECK(doc["device"] == "cuda:0");
+  CHECK(doc["workers"] == 2);
+  CHECK(doc["name"] == "exp");
+  CHECK(doc["epochs"] == 3);
+  // A word that is nothing here is still refused, with a suggestion.
+  const auto bad = test::run_cli("validate " + file + " pateince=7");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("did you mean") != std::string::npos);
+}
+
+TEST_CASE("a pipeline names its dataset once; stages reading datasets of other class counts are refused") {
+  const std::string file = std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128.json";
+  const auto r = test::run_cli("validate " + file + " --print-resolved");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.output);
+  const std::string train = stage_of(doc, "train");
+  // The top-level data reaches the source (training images) and the train sink (validation, names).
+  const std::string data = doc["stages"]["source"]["params"]["data"].get<std::string>();
+  CHECK(fs::path(data).filename() == "data.yaml");
+  CHECK(fs::exists(data));
+  CHECK(doc["stages"][train]["params"]["data"] == data);
+
+  // One stage pointed elsewhere, at a one-class dataset: found before anything runs.
+  const auto dir = test::temp_dir("one-dataset");
+  test::write_file(dir + "/one.yaml", "path: .\ntrain: x.txt\nval: x.txt\nnames: [thing]\n");
+  const auto split = test::run_cli("validate " + file + " stages.source.params.data=" + dir + "/one.yaml");
+  INFO(split.output);
+  CHECK(split.exit_code == 2);
+  CHECK(split.output.find("names 80 classes, but stages.source.params.data (" + dir + "/one.yaml) names 1") !=
+        std::string::npos);
+  // data= sets them all; a relative path is read from the working directory; a missing file is named.
+  const auto both = test::run_cli("validate " + file + " --print-resolved data=one.yaml", "cd " + dir + " && ");
+  INFO(both.output);
+  REQUIRE(both.exit_code == 0);
+  const auto doc2 = nlohmann::json::parse(both.output);
+  CHECK(doc2["stages"]["source"]["params"]["data"] == dir + "/one.yaml");
+  CHECK(doc2["stages"][train]["params"]["data"] == dir + "/one.yaml");
+  const auto missing = test::run_cli("validate " + file + " data=" + dir + "/nope.yaml");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.output.find(dir + "/nope.yaml does not exist") != std::string::npos);
+}

@@ -95,12 +95,14 @@ const TrainedRun& trained_run() {
     yaml.replace(yaml.find("train: subset.txt"), 17, "train: train.txt");
     yaml.replace(yaml.find("val: subset.txt"), 15, "val: val.txt");
     test::write_file(r.dir + "/data.yaml", yaml);
-    // 256 steps at imgsz 64; the cosine schedule's long low-lr tail lets the statistics catch up.
+    // 320 steps at imgsz 64; the cosine schedule's long low-lr tail lets the statistics catch up.
+    // (Measured: the dog's confidence 0.80 at lr0 0.004 for 20 epochs; 0.41 at 0.002 for 24,
+    // 0.01 at 0.003 for 16: the run is deterministic, its outcome sensitive to the recipe.)
     test::TrainPipeline p;
     p.name = "predict-overfit";
-    p.epochs = 16;
+    p.epochs = 20;
     p.top = R"("shuffle": false)";
-    p.train = R"("model": {"plugin": "yolo11", "params": {"scale": "n"}}, "optimizer": {"plugin": "adamw", "params": {"lr0": 0.002}}, )"
+    p.train = R"("model": {"plugin": "yolo11", "params": {"scale": "n"}}, "optimizer": {"plugin": "adamw", "params": {"lr0": 0.004}}, )"
               R"("nominal_batch": 2, "warmup_epochs": 0, "cos_lr": true, "val_every": 0, "log_every": 100)";
     test::write_file(r.dir + "/train.json", p.json());
     r.run_dir = r.dir + "/run";
@@ -218,8 +220,8 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
   MESSAGE("found " << found << " of " << labelled << " labelled objects (same class, IoU >= 0.5), mean IoU "
                    << (found ? found_iou / found : 0.0));
   CHECK(labelled == 2);
-  // 256 steps from scratch reliably teach one of the two (the dog); the zebra stays below
-  // the threshold in this budget.
+  // 320 steps from scratch teach one of the two (the dog); the zebra stays below the
+  // threshold in this budget.
   CHECK(found >= 1);
   // Found boxes sit on the labels: a letterbox pad left in (about 80 px here) would pull the
   // IoU down to ~0.6, a wrong scale far lower.

@@ -89,7 +89,10 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
              {"name": "nodata", "overrides": {"stages.source.params.data": "nodata.yaml"}}]
   })");
   // Valid, but its image list is missing: the child fails when it starts reading.
-  test::write_file(dir + "/nodata.yaml", "path: .\ntrain: missing.txt\nval: missing.txt\nnames:\n  0: person\n");
+  // coco's 80 classes, so the pipeline is valid; the run fails when the source opens the split.
+  std::string names;
+  for (int c = 0; c < 80; ++c) names += "  " + std::to_string(c) + ": class" + std::to_string(c) + "\n";
+  test::write_file(dir + "/nodata.yaml", "path: .\ntrain: missing.txt\nval: missing.txt\nnames:\n" + names);
   const std::string out = dir + "/out";
   const std::string cmd = "sweep " + dir + "/sweep.json --out " + out + " --jobs 2";
   auto r = test::run_cli(cmd);

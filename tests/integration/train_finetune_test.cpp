@@ -132,3 +132,16 @@ TEST_CASE("train weights=: another class count keeps the class head initial; a w
   CHECK(missing.output.find("nope.pt") != std::string::npos);
   test::remove_tree(dir);
 }
+
+TEST_CASE("an optimizer that leaves a learning rate at 0 after setup() is refused before training") {
+  const auto dir = test::temp_dir("zero-lr");
+  const std::string data = test::write_coco128_subset(dir, 2);
+  const auto r = test::run_cli("--plugin-path " + test::test_plugin_dir("zero_lr_optimizer") + " train " +
+                               std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json --run-dir " + dir +
+                               "/run data=" + data + " epochs=1 imgsz=64 batch=2 stages.train.params.optimizer.plugin=test_zero_lr");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("stages.train.params.optimizer: ZeroLr() left the 'weights' group with learning rate 0") !=
+        std::string::npos);
+  test::remove_tree(dir);
+}

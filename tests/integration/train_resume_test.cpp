@@ -150,10 +150,18 @@ TEST_CASE("SIGINT during training saves, exits 0 with the resume command, and th
   const int code = child.wait(60000);
   INFO(child.output());
   CHECK(code == 0);
+  CHECK(child.output().find("interrupt: stopping after the current step") != std::string::npos);
   CHECK(child.output().find("interrupted by SIGINT") != std::string::npos);
   CHECK(child.output().find("continue with: yoloflow train --resume " + t.run("r")) != std::string::npos);
   const auto ck = core::load_checkpoint(t.run("r") + "/weights/last.pt");
-  CHECK(ck.global_step >= 0);
+  MESSAGE("saved at epoch " << ck.epoch + 1 << ", batch " << ck.step_in_epoch << ", " << ck.global_step
+                            << " optimizer steps");
+  // Saved where it stopped, inside the epoch (4 batches of 2), not at an epoch's end: a resume
+  // continues from that batch. At least the first accumulation window (2 batches) had stepped.
+  CHECK(ck.step_in_epoch > 0);
+  CHECK(ck.step_in_epoch < 4);
+  CHECK(ck.next_sequence == static_cast<std::uint64_t>(2 * ck.step_in_epoch));
+  CHECK(ck.global_step >= 1);
 
   auto rest = test::run_cli("train --resume " + t.run("r") + " epochs=" + std::to_string(ck.epoch + 1));
   INFO(rest.output);
@@ -161,6 +169,27 @@ TEST_CASE("SIGINT during training saves, exits 0 with the resume command, and th
   core::ResultsCsv csv(t.run("r") + "/results.csv");
   csv.load();
   CHECK(csv.rows().size() == static_cast<std::size_t>(ck.epoch + 1));
+  test::remove_tree(t.dir);
+}
+
+TEST_CASE("a second SIGINT stops at once, says so, and leaves the last complete checkpoint") {
+  const auto t = make_tiny("train-sigint-twice");
+  test::write_file(t.dir + "/long.json", tiny_pipeline(200, R"(, "save_every": 1)"));
+  // Steps at 320 px take a good fraction of a second on a CPU: the second signal arrives
+  // while the first stop still waits for its step.
+  test::ChildProcess child({"train", t.dir + "/long.json", "--run-dir", t.run("r"), "imgsz=320"});
+  REQUIRE(child.wait_for_output("epoch 2/200  step 2/4", 300000));
+  child.signal(SIGINT);
+  REQUIRE(child.wait_for_output("interrupt: stopping after the current step", 10000));
+  child.signal(SIGINT);
+  const int code = child.wait(60000);
+  INFO(child.output());
+  CHECK(code == 130);  // kExitInterrupted
+  CHECK(child.output().find("interrupt: stopping after the current step") != std::string::npos);
+  CHECK(child.output().find("second interrupt: stopping now without saving") != std::string::npos);
+  // save_every 1 wrote last.pt at every optimizer step before: it is whole and resumes.
+  const auto ck = core::load_checkpoint(t.run("r") + "/weights/last.pt");
+  CHECK(ck.global_step >= 2);
   test::remove_tree(t.dir);
 }
 

@@ -223,18 +223,32 @@ TEST_CASE("several errors are reported at once") {
   CHECK(r.diagnostics.size() == 5);
 }
 
-TEST_CASE("relative Path parameters are resolved against the pipeline's folder") {
-  auto r = parse(synthetic_pipeline("", "\"data\": \"../datasets/x/data.yaml\""));
+TEST_CASE("relative Path parameters are resolved against the pipeline's folder; a data.yaml must exist") {
+  const auto dir = test::temp_dir("pipeline-paths");
+  test::write_file(dir + "/datasets/x/data.yaml", "names: [a]\n");
+  std::filesystem::create_directories(dir + "/pipelines");
+  auto parse_in = [&](const std::string& text) {
+    return core::parse_pipeline(text, dir + "/pipelines", {}, synthetic_plugins().registry());
+  };
+  auto r = parse_in(synthetic_pipeline("", "\"data\": \"../datasets/x/data.yaml\""));
+  INFO(all(r));
   REQUIRE(r.ok());
-  CHECK(r.pipeline->stage("source").params["data"] == "/data/datasets/x/data.yaml");
-  auto abs = parse(synthetic_pipeline("", "\"data\": \"/abs/data.yaml\""));
+  CHECK(r.pipeline->stage("source").params["data"] == dir + "/datasets/x/data.yaml");
+  auto abs = parse_in(synthetic_pipeline("", "\"data\": \"" + dir + "/datasets/x/data.yaml\""));
   REQUIRE(abs.ok());
-  CHECK(abs.pipeline->stage("source").params["data"] == "/abs/data.yaml");
+  CHECK(abs.pipeline->stage("source").params["data"] == dir + "/datasets/x/data.yaml");
+  // The pipeline's one `data` reaches the source; a file that is not there is named with where it was looked for.
+  auto shared = parse_in(synthetic_pipeline("\"data\": \"../datasets/x/data.yaml\""));
+  REQUIRE(shared.ok());
+  CHECK(shared.pipeline->stage("source").params["data"] == dir + "/datasets/x/data.yaml");
+  auto missing = parse_in(synthetic_pipeline("", "\"data\": \"../datasets/y/data.yaml\""));
+  CHECK(has(missing, "stages.source.params.data", "../datasets/y/data.yaml does not exist"));
 }
 
 TEST_CASE("load_pipeline reads a file: name from the file, missing file reported") {
   const auto dir = test::temp_dir("pipeline-load");
   test::write_file(dir + "/my-run.json", synthetic_pipeline("", "\"data\": \"d.yaml\""));
+  test::write_file(dir + "/d.yaml", "names: [a]\n");
   auto r = core::load_pipeline(dir + "/my-run.json", {}, synthetic_plugins().registry());
   INFO(all(r));
   REQUIRE(r.ok());
@@ -257,4 +271,39 @@ TEST_CASE("monitors are validated as monitor components") {
   REQUIRE(ok.ok());
   REQUIRE(ok.pipeline->monitors.size() == 1);
   CHECK(ok.pipeline->monitors[0].plugin == "synthetic_monitor");
+}
+
+TEST_CASE("a key given twice is an error at its JSON path, also a stage name given twice") {
+  // A parameter twice: the document would keep the second silently.
+  auto r = parse(synthetic_pipeline("\"epochs\": 2, \"epochs\": 3", "\"count\": 10, \"count\": 12"));
+  INFO(all(r));
+  CHECK_FALSE(r.ok());
+  CHECK(has(r, "epochs", "duplicate key 'epochs'"));
+  CHECK(has(r, "stages.source.params.count", "duplicate key 'count'"));
+  // A stage twice: the first would vanish from the graph.
+  auto s = parse(with_stages(
+      "\"source\": {\"plugin\": \"synthetic_source\"},"
+      "\"mark\": {\"plugin\": \"synthetic_mark\", \"input\": \"source\"},"
+      "\"mark\": {\"plugin\": \"synthetic_mark\", \"input\": \"source\"},"
+      "\"batch\": {\"plugin\": \"synthetic_batcher\", \"input\": \"mark\"},"
+      "\"sink\": {\"plugin\": \"synthetic_sink\", \"input\": \"batch\"}"));
+  INFO(all(s));
+  CHECK(has(s, "stages.mark", "duplicate key 'mark'"));
+  // Inside an array the element's index is part of the path.
+  auto m = parse(synthetic_pipeline("\"monitors\": [{\"plugin\": \"x\", \"plugin\": \"y\"}]"));
+  INFO(all(m));
+  CHECK(has(m, "monitors[0].plugin", "duplicate key 'plugin'"));
+}
+
+TEST_CASE("an imgsz that is not a multiple of the stride is rounded up with a warning") {
+  auto r = parse(synthetic_pipeline("\"imgsz\": 100"));
+  INFO(all(r));
+  REQUIRE(r.ok());
+  CHECK(r.pipeline->imgsz(0) == 128);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].path == "imgsz");
+  CHECK(r.warnings[0].message.find("100 is not a multiple of the largest stride 32: using 128") != std::string::npos);
+  auto fine = parse(synthetic_pipeline("\"imgsz\": 320"));
+  REQUIRE(fine.ok());
+  CHECK(fine.warnings.empty());
 }

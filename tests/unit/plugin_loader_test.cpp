@@ -42,7 +42,9 @@ TEST_CASE("a file that is not a shared library is refused") {
   core::PluginManager pm;
   auto r = pm.load(dir + "/fake.so");
   CHECK_FALSE(r.loaded);
-  CHECK(r.reason.find("not a shared library") != std::string::npos);
+  CHECK(r.reason.find("not a shared library: the file (21 bytes) does not start with the ELF header") !=
+        std::string::npos);
+  CHECK(r.reason.find("iostream") == std::string::npos);
 }
 
 TEST_CASE("another SDK ABI version is refused with both versions") {
@@ -108,11 +110,23 @@ TEST_CASE("a throwing constructor becomes an error naming the plugin and the nod
   }
 }
 
-TEST_CASE("the CLI lists refused plugins with their reasons and still works") {
+TEST_CASE("the CLI lists refused plugins with their reasons and exits 3, or 0 with --allow-refused") {
   auto r = test::run_cli("--plugin-path " + test_plugin_dir("wrong_abi") + " plugins");
-  CHECK(r.exit_code == 0);
+  CHECK(r.exit_code == kExitPluginError);
   CHECK(r.output.find("Refused:") != std::string::npos);
   CHECK(r.output.find("SDK ABI version mismatch") != std::string::npos);
+  CHECK(r.output.find("error: a plugin library was refused") != std::string::npos);
+  auto allowed = test::run_cli("--plugin-path " + test_plugin_dir("wrong_abi") + " plugins --allow-refused");
+  CHECK(allowed.exit_code == 0);
+  CHECK(allowed.output.find("SDK ABI version mismatch") != std::string::npos);
+}
+
+TEST_CASE("--plugin-path also takes one plugin library") {
+  auto r = test::run_cli("--plugin-path " + test_plugin_dir("good") + "/yoloflow_test_good.so plugins");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("test_invert") != std::string::npos);
+  CHECK(r.output.find("does not exist") == std::string::npos);
 }
 
 TEST_CASE("YOLOFLOW_PLUGIN_PATH adds a plugin folder") {

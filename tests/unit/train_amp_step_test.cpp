@@ -12,7 +12,7 @@ using namespace yoloflow;
 
 TEST_CASE("fp16 step: a clean step updates, an overflowing step is skipped and backs off") {
   core::PluginManager pm;
-  auto opt = test::make_component<Optimizer>(pm, Kind::Optimizer, "sgd", {{"lr0", 0.1}, {"momentum", 0.5}},
+  auto opt = test::make_component<Optimizer>(pm, Kind::Optimizer, "sgd", {{"lr0", 0.1}, {"momentum", 0.5}, {"weight_decay", 0.0}},
                                              {640, "optimizer", "optimizer_standard"});
   auto amp = test::make_component<PrecisionStrategy>(pm, Kind::Precision, "amp_fp16", json::object(),
                                                      {640, "precision", "precision_standard"});

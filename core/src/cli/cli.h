@@ -31,6 +31,7 @@ struct RunRequest {
   std::string run_dir, device;
   bool print_resolved = false;
   bool training = false;          // `train`: the pipeline must end in the train sink
+  bool exist_ok = false;          // --exist-ok: a --run-dir holding a run may be written into
   std::string resume_checkpoint;  // continue from this checkpoint (epoch, data position)
 };
 int run_pipeline(CliContext& ctx, const RunRequest& request);

@@ -1,4 +1,5 @@
-// `yoloflow plugins`: what is loaded, from where, and what was refused and why.
+// `yoloflow plugins`: what is loaded, from where, and what was refused and why. A refused
+// library makes the exit code 3 (kExitPluginError), so scripts notice; --allow-refused keeps 0.
 #include <iomanip>
 #include <iostream>
 
@@ -11,10 +12,15 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand("plugins", "List loaded plugin components (name, kind, version, file) "
                                             "and every library that was refused, with the reason");
   auto json_out = std::make_shared<bool>(false);
+  auto allow_refused = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json_out, "Print JSON instead of a table");
-  cmd->callback([&ctx, &selected, json_out] {
-    selected = [&ctx, json_out]() -> int {
+  cmd->add_flag("--allow-refused", *allow_refused, "Exit 0 even when a library was refused");
+  cmd->callback([&ctx, &selected, json_out, allow_refused] {
+    selected = [&ctx, json_out, allow_refused]() -> int {
       auto& pm = ctx.plugins();
+      bool refused = false;
+      for (const auto& r : pm.reports()) refused |= !r.loaded;
+      const int code = refused && !*allow_refused ? kExitPluginError : kExitOk;
       if (*json_out) {
         json out;
         out["search_dirs"] = pm.search_dirs();
@@ -32,7 +38,7 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
           if (!r.loaded) out["refused"].push_back({{"file", r.path}, {"reason", r.reason}});
         }
         std::cout << out.dump(2) << std::endl;
-        return kExitOk;
+        return code;
       }
       std::cout << std::left << std::setw(22) << "NAME" << std::setw(14) << "KIND" << std::setw(10)
                 << "VERSION" << "FILE\n";
@@ -53,7 +59,8 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
         std::cout << (i ? ", " : "") << pm.search_dirs()[i];
       }
       std::cout << std::endl;
-      return kExitOk;
+      if (code != kExitOk) std::cerr << "error: a plugin library was refused (listed above); --allow-refused exits 0" << std::endl;
+      return code;
     };
   });
 }

@@ -1,8 +1,11 @@
 // `yoloflow run PIPELINE [path=value ...]`: validates the pipeline, then runs its flow graph
-// for every epoch, printing progress and a summary. SIGINT/SIGTERM stop it gracefully:
-// batches already assembled drain to the sink; a training run saves its state and exits 0
-// with the resume command, any other run exits 130.
+// for every epoch, printing progress and a summary. SIGINT/SIGTERM stop it gracefully: a
+// line says so at once, the batch in the sink finishes and no other starts, a training run
+// saves its state and exits 0 with the resume command, any other run exits 130. A second
+// signal stops at once (exit 130) without saving: checkpoints are written atomically, so the
+// last complete one stays.
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +22,7 @@
 #include "train/auto_batch_profiler.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
+#include "util/remove_tree.h"
 #include "util/stop_signal_scope.h"
 #include "util/text_format.h"
 #include "yoloflow/error.h"
@@ -32,9 +36,25 @@ std::atomic<bool> g_stop_requested{false};
 std::atomic<int> g_stop_signal{0};
 
 extern "C" void on_stop_signal(int sig) {
-  // Async-signal-safe: only atomics. SA_RESETHAND makes a second signal end the process.
+  // Async-signal-safe: atomics and write(2) only.
+  if (g_stop_requested.exchange(true)) {
+    // The second: give up now. Checkpoints are written atomically, so a save cut short
+    // leaves the previous last.pt whole.
+    static const char kAbandon[] = "\nsecond interrupt: stopping now without saving; weights/last.pt keeps its last complete save\n";
+    (void)!write(STDERR_FILENO, kAbandon, sizeof kAbandon - 1);
+    _exit(kExitInterrupted);
+  }
   g_stop_signal.store(sig);
-  g_stop_requested.store(true);
+  static const char kStopping[] = "\ninterrupt: stopping after the current step and saving (interrupt again to stop at once)\n";
+  (void)!write(STDERR_FILENO, kStopping, sizeof kStopping - 1);
+}
+
+// What makes a folder a previous run's (empty when it is not one): the outputs a run writes.
+std::string holds_a_run(const std::string& dir) {
+  for (const char* f : {"pipeline.json", "results.csv", "weights", "metrics.json", "predictions.json"}) {
+    if (fs::exists(fs::path(dir) / f)) return std::string("it has ") + f;
+  }
+  return "";
 }
 
 void print_summary(core::GraphRunner& runner, std::size_t total_samples, double total_seconds) {
@@ -95,7 +115,17 @@ std::string claim_run_dir(const std::string& pipeline_name) {
   }
 }
 
-int run_pipeline(CliContext& ctx, const RunRequest& request) {
+int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
+  RunRequest request = request_in;
+  // Ultralytics' exist_ok=true as a word among the overrides: the --exist-ok flag.
+  for (auto it = request.overrides.begin(); it != request.overrides.end();) {
+    if (it->rfind("exist_ok=", 0) == 0) {
+      request.exist_ok = it->substr(9) == "true" || it->substr(9) == "True" || it->substr(9) == "1";
+      it = request.overrides.erase(it);
+    } else {
+      ++it;
+    }
+  }
   auto& registry = ctx.plugins().registry();
   auto loaded = core::load_pipeline(request.file, request.overrides, registry);
   if (!loaded.ok()) {
@@ -123,8 +153,18 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
   // Rank 0 alone writes outputs (data parallel).
   const std::string& sink_plugin = p.stage(p.sink).plugin;
   const bool writes_outputs = resumable || sink_plugin == "validate" || sink_plugin == "predict";
-  if (run_dir.empty() && writes_outputs && dist.is_main()) run_dir = claim_run_dir(p.name);
+  // A folder this command made, removed again when the run cannot start.
+  std::string made_dir;
+  if (!run_dir.empty() && dist.is_main() && request.resume_checkpoint.empty() && !request.exist_ok &&
+      !holds_a_run(run_dir).empty()) {
+    std::cerr << "error: --run-dir " << run_dir << " already holds a run (" << holds_a_run(run_dir)
+              << "); its files would be overwritten. Choose another folder, leave --run-dir out for a new "
+              << "numbered one, or pass --exist-ok to reuse it" << std::endl;
+    return kExitInvalid;
+  }
+  if (run_dir.empty() && writes_outputs && dist.is_main()) made_dir = run_dir = claim_run_dir(p.name);
   if (!run_dir.empty() && dist.is_main()) {
+    if (made_dir.empty() && !fs::exists(run_dir)) made_dir = run_dir;
     fs::create_directories(run_dir);
     std::cout << "run folder: " << run_dir << std::endl;
     // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
@@ -148,12 +188,19 @@ int run_pipeline(CliContext& ctx, const RunRequest& request) {
     sink.params["resume"] = request.resume_checkpoint;
   }
   g_stop_requested.store(false);
-  core::StopSignalScope signals(on_stop_signal, /*once=*/true);
+  core::StopSignalScope signals(on_stop_signal, /*once=*/false);
   options.run_dir = run_dir;
   options.device = request.device;
   options.stop_flag = &g_stop_requested;
   options.first_epoch = first_epoch;
-  core::GraphRunner runner(p, registry, options);
+  std::unique_ptr<core::GraphRunner> runner_owner;
+  try {
+    runner_owner = std::make_unique<core::GraphRunner>(p, registry, options);
+  } catch (...) {
+    if (!made_dir.empty()) core::remove_tree(made_dir);  // a failed start leaves nothing behind
+    throw;
+  }
+  core::GraphRunner& runner = *runner_owner;
 
   RunEvent run_event;
   run_event.run_dir = run_dir;
@@ -236,7 +283,8 @@ void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "Overrides path=value, e.g. epochs=3 stages.letterbox.params.auto=true");
   cmd->add_flag("--print-resolved", r->print_resolved,
                 "Print the resolved pipeline (defaults filled in) before running");
-  cmd->add_option("--run-dir", r->run_dir, "Folder components may write outputs to");
+  cmd->add_option("--run-dir", r->run_dir, "Folder components may write outputs to; one holding a run is refused");
+  cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
   cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
   cmd->callback([&ctx, &selected, r] { selected = [&ctx, r]() -> int { return run_pipeline(ctx, *r); }; });
 }

@@ -17,7 +17,8 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("pipeline", r->file, "Pipeline JSON file (not with --resume)");
   cmd->add_option("overrides", r->overrides, "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32");
   cmd->add_option("--resume", *resume_dir, "Run folder to continue (its pipeline.json and weights/last.pt)");
-  cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>)");
+  cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run is refused");
+  cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
   cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
   cmd->add_flag("--print-resolved", r->print_resolved, "Print the resolved pipeline before running");
   cmd->callback([&ctx, &selected, r, resume_dir] {

@@ -1,11 +1,14 @@
 // yoloflow: train and run YOLO11 detectors. `yoloflow --help` lists the commands.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/cli.h"
 #include "log/logging.h"
 #include "yoloflow/error.h"
+#include "yoloflow/params.h"
 #include "yoloflow/version.h"
 
 namespace yoloflow::cli {
@@ -13,11 +16,39 @@ namespace yoloflow::cli {
 core::PluginManager& CliContext::plugins() {
   if (!manager_) {
     manager_ = std::make_unique<core::PluginManager>();
-    for (const auto& p : plugin_paths) manager_->add_search_dir(p);
+    // --plugin-path takes a folder of plugins or one plugin library.
+    std::vector<std::string> files;
+    for (const auto& p : plugin_paths) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(p, ec)) {
+        files.push_back(p);
+      } else {
+        manager_->add_search_dir(p);
+      }
+    }
     manager_->load_all();
+    for (const auto& f : files) manager_->load(f);
   }
   return *manager_;
 }
+
+namespace {
+
+// The first word that is neither a global option nor its value: where the command stands.
+std::string first_command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--plugin-path" || a == "--log-level") {
+      ++i;  // its value
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    return a;
+  }
+  return "";
+}
+
+}  // namespace
 
 }  // namespace yoloflow::cli
 
@@ -32,10 +63,13 @@ int main(int argc, char** argv) {
                "explains each command."};
   app.set_version_flag("--version", YOLOFLOW_VERSION_STRING);
   app.add_option("--plugin-path", ctx.plugin_paths,
-                 "Also load plugins from this folder (repeatable; $YOLOFLOW_PLUGIN_PATH too)");
+                 "Also load plugins from this folder, or this plugin library (repeatable; $YOLOFLOW_PLUGIN_PATH too)");
   app.add_option("--log-level", ctx.log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "off"}));
   app.require_subcommand(1);
+  // Global options may also follow the command (`yoloflow train P.json --log-level debug`);
+  // subcommands inherit this when they are added.
+  app.fallthrough(true);
 
   cli::add_plugins_command(app, ctx, selected);
   cli::add_describe_command(app, ctx, selected);
@@ -48,6 +82,21 @@ int main(int argc, char** argv) {
   cli::add_val_command(app, ctx, selected);
   cli::add_predict_command(app, ctx, selected);
   cli::add_sweep_command(app, ctx, selected);
+
+  // A word where the command belongs that names none: say which exist, not "a subcommand is
+  // required".
+  if (const std::string verb = cli::first_command_word(argc, argv); !verb.empty()) {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), verb) == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      const std::string guess = closest_name(verb, names);
+      std::cerr << "error: unknown command '" << verb << "'" << (guess.empty() ? "" : "; did you mean '" + guess + "'?")
+                << "\nthe commands are: " << list << " (yoloflow COMMAND --help explains each)" << std::endl;
+      return kExitInvalid;
+    }
+  }
 
   try {
     app.parse(argc, argv);

@@ -367,7 +367,9 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     }, critical);
 
     flow::function_node<BatchMessage, long long> sink_node(g, flow::serial, [&](const BatchMessage& m) {
-      if (!error.failed()) {
+      // After a stop request the batch in the sink finishes and no other starts: batches
+      // already assembled are left for a resumed run, which loads their samples again.
+      if (!error.failed() && !stop_requested()) {
         if (batches_done == 0) stats.first_batch_seconds = seconds_since(start);
         try {
           sink_->consume(*m.batch);

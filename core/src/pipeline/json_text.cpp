@@ -1,6 +1,8 @@
 #include "pipeline/json_text.h"
 
 #include <algorithm>
+#include <set>
+#include <vector>
 
 namespace yoloflow::core {
 
@@ -19,9 +21,70 @@ void line_and_column(const std::string& text, std::size_t byte, std::size_t& lin
   column = end - line_start + 1;
 }
 
+namespace {
+
+// Finds keys given twice in one object while the document is parsed (nlohmann keeps the last
+// silently), each named by its JSON path.
+class DuplicateKeys {
+ public:
+  explicit DuplicateKeys(Diagnostics& diagnostics) : diagnostics_(diagnostics) {}
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        frames_.push_back({event == json::parse_event_t::object_start, element_path(), {}, {}, 0});
+        break;
+      case json::parse_event_t::key: {
+        auto& top = frames_.back();
+        top.last_key = parsed.get<std::string>();
+        if (!top.keys.insert(top.last_key).second) {
+          diagnostics_.push_back({element_path(), "duplicate key '" + top.last_key +
+                                                      "': JSON keeps only the last one; remove or rename the other"});
+        }
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        next_element();
+        break;
+      case json::parse_event_t::value:
+        next_element();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::string path;
+    std::set<std::string> keys;
+    std::string last_key;
+    std::size_t index;
+  };
+  // The path of the element being read: the last key of an object, the next index of an array.
+  std::string element_path() const {
+    if (frames_.empty()) return "";
+    const Frame& top = frames_.back();
+    if (top.object) return top.path.empty() ? top.last_key : top.path + "." + top.last_key;
+    return top.path + "[" + std::to_string(top.index) + "]";
+  }
+  void next_element() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+  Diagnostics& diagnostics_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 bool parse_json_text(const std::string& text, json& out, Diagnostics& diagnostics) {
   try {
-    out = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    Diagnostics duplicates;
+    out = json::parse(text, DuplicateKeys(duplicates), /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    diagnostics.insert(diagnostics.end(), duplicates.begin(), duplicates.end());
     return true;
   } catch (const json::parse_error& e) {
     std::size_t line = 0, column = 0;

@@ -8,7 +8,8 @@
 namespace yoloflow::core {
 
 // Parses `text`; on a syntax error returns false and appends one diagnostic whose message
-// starts with "malformed JSON at line L, column C". `//` and `/* */` comments are allowed.
+// starts with "malformed JSON at line L, column C". `//` and `/* */` comments are allowed. A key
+// given twice in one object appends a diagnostic at its JSON path (the document keeps the last).
 bool parse_json_text(const std::string& text, json& out, Diagnostics& diagnostics);
 
 // 1-based line and column of the byte at 1-based offset `byte` in `text`.

@@ -1,6 +1,7 @@
 #include "pipeline/overrides.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "pipeline/component_spec.h"
 #include "pipeline/pipeline.h"
@@ -43,10 +44,113 @@ json parse_value(const std::string& text) {
   }
 }
 
+// The stages of the document with their registered components (unknown plugins left out).
+std::vector<std::pair<std::string, const RegisteredComponent*>> known_stages(const json& document,
+                                                                             const Registry& registry) {
+  std::vector<std::pair<std::string, const RegisteredComponent*>> out;
+  if (!document.is_object() || !document.contains("stages") || !document["stages"].is_object()) return out;
+  for (const auto& [name, stage] : document["stages"].items()) {
+    if (const auto* rc = owner_component(stage, /*is_stage=*/true, false, registry)) out.emplace_back(name, rc);
+  }
+  return out;
+}
+
+bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
+
+// Ultralytics-style `key=value` words (data=, model=, batch=, device=, patience=, lr0= ...) as
+// the pipeline overrides they stand for (docs/pipeline-format.md, "Shortcuts"); empty when
+// `key` is none. A word the pipeline's own settings know is not a shortcut.
+std::vector<std::string> expand_shortcut(const std::string& key, const std::string& text, const json& document,
+                                         const Registry& registry, Diagnostics& out) {
+  if (key.find('.') != std::string::npos) return {};
+  const auto settings = pipeline_schema().names();
+  const auto stages = known_stages(document, registry);
+  auto stage_of_kind = [&](Kind kind) -> std::string {
+    for (const auto& [name, rc] : stages) {
+      if (rc->info.kind == kind) return name;
+    }
+    return "";
+  };
+  const std::string sink = stage_of_kind(Kind::Sink);
+  if (key == "device") {
+    // Ultralytics' device=0 / device=0,1 is a CUDA index; `cpu`, `cuda`, `cuda:N` pass as they are.
+    const bool index = !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit);
+    return {"device=" + (index ? "cuda:" + text : text)};
+  }
+  if (key == "data") {
+    // The pipeline's one dataset, and any stage that names its own: the word means this data.
+    // A relative path that exists from here is meant from here, as Ultralytics reads data=.
+    const std::string value =
+        !text.empty() && std::filesystem::path(text).is_relative() && std::filesystem::exists(text)
+            ? std::filesystem::absolute(text).lexically_normal().string()
+            : text;
+    std::vector<std::string> expanded{"data=" + value};
+    for (const auto& [name, rc] : stages) {
+      const json& stage = document["stages"][name];
+      if (has_param(rc, "data") && stage.contains("params") && stage["params"].is_object() &&
+          stage["params"].contains("data")) {
+        expanded.push_back("stages." + name + ".params.data=" + value);
+      }
+    }
+    return expanded;
+  }
+  if (std::find(settings.begin(), settings.end(), key) != settings.end()) return {};
+  if (key == "model") {
+    // yolo11s = plugin yolo11, scale s; other model parameters (channels_last...) stay.
+    if (sink.empty() || !document["stages"][sink].contains("params") ||
+        !document["stages"][sink]["params"].contains("model")) {
+      out.push_back({key, "model=: this pipeline's sink has no `model` parameter"});
+      return {""};
+    }
+    std::string plugin = text, scale;
+    if (!registry.find(Kind::Model, text) && text.size() > 1 && registry.find(Kind::Model, text.substr(0, text.size() - 1))) {
+      plugin = text.substr(0, text.size() - 1);
+      scale = text.substr(text.size() - 1);
+    }
+    std::vector<std::string> expanded{"stages." + sink + ".params.model.plugin=" + plugin};
+    if (!scale.empty()) expanded.push_back("stages." + sink + ".params.model.params.scale=" + scale);
+    return expanded;
+  }
+  if (key == "lr0" || key == "momentum" || key == "weight_decay") {  // the optimizer's, inside the sink
+    for (const auto& [name, rc] : stages) {
+      if (name == sink && has_param(rc, "optimizer")) {
+        return {"stages." + sink + ".params.optimizer.params." + key + "=" + text};
+      }
+    }
+  }
+  // Any other word: the parameter of that name of the one stage that has it.
+  std::vector<std::string> owners;
+  for (const auto& [name, rc] : stages) {
+    if (has_param(rc, key)) owners.push_back(name);
+  }
+  if (owners.size() == 1) return {"stages." + owners[0] + ".params." + key + "=" + text};
+  if (owners.size() > 1) {
+    std::string list;
+    for (const auto& o : owners) list += (list.empty() ? "stages." : ", stages.") + o + ".params." + key;
+    out.push_back({key, "cannot override: '" + key + "' is a parameter of several stages; name one: " + list});
+    return {""};
+  }
+  return {};
+}
+
 }  // namespace
 
-void apply_overrides(json& document, const std::vector<std::string>& overrides,
+void apply_overrides(json& document, const std::vector<std::string>& overrides_in,
                      const Registry& registry, Diagnostics& out) {
+  std::vector<std::string> overrides;
+  for (const auto& item : overrides_in) {
+    const auto eq = item.find('=');
+    const auto expanded = eq == std::string::npos || eq == 0
+                              ? std::vector<std::string>{}
+                              : expand_shortcut(item.substr(0, eq), item.substr(eq + 1), document, registry, out);
+    if (expanded.empty()) {
+      overrides.push_back(item);
+    } else {
+      for (const auto& e : expanded) {
+        if (!e.empty()) overrides.push_back(e);
+      }
+    }
+  }
   for (const auto& item : overrides) {
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -135,6 +239,13 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides,
       }
       std::vector<std::string> candidates = known;
       for (auto it = cur.begin(); it != cur.end(); ++it) candidates.push_back(it.key());
+      if (i == 0) {
+        // A word may also be a stage's parameter name (a shortcut) or one of the named shortcuts.
+        for (const auto& [name, rc] : known_stages(document, registry)) {
+          for (const auto& n : rc->info.schema.names()) candidates.push_back(n);
+        }
+        for (const char* n : {"data", "model", "lr0", "momentum", "weight_decay"}) candidates.emplace_back(n);
+      }
       std::string msg = "cannot override: '" + here + "' is not " +
                         (what.empty() ? std::string("a key of this pipeline") : what);
       const auto guess = closest_name(seg, candidates);

@@ -5,12 +5,16 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
+
+#include <yaml-cpp/yaml.h>
 
 #include "pipeline/component_spec.h"
 #include "pipeline/json_text.h"
 #include "pipeline/overrides.h"
 #include "pipeline/topology.h"
 #include "yoloflow/error.h"
+#include "yoloflow/log.h"
 
 namespace fs = std::filesystem;
 
@@ -32,9 +36,69 @@ Schema make_pipeline_schema() {
   s.add_bool("ordered", false).doc("Deliver batches in epoch order (with seed: reproducible).");
   s.add_bool("shuffle", true).doc("Shuffle the sample order each epoch (seeded by seed + epoch).");
   s.add_string("device", "auto").doc("Device for sinks that compute: auto, cpu, cuda, cuda:N.");
+  s.add_string("data", "").doc(
+      "data.yaml of the dataset, named once: every stage with a `data` parameter that does not name its "
+      "own uses it (the source's training data, the train sink's validation split and class names). "
+      "Relative to the pipeline file's folder.");
   s.add_json("stages", nullptr).required().doc("The graph's nodes, by name.");
   s.add_json("monitors", json::array()).doc("Monitor plugins observing the run.");
   return s;
+}
+
+// Classes a data.yaml names (its `names` list or map, else `nc`); -1 when it cannot be read
+// (the source reports why when it opens it).
+int class_count(const fs::path& yaml) {
+  try {
+    const YAML::Node root = YAML::LoadFile(yaml.string());
+    if (const auto names = root["names"]; names && (names.IsSequence() || names.IsMap())) {
+      return static_cast<int>(names.size());
+    }
+    if (const auto nc = root["nc"]; nc && nc.IsScalar()) return nc.as<int>();
+  } catch (const std::exception&) {
+  }
+  return -1;
+}
+
+// The pipeline's one `data` for every stage with a `data` parameter that names none, and every
+// data.yaml a stage will read checked to exist before anything is built.
+void share_dataset(json& doc, const std::string& base_dir, const Registry& registry, Diagnostics& out) {
+  const bool shared = doc.contains("data") && doc["data"].is_string() && !doc["data"].get<std::string>().empty();
+  auto check = [&](const std::string& where, const std::string& value) {
+    const fs::path path = fs::path(value).is_absolute() ? fs::path(value) : fs::path(base_dir) / value;
+    if (!fs::exists(path)) out.push_back({where, value + " does not exist (looked for " + path.lexically_normal().string() + ")"});
+  };
+  if (shared) check("data", doc["data"].get<std::string>());
+  // Where each stage's data.yaml is, and how many classes it names: stages that read datasets
+  // of different class counts would train one model on labels another one names.
+  std::vector<std::tuple<std::string, fs::path, int>> datasets;
+  if (!doc.contains("stages") || !doc["stages"].is_object()) return;
+  for (auto& [name, stage] : doc["stages"].items()) {
+    if (!stage.is_object() || !stage.contains("plugin") || !stage["plugin"].is_string()) continue;
+    const RegisteredComponent* rc = nullptr;
+    for (Kind k : {Kind::Source, Kind::Augmentation, Kind::Batcher, Kind::Sink}) {
+      if ((rc = registry.find(k, stage["plugin"].get<std::string>()))) break;
+    }
+    if (!rc || !rc->info.schema.find("data")) continue;
+    if (!stage.contains("params") || !stage["params"].is_object()) stage["params"] = json::object();
+    json& params = stage["params"];
+    if (!params.contains("data") && shared) params["data"] = doc["data"];
+    if (params.contains("data") && params["data"].is_string() && !params["data"].get<std::string>().empty()) {
+      const std::string value = params["data"].get<std::string>();
+      check("stages." + name + ".params.data", value);
+      const fs::path path = fs::path(value).is_absolute() ? fs::path(value) : fs::path(base_dir) / value;
+      datasets.emplace_back("stages." + name + ".params.data", path.lexically_normal(), class_count(path));
+    }
+  }
+  for (std::size_t i = 1; i < datasets.size(); ++i) {
+    const auto& [where0, path0, nc0] = datasets[0];
+    const auto& [where, path, nc] = datasets[i];
+    if (nc0 > 0 && nc > 0 && nc != nc0) {
+      out.push_back({where, path.string() + " names " + std::to_string(nc) + " classes, but " + where0 + " (" +
+                                path0.string() + ") names " + std::to_string(nc0) +
+                                ": the stages would read different datasets; name it once as the pipeline's `data` "
+                                "(or data=D.yaml on the command line)"});
+    }
+  }
 }
 
 // Schema::validate names paths relative to its argument; at the top level that is "".
@@ -137,11 +201,25 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
     return result;
   }
   apply_overrides(doc, overrides, registry, out);
+  share_dataset(doc, base_dir, registry, out);
 
   // Top-level settings.
   const std::size_t before = out.size();
   pipeline_schema().validate(doc, "", out, nullptr, "the pipeline");
   strip_leading_dot(out, before);
+  // The image size must be a multiple of YOLO's largest stride (32): rounded up with a
+  // warning, as Ultralytics' check_imgsz does, rather than failing inside the network.
+  if (out.size() == before && doc.contains("imgsz") && doc["imgsz"].is_number_integer()) {
+    constexpr int kStride = 32;
+    const int imgsz = doc["imgsz"].get<int>();
+    if (imgsz % kStride != 0) {
+      const int rounded = (imgsz + kStride - 1) / kStride * kStride;
+      doc["imgsz"] = rounded;
+      result.warnings.push_back({"imgsz", std::to_string(imgsz) + " is not a multiple of the largest stride " +
+                                              std::to_string(kStride) + ": using " + std::to_string(rounded)});
+      YF_LOG_WARN("imgsz " << imgsz << " is not a multiple of the largest stride " << kStride << ": using " << rounded);
+    }
+  }
 
   // Stages: find each plugin and validate its parameters.
   RegistryComponentValidator validator(registry);

@@ -71,6 +71,7 @@ struct Pipeline {
 struct LoadedPipeline {
   std::optional<Pipeline> pipeline;
   Diagnostics diagnostics;  // empty exactly when `pipeline` is set
+  Diagnostics warnings;     // what was adjusted (an imgsz rounded up to the stride); also logged
   bool ok() const { return pipeline.has_value(); }
 };
 

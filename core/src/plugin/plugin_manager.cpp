@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -125,6 +126,19 @@ PluginLoadReport PluginManager::load(const std::string& path) {
     if (r.path == path) return r;  // already handled (a folder listed twice)
   }
 
+  // A shared library at all? Its first bytes say so; the ELF reader below would answer a text
+  // or truncated file with an iostream error.
+  {
+    std::ifstream f(path, std::ios::binary);
+    char magic[4] = {0, 0, 0, 0};
+    f.read(magic, 4);
+    if (!f || magic[0] != 0x7f || magic[1] != 'E' || magic[2] != 'L' || magic[3] != 'F') {
+      std::error_code ec;
+      const auto size = fs::file_size(path, ec);
+      return refuse("not a shared library: the file (" + (ec ? std::string("unreadable") : std::to_string(size) + " bytes") +
+                    ") does not start with the ELF header of a compiled library");
+    }
+  }
   // Look for the descriptor in the symbol table before running any of the library's code.
   try {
     boost::dll::library_info info(fs::path(path), false);

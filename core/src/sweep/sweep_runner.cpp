@@ -89,7 +89,8 @@ std::vector<std::string> train_arguments(const SweepPlan& plan, const SweepRun& 
                                          const std::string& device) {
   std::vector<std::string> a{"train", plan.base};
   a.insert(a.end(), run.overrides.begin(), run.overrides.end());
-  a.insert(a.end(), {"--run-dir", dir});
+  // The sweep owns the folder: a run that failed before it could save starts there afresh.
+  a.insert(a.end(), {"--run-dir", dir, "--exist-ok"});
   if (!device.empty()) a.insert(a.end(), {"--device", device});
   return a;
 }

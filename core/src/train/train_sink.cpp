@@ -351,6 +351,7 @@ class TrainSink final : public Sink {
       row["val/dfl_loss"] = v.losses[2];
       fitness = v.metrics.fitness;
       last_metrics_ = v.metrics;
+      validated_ = true;
     }
     // After validation: an epoch's peak includes its validation (the last epoch's too).
     if (const auto mem = take_cuda_memory_stats(device_)) {  // absent on the CPU
@@ -397,11 +398,20 @@ class TrainSink final : public Sink {
 
   std::string summary() const override {
     if (!results_) return "";  // not rank 0
+    // Only the files this run left behind: an interrupted first epoch has no results yet.
+    std::vector<std::string> files;
+    for (const char* f : {"results.csv", "results.png", "weights/last.pt", "weights/best.pt"}) {
+      if (std::filesystem::exists(run_dir_ + "/" + f)) files.emplace_back(f);
+    }
     std::ostringstream os;
-    os << "trained " << results_->rows().size() << " epochs in " << format_duration(state_.total_seconds)
-       << "; results in " << run_dir_ << " (results.csv, results.png, weights/last.pt, weights/best.pt)\n"
-       << "final validation: P " << last_metrics_.precision << "  R " << last_metrics_.recall << "  mAP50 "
-       << last_metrics_.map50 << "  mAP50-95 " << last_metrics_.map50_95 << "\n";
+    os << "trained " << results_->rows().size() << " epoch" << (results_->rows().size() == 1 ? "" : "s") << " in "
+       << format_duration(state_.total_seconds) << "; results in " << run_dir_;
+    for (std::size_t i = 0; i < files.size(); ++i) os << (i == 0 ? " (" : ", ") << files[i];
+    os << (files.empty() ? "\n" : ")\n");
+    if (validated_) {
+      os << "final validation: P " << last_metrics_.precision << "  R " << last_metrics_.recall << "  mAP50 "
+         << last_metrics_.map50 << "  mAP50-95 " << last_metrics_.map50_95 << "\n";
+    }
     return os.str();
   }
 
@@ -460,7 +470,18 @@ class TrainSink final : public Sink {
     auto& g = optimizer_->groups();
     base_weight_decay_ = g[0].weight_decay;
     finish_recipe_groups(g, scaled_weight_decay(base_weight_decay_, batch * world * target_accumulate_, nbs));
+    for (const auto& grp : g) {
+      if (grp.initial_lr <= 0.0) {
+        std::ostringstream lr;
+        lr << grp.initial_lr;
+        throw InvalidInput("stages." + ctx_.node + ".params.optimizer: " + optimizer_->description() + " left the '" +
+                           grp.name + "' group with learning rate " + lr.str() +
+                           " after setup(); an optimizer sets lr and initial_lr of every group (yoloflow/optimizer.h)");
+      }
+    }
     base_momentum_ = g[0].momentum;
+    const WarmupTraits traits = optimizer_->warmup_traits();
+    warmup_momentum_ = traits.momentum;
     LrScheduleOptions o;
     o.epochs = ctx_.epochs;
     o.lrf = p_.get_float("lrf");
@@ -468,14 +489,14 @@ class TrainSink final : public Sink {
     o.warmup_epochs = p_.get_float("warmup_epochs");
     o.warmup_momentum = p_.get_float("warmup_momentum");
     o.warmup_bias_lr = p_.get_float("warmup_bias_lr");
-    // Ultralytics' auto rule also drops the bias warmup (too high for Adam-type updates).
-    if (p_.get_json("optimizer").value("plugin", std::string()) == "auto") o.warmup_bias_lr = 0.0;
+    if (!traits.bias_lr) o.warmup_bias_lr = 0.0;  // the optimizer says the bias warmup does not apply
     schedule_options_ = o;
     schedule_ = std::make_unique<LrSchedule>(o, batches_per_epoch_);
     if (resume_) restore_optimizer(*resume_, model_->module(), *optimizer_, device_, state_);
     YF_LOG_INFO("optimizer: " << optimizer_->description() << "; batch " << batch
                               << (world > 1 ? " x " + std::to_string(world) + " ranks" : std::string())
-                              << " x accumulate " << target_accumulate_ << " (nominal " << nbs << ")");
+                              << " x accumulate " << target_accumulate_ << " (nominal " << nbs << "), weight decay "
+                              << g[0].weight_decay << " on the weights group");
   }
 
   void apply_schedule(std::int64_t ni) {
@@ -488,13 +509,15 @@ class TrainSink final : public Sink {
       for (std::size_t j = 0; j < groups.size(); ++j) {
         const double start = (j == 2) ? schedule_->options().warmup_bias_lr : 0.0;
         groups[j].lr = schedule_->ramp(ni, start, groups[j].initial_lr * f);
-        groups[j].momentum = schedule_->ramp(ni, schedule_->options().warmup_momentum, base_momentum_);
+        if (warmup_momentum_) {
+          groups[j].momentum = schedule_->ramp(ni, schedule_->options().warmup_momentum, base_momentum_);
+        }
       }
     } else {
       accumulate_ = target_accumulate_;
       for (auto& g : groups) {
         g.lr = g.initial_lr * f;
-        g.momentum = base_momentum_;
+        if (warmup_momentum_) g.momentum = base_momentum_;
       }
     }
   }
@@ -627,6 +650,7 @@ class TrainSink final : public Sink {
   LossGains gains_;
   std::string run_dir_;
   MetricsResult last_metrics_;
+  bool validated_ = false;  // last_metrics_ holds a validation of this process
   Clock::time_point epoch_start_;
   int dropped_warned_epoch_ = -1;  // epoch whose target-row overflow was already reported
   std::int64_t accumulate_ = 1, target_accumulate_ = 1, batches_per_epoch_ = 1, log_every_ = 10;
@@ -641,6 +665,7 @@ class TrainSink final : public Sink {
   Clock::time_point last_batch_end_;
   std::unique_ptr<Checkpoint> resume_;  // set while a resumed run has not yet passed its first epoch
   double base_momentum_ = 0.937;
+  bool warmup_momentum_ = true;  // the optimizer's WarmupTraits::momentum
 };
 
 }  // namespace

@@ -17,8 +17,9 @@ void GroupedOptimizer::setup(std::vector<ParamGroup> groups, const OptimizerSetu
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     auto& group = groups_[g];
     group.initial_lr = opt_.lr0;
-    if (group.lr == 0.0) group.lr = opt_.lr0;
+    group.lr = opt_.lr0;
     group.momentum = opt_.momentum;
+    group.weight_decay = opt_.weight_decay;  // the host scales it and takes it off norms and biases
     auto& st = state_[g];
     const auto device = group.params.empty() ? torch::Device(torch::kCPU) : group.params[0].device();
     st.step = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device));

@@ -26,9 +26,9 @@ struct GroupState {
 class GroupedOptimizer : public Optimizer {
  public:
   void configure(const Params& params, const StageContext& context) override;
-  // Sets initial_lr (and lr when the host left it 0) and momentum from the parameters;
-  // keeps each group's weight decay as the host set it (it scales decay by batch size and
-  // applies it to the "weights" group only). Creates the state slots, zero-filled.
+  // Sets lr, initial_lr, momentum and weight_decay of every group from the parameters (the
+  // host then scales decay by batch size and keeps it on the "weights" group only). Creates
+  // the state slots, zero-filled.
   void setup(std::vector<ParamGroup> groups, const OptimizerSetup& setup) override;
   std::vector<ParamGroup>& groups() override { return groups_; }
   void step(const torch::Tensor& skip) override;
@@ -55,6 +55,7 @@ class GroupedOptimizer : public Optimizer {
 class Sgd : public GroupedOptimizer {
  public:
   std::string description() const override;
+  WarmupTraits warmup_traits() const override { return {true, true}; }
 
  protected:
   std::vector<std::string> slot_names() const override { return {"momentum_buffer"}; }
@@ -69,6 +70,8 @@ class Adam : public GroupedOptimizer {
  public:
   explicit Adam(bool decoupled) : decoupled_(decoupled) {}
   std::string description() const override;
+  // `momentum` is beta1: warmup leaves it alone.
+  WarmupTraits warmup_traits() const override { return {true, false}; }
   double beta2 = 0.999, eps = 1e-8;
 
  protected:

@@ -34,7 +34,6 @@ class AutoOptimizer final : public Optimizer {
       inner_->options().momentum = 0.9;
       why << setup.total_iterations << " iterations <= 10000, nc " << setup.nc;
     }
-    for (auto& g : groups) g.lr = 0.0;  // the chosen lr0, not the one preset for another rule
     inner_->setup(std::move(groups), setup);
     reason_ = why.str();
   }
@@ -44,6 +43,8 @@ class AutoOptimizer final : public Optimizer {
     if (!inner_) return "auto (not set up)";
     return inner_->description() + " chosen by auto: " + reason_;
   }
+  // Ultralytics' auto turns the bias warmup off whatever it picks; momentum as the one it picked.
+  WarmupTraits warmup_traits() const override { return {false, inner().warmup_traits().momentum}; }
   NamedTensors state() const override { return inner_ ? inner_->state() : NamedTensors{}; }
   void load_state(const std::map<std::string, torch::Tensor>& state) override { inner().load_state(state); }
 

@@ -21,6 +21,19 @@ std::string resolve(const fs::path& base, const std::string& p) {
   return path.lexically_normal().string();
 }
 
+// A split's path; one that starts with "../" and does not exist is tried without it, as
+// Ultralytics does for Roboflow's exports (their data.yaml says `train: ../train/images`
+// beside a `train/` folder).
+std::string resolve_split(const fs::path& root, const std::string& p) {
+  const std::string direct = resolve(root, p);
+  std::error_code ec;
+  if (p.rfind("../", 0) == 0 && !fs::exists(direct, ec)) {
+    const std::string stripped = resolve(root, p.substr(3));
+    if (fs::exists(stripped, ec)) return stripped;
+  }
+  return direct;
+}
+
 std::vector<std::string> read_names(const YAML::Node& node, const std::string& file) {
   std::vector<std::string> names;
   if (node.IsSequence()) {
@@ -81,11 +94,11 @@ DataYaml read_data_yaml(const std::string& path) {
     if (!n || n.IsNull()) continue;
     std::vector<std::string> entries;
     if (n.IsScalar()) {
-      entries.push_back(resolve(out.root, n.as<std::string>()));
+      entries.push_back(resolve_split(out.root, n.as<std::string>()));
     } else if (n.IsSequence()) {
       for (const auto& e : n) {
         if (!e.IsScalar()) fail(out.file, std::string("'") + split + "' entries must be paths");
-        entries.push_back(resolve(out.root, e.as<std::string>()));
+        entries.push_back(resolve_split(out.root, e.as<std::string>()));
       }
     } else {
       fail(out.file, std::string("'") + split + "' must be a path or a list of paths");

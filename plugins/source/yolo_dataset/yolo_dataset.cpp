@@ -356,9 +356,15 @@ class YoloDataset final : public DataSource {
     }
 
     if (entries.empty()) {
-      throw InvalidInput("data.yaml '" + yaml.file + "': split '" + split +
-                         "' has no usable images (" + std::to_string(listing.images.size()) +
-                         " image files found, " + std::to_string(issues.size()) + " problems)");
+      std::string listed;
+      const std::size_t shown = std::min<std::size_t>(issues.size(), 10);
+      for (std::size_t i = 0; i < shown; ++i) {
+        listed += "\n  " + issues[i].path + ": " + issues[i].problem + " -> " + issues[i].action;
+      }
+      if (issues.size() > shown) listed += "\n  ... and " + std::to_string(issues.size() - shown) + " more";
+      throw InvalidInput("data.yaml '" + yaml.file + "': split '" + split + "' has no usable images (" +
+                         std::to_string(listing.images.size()) + " image files found, " + std::to_string(issues.size()) +
+                         " problem" + (issues.size() == 1 ? "" : "s") + (issues.empty() ? ")" : "):") + listed);
     }
     entries_ = std::move(entries);
     sample_entries_ = std::move(sample_entries);
@@ -388,6 +394,13 @@ class YoloDataset final : public DataSource {
         s << "\n  " << all[i].path << ": " << all[i].problem << " -> " << all[i].action;
       }
       if (all.size() > shown) s << "\n  ... and " << (all.size() - shown) << " more";
+    }
+    if (info_.boxes == 0 && missing_labels_ == entries_.size() && !entries_.empty()) {
+      // Not one label file: a wrong layout far more often than a dataset of background images.
+      YF_LOG_WARN(s.str() << "\nyolo_dataset '" << where_ << "': no image of the " << split
+                          << " split has a label file, so it trains on no boxes: labels are looked for "
+                             "in a labels/ folder beside images/ (images/x.jpg -> labels/x.txt)");
+      return;
     }
     const bool only_background = by_category.size() <= 1 && by_category.count("no label file") == by_category.size();
     if (only_background) {

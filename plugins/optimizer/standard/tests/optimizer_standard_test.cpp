@@ -28,11 +28,11 @@ void check_close(const torch::Tensor& t, const std::vector<double>& expected) {
   for (std::size_t i = 0; i < v.size(); ++i) CHECK(v[i] == doctest::Approx(expected[i]).epsilon(1e-6));
 }
 
-std::vector<ParamGroup> two_groups(const torch::Tensor& w, const torch::Tensor& b, double wd) {
+// As the host hands them over: names and parameters, every number 0.
+std::vector<ParamGroup> two_groups(const torch::Tensor& w, const torch::Tensor& b) {
   ParamGroup gw;
   gw.name = "weights";
   gw.params = {w};
-  gw.weight_decay = wd;
   ParamGroup gb;
   gb.name = "bias";
   gb.params = {b};
@@ -68,10 +68,18 @@ struct RefAdam {
 TEST_CASE("sgd: two Nesterov steps match PyTorch's SGD formula") {
   auto w = param({1.f, -2.f, 3.f});
   auto b = param({0.5f});
-  auto opt = make("sgd", {{"lr0", 0.1}, {"momentum", 0.9}});
-  opt->setup(two_groups(w, b, 0.01), OptimizerSetup{});
-  CHECK(opt->groups()[0].lr == doctest::Approx(0.1));
-  CHECK(opt->groups()[0].momentum == doctest::Approx(0.9));
+  auto opt = make("sgd", {{"lr0", 0.1}, {"momentum", 0.9}, {"weight_decay", 0.01}});
+  opt->setup(two_groups(w, b), OptimizerSetup{});
+  // setup() sets every number of every group from the optimizer's parameters...
+  for (const auto& g : opt->groups()) {
+    CHECK(g.lr == doctest::Approx(0.1));
+    CHECK(g.initial_lr == doctest::Approx(0.1));
+    CHECK(g.momentum == doctest::Approx(0.9));
+    CHECK(g.weight_decay == doctest::Approx(0.01));
+  }
+  CHECK(opt->warmup_traits().bias_lr);
+  CHECK(opt->warmup_traits().momentum);
+  opt->groups()[1].weight_decay = 0.0;  // ...and the host takes decay off the biases
   CHECK(opt->description() == "SGD(lr=0.1, momentum=0.9, nesterov=True)");
 
   std::vector<double> p{1, -2, 3}, buf(3, 0.0), pb{0.5}, bufb{0.0};
@@ -95,7 +103,7 @@ TEST_CASE("sgd: two Nesterov steps match PyTorch's SGD formula") {
 
 TEST_CASE("sgd without Nesterov steps along the momentum buffer") {
   auto w = param({1.f, 2.f});
-  auto opt = make("sgd", {{"lr0", 0.5}, {"momentum", 0.5}, {"nesterov", false}});
+  auto opt = make("sgd", {{"lr0", 0.5}, {"momentum", 0.5}, {"nesterov", false}, {"weight_decay", 0.0}});
   ParamGroup g;
   g.name = "weights";
   g.params = {w};
@@ -110,12 +118,14 @@ TEST_CASE("adam and adamw: two steps match the closed form with bias correction"
   for (const bool decoupled : {false, true}) {
     CAPTURE(decoupled);
     auto w = param({1.f, -2.f});
-    auto opt = make(decoupled ? "adamw" : "adam", {{"lr0", 0.01}, {"momentum", 0.9}});
+    auto opt = make(decoupled ? "adamw" : "adam", {{"lr0", 0.01}, {"momentum", 0.9}, {"weight_decay", 0.1}});
     ParamGroup g;
     g.name = "weights";
     g.params = {w};
-    g.weight_decay = 0.1;
     opt->setup({g}, OptimizerSetup{});
+    // Warmup leaves Adam's beta1 alone (Ultralytics' groups carry betas, not a momentum).
+    CHECK(opt->warmup_traits().bias_lr);
+    CHECK_FALSE(opt->warmup_traits().momentum);
     CHECK(opt->description() == std::string(decoupled ? "AdamW" : "Adam") + "(lr=0.01, betas=(0.9, 0.999))");
     RefAdam ref;
     std::vector<double> p{1, -2};
@@ -135,7 +145,7 @@ TEST_CASE("a skipped step leaves parameters and state unchanged, without a host 
     auto w = param({1.f, -2.f, 3.f});
     auto b = param({0.5f});
     auto opt = make(name);
-    opt->setup(two_groups(w, b, 5e-4), OptimizerSetup{});
+    opt->setup(two_groups(w, b), OptimizerSetup{});
     set_grad(w, {0.5f, 0.1f, -0.3f});
     set_grad(b, {0.2f});
     opt->step(torch::Tensor());
@@ -157,7 +167,7 @@ TEST_CASE("a skipped step leaves parameters and state unchanged, without a host 
     auto w2 = param({1.f, -2.f, 3.f});
     auto b2 = param({0.5f});
     auto ref = make(name);
-    ref->setup(two_groups(w2, b2, 5e-4), OptimizerSetup{});
+    ref->setup(two_groups(w2, b2), OptimizerSetup{});
     for (int s = 0; s < 2; ++s) {
       set_grad(w, {0.5f, 0.1f, -0.3f});
       set_grad(b, {0.2f});
@@ -185,6 +195,9 @@ TEST_CASE("auto follows Ultralytics' rule") {
     CHECK(opt->groups()[0].momentum == doctest::Approx(0.9));
     CHECK(opt->description().find("SGD(lr=0.01, momentum=0.9, nesterov=True)") == 0);
     CHECK(opt->description().find("20000 iterations > 10000") != std::string::npos);
+    // Ultralytics' auto drops the bias warmup whatever it picks; SGD's momentum still warms up.
+    CHECK_FALSE(opt->warmup_traits().bias_lr);
+    CHECK(opt->warmup_traits().momentum);
   }
   SUBCASE("short runs get AdamW lr round(0.002 * 5 / (4 + nc), 6), beta1 0.9") {
     auto opt = make("auto");
@@ -196,6 +209,8 @@ TEST_CASE("auto follows Ultralytics' rule") {
     CHECK(opt->groups()[0].lr == doctest::Approx(0.000119).epsilon(1e-9));
     CHECK(opt->groups()[0].momentum == doctest::Approx(0.9));
     CHECK(opt->description().find("AdamW(lr=0.000119, betas=(0.9, 0.999))") == 0);
+    CHECK_FALSE(opt->warmup_traits().bias_lr);
+    CHECK_FALSE(opt->warmup_traits().momentum);
     set_grad(w, {1.f});
     opt->step(torch::Tensor());
     CHECK(w.item<float>() == doctest::Approx(1.0 - 0.000119).epsilon(1e-6));  // first Adam step = lr
@@ -208,7 +223,7 @@ TEST_CASE("optimizer state round trip continues identically") {
     auto w = param({1.f, -2.f, 3.f});
     auto b = param({0.5f});
     auto a = make(name);
-    a->setup(two_groups(w, b, 5e-4), OptimizerSetup{});
+    a->setup(two_groups(w, b), OptimizerSetup{});
     for (int s = 0; s < 2; ++s) {
       set_grad(w, {0.5f * (s + 1), 0.1f, -0.3f});
       set_grad(b, {0.2f});
@@ -218,7 +233,7 @@ TEST_CASE("optimizer state round trip continues identically") {
     auto w2 = w.detach().clone().set_requires_grad(true);
     auto b2 = b.detach().clone().set_requires_grad(true);
     auto c = make(name);
-    c->setup(two_groups(w2, b2, 5e-4), OptimizerSetup{});
+    c->setup(two_groups(w2, b2), OptimizerSetup{});
     c->load_state(saved);
     set_grad(w, {0.7f, -0.4f, 0.2f});
     set_grad(w2, {0.7f, -0.4f, 0.2f});

@@ -302,6 +302,61 @@ TEST_CASE("yolo_dataset splits listed in .txt files may share one folder without
   yoloflow::test::remove_tree(dir);
 }
 
+TEST_CASE("yolo_dataset reads Roboflow's exports: `train: ../train/images` beside a train/ folder") {
+  const std::string dir = test::temp_dir("yolo-roboflow");
+  // As Roboflow writes it: the paths climb one folder too many for this layout.
+  test::write_file(dir + "/data.yaml", "train: ../train/images\nval: ../valid/images\nnames: [a, b]\n");
+  cv::Mat im(40, 60, CV_8UC3, cv::Scalar(5, 5, 5));
+  for (const char* split : {"train", "valid"}) {
+    fs::create_directories(dir + "/" + split + "/images");
+    REQUIRE(cv::imwrite(dir + "/" + split + "/images/x.jpg", im));
+    test::write_file(dir + "/" + split + "/labels/x.txt", "1 0.5 0.5 0.5 0.5\n");
+  }
+  core::PluginManager pm;
+  auto train = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}});
+  CHECK(train->size() == 1);
+  CHECK(train->info().boxes == 1);
+  auto val = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "val"}});
+  CHECK(val->size() == 1);
+  CHECK(val->load(0).path == dir + "/valid/images/x.jpg");
+  yoloflow::test::remove_tree(dir);
+}
+
+TEST_CASE("yolo_dataset: an empty split lists its problems; no label file at all is a warning") {
+  const std::string dir = test::temp_dir("yolo-empty");
+  test::write_file(dir + "/data.yaml", "train: images\nval: images\nnames: [a]\n");
+  fs::create_directories(dir + "/images");
+  test::write_file(dir + "/images/broken.jpg", "not a jpeg");
+  test::write_file(dir + "/images/empty.png", "");
+  core::PluginManager pm;
+  try {
+    make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}});
+    FAIL("an empty split was accepted");
+  } catch (const InvalidInput& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("has no usable images (2 image files found, 2 problems):") != std::string::npos);
+    CHECK(msg.find(dir + "/images/broken.jpg: ") != std::string::npos);
+    CHECK(msg.find(dir + "/images/empty.png: empty file") != std::string::npos);
+  }
+  // Images without any label file: the run is told it would train on no boxes.
+  const std::string bare = test::temp_dir("yolo-bare");
+  test::write_file(bare + "/data.yaml", "train: images\nval: images\nnames: [a]\n");
+  fs::create_directories(bare + "/images");
+  REQUIRE(cv::imwrite(bare + "/images/x.jpg", cv::Mat(40, 60, CV_8UC3, cv::Scalar(5, 5, 5))));
+  test::write_file(bare + "/p.json", R"({"imgsz": 64, "data": "data.yaml", "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"split": "train"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 1}},
+    "sink": {"plugin": "throughput", "input": "batch"}}})");
+  const auto r = test::run_cli("run " + bare + "/p.json");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("warning] yolo_dataset 'source': train split of") != std::string::npos);
+  CHECK(r.output.find("yolo_dataset 'source': no image of the train split has a label file") != std::string::npos);
+  yoloflow::test::remove_tree(dir);
+  yoloflow::test::remove_tree(bare);
+}
+
 TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws naming the file") {
   const std::string dir = test::temp_dir("yolo-late");
   test::write_file(dir + "/data.yaml", "path: ds\ntrain: images\nnames: [thing]\n");

@@ -1,0 +1,2 @@
+# An optimizer plugin: it links LibTorch.
+set(_torch TORCH)
