@@ -16,6 +16,10 @@ t0=$(date +%s)
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 cli="$work/prefix/bin/yoloflow"
 echo "install: $(( $(date +%s) - t0 )) s"
+# The plugin guide and the components' reference come with the SDK.
+for doc in plugin-guide.md pipeline-format.md plugins/train.md; do
+  [ -f "$work/prefix/share/doc/yoloflow/$doc" ] || { echo "the install lacks share/doc/yoloflow/$doc"; exit 1; }
+done
 # The installed CLI finds the installed built-in plugins too.
 "$cli" plugins | grep -q "lib/yoloflow/plugins" || { echo "installed CLI did not load installed plugins"; exit 1; }
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 
@@ -176,4 +177,23 @@ TEST_CASE("a pipeline names its dataset once; stages reading datasets of other c
   const auto missing = test::run_cli("validate " + file + " data=" + dir + "/nope.yaml");
   CHECK(missing.exit_code == 2);
   CHECK(missing.output.find(dir + "/nope.yaml does not exist") != std::string::npos);
+}
+
+TEST_CASE("yoloflow train data=D.yaml without a pipeline file trains the shipped recipe on D.yaml") {
+  const auto dir = test::temp_dir("train-words");
+  const std::string data = test::write_coco128_subset(dir, 4);
+  // As an Ultralytics user types it; max_steps keeps the test short.
+  const auto r = test::run_cli("train data=" + data + " model=yolo11n epochs=1 imgsz=64 batch=2 device=cpu "
+                               "workers=1 max_steps=2 --run-dir " + dir + "/run");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("stopped: max_steps") != std::string::npos);
+  const auto saved = nlohmann::json::parse(test::read_file(dir + "/run/pipeline.json"));
+  CHECK(saved["name"] == "train");
+  CHECK(saved["data"] == data);
+  CHECK(saved["stages"]["batch"]["params"]["batch"] == 2);
+  // Without data= there is nothing to train on: one line says what to give.
+  const auto none = test::run_cli("train epochs=3");
+  CHECK(none.exit_code == 2);
+  CHECK(none.output.find("train needs a pipeline file, --resume RUN_DIR, or data=DATA.yaml") != std::string::npos);
 }

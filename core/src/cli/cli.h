@@ -27,6 +27,7 @@ using Action = std::function<int()>;
 // What `run` and `train` execute (cmd_run.cpp).
 struct RunRequest {
   std::string file;
+  std::string builtin;            // a pipeline's text, used instead of `file` when that is empty
   std::vector<std::string> overrides;
   std::string run_dir, device;
   bool print_resolved = false;

@@ -127,10 +127,14 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     }
   }
   auto& registry = ctx.plugins().registry();
-  auto loaded = core::load_pipeline(request.file, request.overrides, registry);
+  auto loaded = request.file.empty()
+                    ? core::parse_pipeline(request.builtin, fs::current_path().string(), request.overrides, registry,
+                                           "the built-in training pipeline")
+                    : core::load_pipeline(request.file, request.overrides, registry);
   if (!loaded.ok()) {
-    std::cerr << core::format_diagnostics(loaded.diagnostics, request.file);
-    std::cerr << request.file << ": " << loaded.diagnostics.size()
+    const std::string source = request.file.empty() ? "the built-in training pipeline" : request.file;
+    std::cerr << core::format_diagnostics(loaded.diagnostics, source);
+    std::cerr << source << ": " << loaded.diagnostics.size()
               << (loaded.diagnostics.size() == 1 ? " problem" : " problems") << "; nothing was run"
               << std::endl;
     return kExitInvalid;

@@ -1,11 +1,16 @@
 // `yoloflow train PIPELINE [path=value ...]` runs a pipeline that ends in the train sink;
 // `yoloflow train --resume RUN_DIR [path=value ...]` continues a stopped run from its
 // weights/last.pt with the pipeline saved in RUN_DIR (overrides may extend epochs or change
-// the image size or batch: progressive resolution).
+// the image size or batch: progressive resolution); `yoloflow train data=D.yaml [words...]`
+// trains the shipped recipe on D.yaml, as Ultralytics' `yolo train data=...` does.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli.h"
+#include "cli/default_pipeline.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -14,7 +19,8 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand("train", "Train a detector: run a pipeline ending in the train sink, or resume one");
   auto r = std::make_shared<RunRequest>();
   auto resume_dir = std::make_shared<std::string>();
-  cmd->add_option("pipeline", r->file, "Pipeline JSON file (not with --resume)");
+  cmd->add_option("pipeline", r->file,
+                  "Pipeline JSON file (not with --resume); without one, data=DATA.yaml trains the shipped recipe");
   cmd->add_option("overrides", r->overrides, "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32");
   cmd->add_option("--resume", *resume_dir, "Run folder to continue (its pipeline.json and weights/last.pt)");
   cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run is refused");
@@ -38,9 +44,22 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
           }
         }
         if (request.run_dir.empty()) request.run_dir = *resume_dir;
-      } else if (request.file.empty()) {
-        std::cerr << "error: train needs a pipeline file or --resume RUN_DIR" << std::endl;
-        return kExitInvalid;
+      } else if (request.file.empty() || request.file.find('=') != std::string::npos) {
+        // No pipeline file, Ultralytics-style: `yoloflow train data=D.yaml model=yolo11s epochs=50`
+        // trains the shipped recipe (pipelines/train-coco128.json, built in) on D.yaml.
+        if (!request.file.empty()) request.overrides.insert(request.overrides.begin(), request.file);
+        request.file.clear();
+        const bool has_data = std::any_of(request.overrides.begin(), request.overrides.end(),
+                                          [](const std::string& o) { return o.rfind("data=", 0) == 0; });
+        if (!has_data) {
+          std::cerr << "error: train needs a pipeline file, --resume RUN_DIR, or data=DATA.yaml (Ultralytics' recipe "
+                       "on that dataset, e.g. yoloflow train data=coco8.yaml model=yolo11n epochs=100)" << std::endl;
+          return kExitInvalid;
+        }
+        nlohmann::json doc = nlohmann::json::parse(default_train_pipeline(), nullptr, true, /*ignore_comments=*/true);
+        doc["name"] = "train";  // runs/train/<N>, as Ultralytics names it
+        doc["data"] = "";       // the shipped file's dataset path means nothing from here
+        request.builtin = doc.dump();
       }
       return run_pipeline(ctx, request);
     };
