@@ -27,6 +27,7 @@
 #include "train/cuda_memory.h"
 #include "train/detection_loss.h"
 #include "train/detection_metrics.h"
+#include "train/fitness_tracker.h"
 #include "train/lr_schedule.h"
 #include "train/micro_batches.h"
 #include "train/model_ema.h"
@@ -366,21 +367,17 @@ class TrainSink final : public Sink {
     results_->save();
     plot_results(*results_, run_dir_ + "/results.png");
     const auto save_start = Clock::now();
-    // Patience as Ultralytics counts it: while the best fitness is still exactly 0, every epoch counts as a best.
-    const bool improved = fitness >= 0 && (fitness > state_.best_fitness || state_.best_fitness == 0.0);
-    save_checkpoints(epoch, fitness);
+    const FitnessVerdict verdict = judge_fitness(state_, fitness, std::max(every, 1), p_.get_int("patience"), last);
+    save_checkpoints(epoch, fitness, verdict.write_best);
     const auto save_end = Clock::now();
     if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
-    bool early_stop = false;
-    if (fitness >= 0) {
-      state_.epochs_without_improvement = improved ? 0 : state_.epochs_without_improvement + std::max(every, 1);
-      const auto patience = p_.get_int("patience");
-      early_stop = patience > 0 && state_.epochs_without_improvement >= patience && !last;
-      if (early_stop) checkpoints_->wait();  // the run ends here
-      if (early_stop && ctx_.reporter != nullptr) {
+    const bool early_stop = verdict.stop;
+    if (early_stop) {
+      checkpoints_->wait();  // the run ends here
+      if (ctx_.reporter != nullptr) {
         ctx_.reporter->request_stop("early stop: no fitness improvement in the last " +
                                     std::to_string(state_.epochs_without_improvement) + " epochs (patience " +
-                                    std::to_string(patience) + ")");
+                                    std::to_string(p_.get_int("patience")) + ")");
       }
     }
     YF_LOG_INFO("epoch " << epoch + 1 << "/" << ctx_.epochs << " done in " << format_duration(seconds)
@@ -612,12 +609,9 @@ class TrainSink final : public Sink {
   // The pipeline's per-epoch schedules as they stand this epoch, recorded in results.csv.
   std::map<std::string, double> scheduled_values() const { return ctx_.schedule; }
 
-  void save_checkpoints(int epoch, double fitness) {
-    // A tie rewrites best.pt with the later weights, as Ultralytics does.
-    const bool improved = fitness >= 0 && fitness >= state_.best_fitness;
-    if (improved) state_.best_fitness = fitness;
+  void save_checkpoints(int epoch, double fitness, bool best) {
     std::vector<std::string> paths{run_dir_ + "/weights/last.pt"};
-    if (improved) paths.push_back(run_dir_ + "/weights/best.pt");
+    if (best) paths.push_back(run_dir_ + "/weights/best.pt");
     const auto period = p_.get_int("save_period");
     if (period > 0 && (epoch + 1) % period == 0) {
       paths.push_back(run_dir_ + "/weights/epoch" + std::to_string(epoch + 1) + ".pt");
