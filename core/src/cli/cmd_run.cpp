@@ -120,7 +120,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   // Ultralytics' exist_ok=true as a word among the overrides: the --exist-ok flag.
   for (auto it = request.overrides.begin(); it != request.overrides.end();) {
     if (it->rfind("exist_ok=", 0) == 0) {
-      request.exist_ok = it->substr(9) == "true" || it->substr(9) == "True" || it->substr(9) == "1";
+      const std::string value = it->substr(std::string("exist_ok=").size());
+      request.exist_ok = value == "true" || value == "True" || value == "1";
       it = request.overrides.erase(it);
     } else {
       ++it;
@@ -159,9 +160,12 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   const bool writes_outputs = resumable || sink_plugin == "validate" || sink_plugin == "predict";
   // A folder this command made, removed again when the run cannot start.
   std::string made_dir;
-  if (!run_dir.empty() && dist.is_main() && request.resume_checkpoint.empty() && !request.exist_ok &&
-      !holds_a_run(run_dir).empty()) {
-    std::cerr << "error: --run-dir " << run_dir << " already holds a run (" << holds_a_run(run_dir)
+  const std::string earlier_run = !run_dir.empty() && dist.is_main() && request.resume_checkpoint.empty() &&
+                                          !request.exist_ok
+                                      ? holds_a_run(run_dir)
+                                      : std::string();
+  if (!earlier_run.empty()) {
+    std::cerr << "error: --run-dir " << run_dir << " already holds a run (" << earlier_run
               << "); its files would be overwritten. Choose another folder, leave --run-dir out for a new "
               << "numbered one, or pass --exist-ok to reuse it" << std::endl;
     return kExitInvalid;

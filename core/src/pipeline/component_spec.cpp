@@ -165,4 +165,30 @@ json resolve_params(const Schema& schema, const json& params, const std::string&
   return out;
 }
 
+const RegisteredComponent* stage_component(const json& stage, const Registry& registry) {
+  if (!stage.is_object()) return nullptr;
+  auto pit = stage.find("plugin");
+  if (pit == stage.end() || !pit->is_string()) return nullptr;
+  const std::string plugin = pit->get<std::string>();
+  auto kit = stage.find("kind");
+  Kind kind;
+  if (kit != stage.end() && kit->is_string() && kind_from_name(kit->get<std::string>(), kind)) {
+    return registry.find(kind, plugin);
+  }
+  for (Kind k : kGraphKinds) {
+    if (const auto* rc = registry.find(k, plugin)) return rc;
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, const RegisteredComponent*>> known_stages(const json& document,
+                                                                             const Registry& registry) {
+  std::vector<std::pair<std::string, const RegisteredComponent*>> out;
+  if (!document.is_object() || !document.contains("stages") || !document["stages"].is_object()) return out;
+  for (const auto& [name, stage] : document["stages"].items()) {
+    if (const auto* rc = stage_component(stage, registry)) out.emplace_back(name, rc);
+  }
+  return out;
+}
+
 }  // namespace yoloflow::core

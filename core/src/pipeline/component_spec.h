@@ -3,6 +3,8 @@
 // plugin in the registries, validating its parameters (recursively through Component-typed
 // parameters), and resolving them (defaults filled, relative paths made absolute).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "plugin/registry.h"
 #include "yoloflow/params.h"
@@ -23,6 +25,15 @@ class RegistryComponentValidator final : public ComponentValidator {
 
 // The graph kinds a pipeline stage can be.
 bool is_graph_kind(Kind kind);
+
+// The component a stage object names ({"plugin": ..., "kind"?: ...}), honouring its "kind";
+// null when the plugin is unknown or the stage malformed. No diagnostics: for the passes that
+// run before validation reports them.
+const RegisteredComponent* stage_component(const json& stage, const Registry& registry);
+
+// The stages of a pipeline document with their components (unknown plugins left out).
+std::vector<std::pair<std::string, const RegisteredComponent*>> known_stages(const json& document,
+                                                                             const Registry& registry);
 
 // Finds the component a stage names. `kind_text` is the stage's optional "kind" ("" when
 // absent). On failure appends a diagnostic at `path` and returns null.

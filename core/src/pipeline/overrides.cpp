@@ -15,6 +15,7 @@ const std::vector<std::string> kStageKeys = {"plugin", "kind", "params", "input"
 // The component whose spec object is `owner` ({"plugin": ..., "kind"?: ...}).
 const RegisteredComponent* owner_component(const json& owner, bool is_stage, bool is_monitor,
                                            const Registry& registry) {
+  if (is_stage) return stage_component(owner, registry);
   if (!owner.is_object()) return nullptr;
   auto pit = owner.find("plugin");
   if (pit == owner.end() || !pit->is_string()) return nullptr;
@@ -27,12 +28,6 @@ const RegisteredComponent* owner_component(const json& owner, bool is_stage, boo
   if (kit != owner.end() && kit->is_string() && kind_from_name(kit->get<std::string>(), kind)) {
     return registry.find(kind, plugin);
   }
-  if (is_stage) {
-    for (Kind k : {Kind::Source, Kind::Augmentation, Kind::Batcher, Kind::Sink}) {
-      if (const auto* rc = registry.find(k, plugin)) return rc;
-    }
-    return nullptr;
-  }
   return registry.find_any_kind(plugin);
 }
 
@@ -42,17 +37,6 @@ json parse_value(const std::string& text) {
   } catch (const json::exception&) {
     return text;  // `name=coco` means the string "coco"
   }
-}
-
-// The stages of the document with their registered components (unknown plugins left out).
-std::vector<std::pair<std::string, const RegisteredComponent*>> known_stages(const json& document,
-                                                                             const Registry& registry) {
-  std::vector<std::pair<std::string, const RegisteredComponent*>> out;
-  if (!document.is_object() || !document.contains("stages") || !document["stages"].is_object()) return out;
-  for (const auto& [name, stage] : document["stages"].items()) {
-    if (const auto* rc = owner_component(stage, /*is_stage=*/true, false, registry)) out.emplace_back(name, rc);
-  }
-  return out;
 }
 
 bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
@@ -65,13 +49,16 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
   if (key.find('.') != std::string::npos) return {};
   const auto settings = pipeline_schema().names();
   const auto stages = known_stages(document, registry);
-  auto stage_of_kind = [&](Kind kind) -> std::string {
-    for (const auto& [name, rc] : stages) {
-      if (rc->info.kind == kind) return name;
+  // The sink stage (its name and component), where model= and the optimizer's words go.
+  std::string sink;
+  const RegisteredComponent* sink_rc = nullptr;
+  for (const auto& [name, rc] : stages) {
+    if (rc->info.kind == Kind::Sink) {
+      sink = name;
+      sink_rc = rc;
+      break;
     }
-    return "";
-  };
-  const std::string sink = stage_of_kind(Kind::Sink);
+  }
   if (key == "device") {
     // Ultralytics' device=0 / device=0,1 is a CUDA index; `cpu`, `cuda`, `cuda:N` pass as they are.
     const bool index = !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit);
@@ -112,10 +99,8 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     return expanded;
   }
   if (key == "lr0" || key == "momentum" || key == "weight_decay") {  // the optimizer's, inside the sink
-    for (const auto& [name, rc] : stages) {
-      if (name == sink && has_param(rc, "optimizer")) {
-        return {"stages." + sink + ".params.optimizer.params." + key + "=" + text};
-      }
+    if (sink_rc && has_param(sink_rc, "optimizer")) {
+      return {"stages." + sink + ".params.optimizer.params." + key + "=" + text};
     }
   }
   // Any other word: the parameter of that name of the one stage that has it.

@@ -63,30 +63,26 @@ int class_count(const fs::path& yaml) {
 // data.yaml a stage will read checked to exist before anything is built.
 void share_dataset(json& doc, const std::string& base_dir, const Registry& registry, Diagnostics& out) {
   const bool shared = doc.contains("data") && doc["data"].is_string() && !doc["data"].get<std::string>().empty();
-  auto check = [&](const std::string& where, const std::string& value) {
+  // The path a data value names, or empty (with a diagnostic at `where`) when it does not exist.
+  auto resolve = [&](const std::string& where, const std::string& value) {
     const fs::path path = fs::path(value).is_absolute() ? fs::path(value) : fs::path(base_dir) / value;
     if (!fs::exists(path)) out.push_back({where, value + " does not exist (looked for " + path.lexically_normal().string() + ")"});
+    return path.lexically_normal();
   };
-  if (shared) check("data", doc["data"].get<std::string>());
+  if (shared) resolve("data", doc["data"].get<std::string>());
   // Where each stage's data.yaml is, and how many classes it names: stages that read datasets
   // of different class counts would train one model on labels another one names.
   std::vector<std::tuple<std::string, fs::path, int>> datasets;
-  if (!doc.contains("stages") || !doc["stages"].is_object()) return;
-  for (auto& [name, stage] : doc["stages"].items()) {
-    if (!stage.is_object() || !stage.contains("plugin") || !stage["plugin"].is_string()) continue;
-    const RegisteredComponent* rc = nullptr;
-    for (Kind k : {Kind::Source, Kind::Augmentation, Kind::Batcher, Kind::Sink}) {
-      if ((rc = registry.find(k, stage["plugin"].get<std::string>()))) break;
-    }
-    if (!rc || !rc->info.schema.find("data")) continue;
+  for (const auto& [name, rc] : known_stages(doc, registry)) {
+    if (!rc->info.schema.find("data")) continue;
+    json& stage = doc["stages"][name];
     if (!stage.contains("params") || !stage["params"].is_object()) stage["params"] = json::object();
     json& params = stage["params"];
     if (!params.contains("data") && shared) params["data"] = doc["data"];
     if (params.contains("data") && params["data"].is_string() && !params["data"].get<std::string>().empty()) {
-      const std::string value = params["data"].get<std::string>();
-      check("stages." + name + ".params.data", value);
-      const fs::path path = fs::path(value).is_absolute() ? fs::path(value) : fs::path(base_dir) / value;
-      datasets.emplace_back("stages." + name + ".params.data", path.lexically_normal(), class_count(path));
+      const std::string where = "stages." + name + ".params.data";
+      const fs::path path = resolve(where, params["data"].get<std::string>());
+      datasets.emplace_back(where, path, class_count(path));
     }
   }
   for (std::size_t i = 1; i < datasets.size(); ++i) {
