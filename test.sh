@@ -19,6 +19,10 @@ summary=$(grep -h "test cases:" "$log" | tail -n 1 || true)
 passed=$(echo "$summary" | sed -n 's/.*| *\([0-9]*\) passed.*/\1/p')
 failed=$(echo "$summary" | sed -n 's/.*| *\([0-9]*\) failed.*/\1/p')
 skipped=$(echo "$summary" | sed -n 's/.*| *\([0-9]*\) skipped.*/\1/p')
+# The failing checks again, at the end where a truncated log still shows them.
+if [ "$rc" -ne 0 ]; then
+  awk '/^(1: )?TEST CASE:/ {tc=$0} /ERROR:/ {print tc; print; getline; print}' "$log" | head -n 60
+fi
 rm -f "$log"
 if [ -n "$passed" ]; then
   echo "tests: ${passed} passed, ${failed:-0} failed, ${skipped:-0} skipped"
