@@ -13,6 +13,12 @@
 // - state()/load_state(): the momentum buffers, so that a resumed run continues exactly.
 #include <string>
 
+// Only the operators this file calls, not all of <torch/torch.h>: a rebuild takes seconds.
+#include <ATen/TensorOperators.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/zeros_like.h>
+
 #include "yoloflow/error.h"
 #include "yoloflow/optimizer.h"
 #include "yoloflow/plugin.h"
@@ -42,23 +48,23 @@ class SignSgd final : public yoloflow::Optimizer {
       g.lr = g.initial_lr = lr0_;
       g.momentum = momentum_;
       g.weight_decay = weight_decay_;
-      std::vector<torch::Tensor> bufs;
-      for (const auto& p : g.params) bufs.push_back(torch::zeros_like(p));
+      std::vector<at::Tensor> bufs;
+      for (const auto& p : g.params) bufs.push_back(at::zeros_like(p));
       buffers_.push_back(std::move(bufs));
     }
   }
 
   std::vector<yoloflow::ParamGroup>& groups() override { return groups_; }
 
-  void step(const torch::Tensor& skip) override {
-    torch::NoGradGuard no_grad;
+  void step(const at::Tensor& skip) override {
+    at::NoGradGuard no_grad;
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       const auto& group = groups_[g];
       for (std::size_t i = 0; i < group.params.size(); ++i) {
         auto p = group.params[i];
         if (!p.grad().defined()) continue;
         // keep = 1 to step, 0 to leave parameter and buffer as they are.
-        const auto keep = skip.defined() ? (1 - skip.to(p.dtype())) : torch::ones({}, p.options());
+        const auto keep = skip.defined() ? (1 - skip.to(p.dtype())) : at::ones({}, p.options());
         auto& buf = buffers_[g][i];
         const auto next = buf * group.momentum + p.grad();
         buf.copy_(keep * next + (1 - keep) * buf);
@@ -83,7 +89,7 @@ class SignSgd final : public yoloflow::Optimizer {
     return out;
   }
 
-  void load_state(const std::map<std::string, torch::Tensor>& state) override {
+  void load_state(const std::map<std::string, at::Tensor>& state) override {
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       for (std::size_t i = 0; i < buffers_[g].size(); ++i) {
         const auto it = state.find(groups_[g].name + "." + std::to_string(i) + ".momentum");
@@ -96,7 +102,7 @@ class SignSgd final : public yoloflow::Optimizer {
  private:
   double lr0_ = 1e-4, momentum_ = 0.9, weight_decay_ = 5e-4;
   std::vector<yoloflow::ParamGroup> groups_;
-  std::vector<std::vector<torch::Tensor>> buffers_;
+  std::vector<std::vector<at::Tensor>> buffers_;
 };
 
 void register_components(yoloflow::Registrar& r) {

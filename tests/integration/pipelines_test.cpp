@@ -162,6 +162,7 @@ TEST_CASE("a pipeline names its dataset once; stages reading datasets of other c
   // One stage pointed elsewhere, at a one-class dataset: found before anything runs.
   const auto dir = test::temp_dir("one-dataset");
   test::write_file(dir + "/one.yaml", "path: .\ntrain: x.txt\nval: x.txt\nnames: [thing]\n");
+  test::write_file(dir + "/x.txt", "");
   const auto split = test::run_cli("validate " + file + " stages.source.params.data=" + dir + "/one.yaml");
   INFO(split.output);
   CHECK(split.exit_code == 2);
@@ -177,6 +178,42 @@ TEST_CASE("a pipeline names its dataset once; stages reading datasets of other c
   const auto missing = test::run_cli("validate " + file + " data=" + dir + "/nope.yaml");
   CHECK(missing.exit_code == 2);
   CHECK(missing.output.find(dir + "/nope.yaml does not exist") != std::string::npos);
+}
+
+TEST_CASE("validate reads the data.yaml: the splits the stages read must be listed and exist") {
+  const std::string file = std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128.json";
+  const auto dir = test::temp_dir("validate-splits");
+  // A Roboflow export whose valid/ folder was not copied: train resolves (../train/images is
+  // tried as train/images), val does not.
+  fs::create_directories(dir + "/rf/train/images");
+  test::write_file(dir + "/rf/data.yaml", "train: ../train/images\nval: ../valid/images\nnames:\n" + [] {
+    std::string names;
+    for (int i = 0; i < 80; ++i) names += "  - c" + std::to_string(i) + "\n";
+    return names;
+  }());
+  const auto r = test::run_cli("validate " + file + " data=" + dir + "/rf/data.yaml");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("stages.train.params.data: 'val' of " + dir + "/rf/data.yaml names ") != std::string::npos);
+  CHECK(r.output.find("valid/images, which does not exist") != std::string::npos);
+  CHECK(r.output.find("'train' of") == std::string::npos);
+  CHECK(r.output.find("1 problem") != std::string::npos);
+  // A split the data.yaml does not list, at the parameter that names it.
+  fs::create_directories(dir + "/rf/valid/images");
+  const auto test_split = test::run_cli("validate " + file + " data=" + dir + "/rf/data.yaml stages.source.params.split=test");
+  INFO(test_split.output);
+  CHECK(test_split.exit_code == 2);
+  CHECK(test_split.output.find("stages.source.params.split: split 'test' is not in " + dir +
+                               "/rf/data.yaml (it lists train, val)") != std::string::npos);
+  // Unreadable YAML is reported at validate, naming the file.
+  test::write_file(dir + "/bad.yaml", "train: [unclosed\n");
+  const auto bad = test::run_cli("validate " + file + " data=" + dir + "/bad.yaml");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("data.yaml '" + dir + "/bad.yaml': not valid YAML") != std::string::npos);
+  const auto good = test::run_cli("validate " + file + " data=" + dir + "/rf/data.yaml");
+  INFO(good.output);
+  CHECK(good.exit_code == 0);
+  test::remove_tree(dir);
 }
 
 TEST_CASE("yoloflow train data=D.yaml without a pipeline file trains the shipped recipe on D.yaml") {

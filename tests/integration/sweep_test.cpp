@@ -88,11 +88,13 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
     "runs": [{"name": "broken", "overrides": {"stages.train.params.no_such_param": 1}},
              {"name": "nodata", "overrides": {"stages.source.params.data": "nodata.yaml"}}]
   })");
-  // Valid, but its image list is missing: the child fails when it starts reading.
-  // coco's 80 classes, so the pipeline is valid; the run fails when the source opens the split.
+  // Valid, but the images its list names are missing: the child fails when it starts reading.
+  // coco's 80 classes and a list that exists, so the pipeline is valid; the run fails when the
+  // source opens the split.
   std::string names;
   for (int c = 0; c < 80; ++c) names += "  " + std::to_string(c) + ": class" + std::to_string(c) + "\n";
-  test::write_file(dir + "/nodata.yaml", "path: .\ntrain: missing.txt\nval: missing.txt\nnames:\n" + names);
+  test::write_file(dir + "/nodata.yaml", "path: .\ntrain: gone.txt\nval: gone.txt\nnames:\n" + names);
+  test::write_file(dir + "/gone.txt", "./images/missing.jpg\n");
   const std::string out = dir + "/out";
   const std::string cmd = "sweep " + dir + "/sweep.json --out " + out + " --jobs 2";
   auto r = test::run_cli(cmd);
@@ -126,7 +128,7 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   CHECK(cell(csv, 4, "run") == "nodata");
   CHECK(cell(csv, 4, "status") == "failed");
   CHECK(cell(csv, 4, "reason").find("exit code 2: ") == 0);  // the child's exit code and its error line
-  CHECK(cell(csv, 4, "reason").find("missing.txt") != std::string::npos);
+  CHECK(cell(csv, 4, "reason").find("split 'train' has no usable images") != std::string::npos);
   CHECK(cell(csv, 1, "overrides").find("stages.train.params.optimizer.params.lr0=0.0") != std::string::npos);
   const auto md = test::read_file(out + "/summary.md");
   CHECK(md.find("| run | status |") != std::string::npos);

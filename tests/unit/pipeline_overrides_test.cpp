@@ -68,6 +68,11 @@ TEST_CASE("an override of an unknown path is an error with the closest name") {
   CHECK(has(malformed, "epochs", "an override looks like path=value"));
   auto into_value = parse({"epochs.x=1"});
   CHECK(has(into_value, "epochs.x", "'epochs' holds 1, not an object with 'x'"));
+  // A stage's name or a stage parameter's short name used as a path: where it lives.
+  auto stage_path = parse({"sink.delay_ms=3"});
+  CHECK(has(stage_path, "sink.delay_ms", "did you mean 'stages.sink.params.delay_ms'?"));
+  auto component_path = parse({"monitor.x=3"});
+  CHECK(has(component_path, "monitor.x", "did you mean 'stages.sink.params.monitor.params.x'?"));
 }
 
 TEST_CASE("an overridden value is validated like the file") {

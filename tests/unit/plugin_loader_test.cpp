@@ -77,11 +77,24 @@ TEST_CASE("another C++ ABI is refused with both values") {
         std::string::npos);
 }
 
-TEST_CASE("a missing symbol is refused naming the symbol") {
+TEST_CASE("a missing symbol is refused naming the symbol, in the loader's words only") {
   core::PluginManager pm;
   auto r = pm.load(lib("missing_symbol"));
   CHECK_FALSE(r.loaded);
-  CHECK(r.reason.find("yoloflow_test_function_nobody_defines") != std::string::npos);
+  CHECK(r.reason.find("cannot be loaded: undefined symbol yoloflow_test_function_nobody_defines") != std::string::npos);
+  CHECK(r.reason.find("Bad file descriptor") == std::string::npos);
+  CHECK(r.reason.find("boost") == std::string::npos);
+}
+
+TEST_CASE("a plugin built with the old libstdc++ string ABI gets the C++ ABI message, not an undefined symbol") {
+  // It cannot be bound (its std::string calls name host functions that do not exist), but its
+  // descriptor is read all the same and says why.
+  core::PluginManager pm;
+  auto r = pm.load(lib("old_cxx_abi"));
+  CHECK_FALSE(r.loaded);
+  INFO(r.reason);
+  CHECK(r.reason.find("C++ ABI mismatch: host uses _GLIBCXX_USE_CXX11_ABI=1, plugin was built with 0") != std::string::npos);
+  CHECK(pm.registry().find(Kind::Augmentation, "test_old_abi_invert") == nullptr);
 }
 
 TEST_CASE("a duplicate name is refused naming both files") {

@@ -233,8 +233,28 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_i
       }
       std::string msg = "cannot override: '" + here + "' is not " +
                         (what.empty() ? std::string("a key of this pipeline") : what);
+      std::string rest;  // the parts after this one, dotted
+      for (std::size_t j = i + 1; j < segs.size(); ++j) rest += (rest.empty() ? "" : ".") + segs[j];
       const auto guess = closest_name(seg, candidates);
-      if (!guess.empty()) msg += "; did you mean '" + (prefix.empty() ? guess : prefix + "." + guess) + "'?";
+      const bool stage_named = i == 0 && !last && document.contains("stages") && document["stages"].is_object() &&
+                               document["stages"].contains(seg);
+      if (stage_named) {
+        // model.nc=2: the stage's parameters are under stages.<stage>.params.
+        msg += "; did you mean 'stages." + seg + ".params." + rest + "'?";
+      } else if (guess == seg && !last) {
+        // model.nc=2: a stage's parameter by its short name; say where it lives.
+        std::string full;
+        for (const auto& [name, rc] : known_stages(document, registry)) {
+          if (const ParamSpec* spec = rc->info.schema.find(seg)) {
+            full = "stages." + name + ".params." + seg + (spec->type == ParamType::Component ? ".params." : ".") + rest;
+            break;
+          }
+        }
+        msg += full.empty() ? "; '" + seg + "' is a shortcut that takes a value (" + seg + "=...), not a path"
+                            : "; did you mean '" + full + "'?";
+      } else if (!guess.empty()) {
+        msg += "; did you mean '" + (prefix.empty() ? guess : prefix + "." + guess) + "'?";
+      }
       out.push_back({key, msg});
       failed = true;
     }

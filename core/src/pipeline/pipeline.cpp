@@ -7,12 +7,11 @@
 #include <sstream>
 #include <tuple>
 
-#include <yaml-cpp/yaml.h>
-
 #include "pipeline/component_spec.h"
 #include "pipeline/json_text.h"
 #include "pipeline/overrides.h"
 #include "pipeline/topology.h"
+#include "yoloflow/data_yaml.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 
@@ -45,18 +44,53 @@ Schema make_pipeline_schema() {
   return s;
 }
 
-// Classes a data.yaml names (its `names` list or map, else `nc`); -1 when it cannot be read
-// (the source reports why when it opens it).
-int class_count(const fs::path& yaml) {
+// The data.yaml at `path` read and every split a stage reads checked to list entries that exist;
+// its class count, or -1 when it could not be read (with a diagnostic at `where`).
+int check_dataset(const fs::path& path, const std::string& where, const std::vector<std::pair<std::string, std::string>>& splits,
+                  Diagnostics& out) {
+  DataYaml yaml;
   try {
-    const YAML::Node root = YAML::LoadFile(yaml.string());
-    if (const auto names = root["names"]; names && (names.IsSequence() || names.IsMap())) {
-      return static_cast<int>(names.size());
-    }
-    if (const auto nc = root["nc"]; nc && nc.IsScalar()) return nc.as<int>();
-  } catch (const std::exception&) {
+    yaml = read_data_yaml(path.string());
+  } catch (const std::exception& e) {
+    out.push_back({where, e.what()});
+    return -1;
   }
-  return -1;
+  for (const auto& [param, split] : splits) {
+    const auto it = yaml.splits.find(split);
+    if (it == yaml.splits.end()) {
+      out.push_back({param, "split '" + split + "' is not in " + yaml.file + " (it lists " +
+                                (yaml.splits.empty() ? std::string("no split") : [&] {
+                                  std::string names;
+                                  for (const auto& [name, entries] : yaml.splits) names += (names.empty() ? "" : ", ") + name;
+                                  return names;
+                                }()) +
+                                ")"});
+      continue;
+    }
+    for (const auto& entry : it->second) {
+      std::error_code ec;
+      if (!fs::exists(entry, ec)) {
+        out.push_back({where, "'" + split + "' of " + yaml.file + " names " + entry + ", which does not exist"});
+      }
+    }
+  }
+  return static_cast<int>(yaml.names.size());
+}
+
+// The splits a stage reads from its data.yaml, by convention its string parameters `split` and
+// `val_split` (given, else their defaults), with the JSON path of each.
+std::vector<std::pair<std::string, std::string>> stage_splits(const RegisteredComponent& rc, const json& params,
+                                                              const std::string& stage_path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* name : {"split", "val_split"}) {
+    const ParamSpec* spec = rc.info.schema.find(name);
+    if (!spec) continue;
+    const json value = params.contains(name) ? params[name] : spec->default_json;
+    if (value.is_string() && !value.get<std::string>().empty()) {
+      out.emplace_back(stage_path + "." + name, value.get<std::string>());
+    }
+  }
+  return out;
 }
 
 // The pipeline's one `data` for every stage with a `data` parameter that names none, and every
@@ -81,8 +115,11 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
     if (!params.contains("data") && shared) params["data"] = doc["data"];
     if (params.contains("data") && params["data"].is_string() && !params["data"].get<std::string>().empty()) {
       const std::string where = "stages." + name + ".params.data";
+      const std::size_t before = out.size();
       const fs::path path = resolve(where, params["data"].get<std::string>());
-      datasets.emplace_back(where, path, class_count(path));
+      if (out.size() > before) continue;  // does not exist: said once
+      const int nc = check_dataset(path, where, stage_splits(*rc, params, "stages." + name + ".params"), out);
+      datasets.emplace_back(where, path, nc);
     }
   }
   for (std::size_t i = 1; i < datasets.size(); ++i) {

@@ -10,6 +10,7 @@
 
 #define BOOST_DLL_USE_STD_FS
 #include <boost/dll/library_info.hpp>
+#include <boost/core/demangle.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <torch/version.h>
 
@@ -59,6 +60,51 @@ HostAbi HostAbi::current() {
 #endif
   return HostAbi{YOLOFLOW_SDK_ABI_VERSION, TORCH_VERSION, abi};
 }
+
+namespace {
+
+// Why a plugin with this descriptor cannot run in this host, with both versions; empty when it can.
+std::string descriptor_mismatch(const yoloflow_plugin_descriptor_t& d, const HostAbi& expected) {
+  if (d.abi_version != expected.abi_version) {
+    return "SDK ABI version mismatch: host expects " + std::to_string(expected.abi_version) +
+           ", plugin was built with " + std::to_string(d.abi_version) + "; rebuild the plugin against this SDK";
+  }
+  if (d.descriptor_size != sizeof(yoloflow_plugin_descriptor_t)) {
+    return "descriptor size mismatch: host expects " + std::to_string(sizeof(yoloflow_plugin_descriptor_t)) +
+           " bytes, plugin has " + std::to_string(d.descriptor_size);
+  }
+  const std::string torch = d.torch_version ? d.torch_version : "";
+  if (torch != "none" && torch != expected.torch_version) {
+    return "LibTorch version mismatch: host uses " + expected.torch_version + ", plugin was built with " + torch +
+           "; rebuild the plugin against LibTorch " + expected.torch_version;
+  }
+  if (d.cxx11_abi != -1 && expected.cxx11_abi != -1 && d.cxx11_abi != expected.cxx11_abi) {
+    return "C++ ABI mismatch: host uses _GLIBCXX_USE_CXX11_ABI=" + std::to_string(expected.cxx11_abi) +
+           ", plugin was built with " + std::to_string(d.cxx11_abi);
+  }
+  return {};
+}
+
+// The dynamic loader's own words, without Boost's wrapping ("load() failed (dlerror system
+// message: ...): Bad file descriptor"); an undefined symbol is named in C++ terms as well.
+std::string load_failure(const std::string& what) {
+  std::string text = what;
+  const std::string dl = "dlerror system message: ";
+  if (const auto at = text.find(dl); at != std::string::npos) {
+    text = text.substr(at + dl.size());
+    if (const auto close = text.rfind("): "); close != std::string::npos) text = text.substr(0, close);
+  }
+  const std::string undefined = "undefined symbol: ";
+  if (const auto at = text.find(undefined); at != std::string::npos) {
+    const std::string symbol = text.substr(at + undefined.size());
+    const std::string readable = boost::core::demangle(symbol.c_str());
+    return "undefined symbol " + symbol + (readable != symbol ? " (" + readable + ")" : "") +
+           ": it was built against libraries or headers other than this host's";
+  }
+  return text;
+}
+
+}  // namespace
 
 PluginManager::PluginManager() {
   for (const auto& d : default_search_dirs()) add_search_dir(d);
@@ -151,13 +197,28 @@ PluginLoadReport PluginManager::load(const std::string& path) {
     return refuse(std::string("not a shared library this host can read: ") + e.what());
   }
 
+  // Every symbol is bound at load, so that a missing one is refused here, naming it, rather
+  // than ending the process when the plugin first calls it.
   boost::dll::shared_library lib;
   try {
     lib.load(fs::path(path), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
-    // Typically "undefined symbol: ..." for a plugin built against other libraries.
-    std::string what = e.what();
-    return refuse("cannot be loaded (missing symbol or dependency): " + what);
+    // Typically "undefined symbol: ..." for a plugin built against other libraries. A plugin
+    // built for another ABI usually lacks host symbols too: opened again with lazy binding
+    // (which runs none of its code), its descriptor can say why, which is the better message.
+    const std::string missing = "cannot be loaded: " + load_failure(e.what());
+    try {
+      boost::dll::shared_library lazy(fs::path(path), boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+      loaded_libraries().push_back(lazy);  // never unloaded, see loaded_libraries()
+      const auto* d = lazy.get<const yoloflow_plugin_descriptor_t*()>(YOLOFLOW_DESCRIPTOR_SYMBOL)();
+      if (d != nullptr) {
+        const auto mismatch = descriptor_mismatch(*d, expected);
+        if (!mismatch.empty()) return refuse(mismatch);
+      }
+    } catch (const std::exception&) {
+      // Not readable lazily either: the missing symbol is all there is to say.
+    }
+    return refuse(missing);
   }
   loaded_libraries().push_back(lib);  // never unloaded, see loaded_libraries()
 
@@ -169,29 +230,10 @@ PluginLoadReport PluginManager::load(const std::string& path) {
     return refuse(std::string("its descriptor function failed: ") + e.what());
   }
   if (d == nullptr) return refuse("its descriptor function returned null");
-  if (d->abi_version != expected.abi_version) {
-    return refuse("SDK ABI version mismatch: host expects " + std::to_string(expected.abi_version) +
-                  ", plugin was built with " + std::to_string(d->abi_version) +
-                  "; rebuild the plugin against this SDK");
-  }
-  if (d->descriptor_size != sizeof(yoloflow_plugin_descriptor_t)) {
-    return refuse("descriptor size mismatch: host expects " +
-                  std::to_string(sizeof(yoloflow_plugin_descriptor_t)) + " bytes, plugin has " +
-                  std::to_string(d->descriptor_size));
-  }
+  const auto mismatch = descriptor_mismatch(*d, expected);
+  if (!mismatch.empty()) return refuse(mismatch);
   report.name = d->name ? d->name : "";
   report.version = d->version ? d->version : "";
-  const std::string torch = d->torch_version ? d->torch_version : "";
-  if (torch != "none" && torch != expected.torch_version) {
-    return refuse("LibTorch version mismatch: host uses " + expected.torch_version +
-                  ", plugin was built with " + torch + "; rebuild the plugin against LibTorch " +
-                  expected.torch_version);
-  }
-  if (d->cxx11_abi != -1 && expected.cxx11_abi != -1 && d->cxx11_abi != expected.cxx11_abi) {
-    return refuse("C++ ABI mismatch: host uses _GLIBCXX_USE_CXX11_ABI=" +
-                  std::to_string(expected.cxx11_abi) + ", plugin was built with " +
-                  std::to_string(d->cxx11_abi));
-  }
   if (d->register_components == nullptr) return refuse("its descriptor has no register function");
 
   CollectingRegistrar collected;

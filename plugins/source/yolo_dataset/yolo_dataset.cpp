@@ -17,10 +17,10 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
-#include "data_yaml.h"
 #include "image_cache.h"
 #include "image_files.h"
 #include "label_file.h"
+#include "yoloflow/data_yaml.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/plugin.h"

@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include <torch/torch.h>
+// The tensor type alone, not all of <torch/torch.h>: a plugin that only needs Tensor's methods
+// compiles in a quarter of the time. at::Tensor is the type at::Tensor names.
+#include <ATen/core/Tensor.h>
 
 #include "yoloflow/component.h"
 
@@ -25,7 +27,7 @@ namespace yoloflow {
 // says so, `momentum`; step() reads them.
 struct ParamGroup {
   std::string name;
-  std::vector<torch::Tensor> params;
+  std::vector<at::Tensor> params;
   double lr = 0.0;
   double initial_lr = 0.0;   // the lr the schedule scales (lr0)
   double momentum = 0.0;     // SGD momentum, or Adam beta1
@@ -48,7 +50,7 @@ struct WarmupTraits {
   bool momentum = true;
 };
 
-using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
 class Optimizer : public Component {
  public:
@@ -59,11 +61,11 @@ class Optimizer : public Component {
   virtual std::vector<ParamGroup>& groups() = 0;
   // One update from the parameters' .grad(). `skip`, when defined, is a 0-dim tensor on the
   // parameters' device; nonzero means leave parameters and state unchanged.
-  virtual void step(const torch::Tensor& skip) = 0;
+  virtual void step(const at::Tensor& skip) = 0;
   // "SGD(lr=0.01, momentum=0.937, nesterov=True)": what actually runs.
   virtual std::string description() const = 0;
   virtual NamedTensors state() const = 0;
-  virtual void load_state(const std::map<std::string, torch::Tensor>& state) = 0;
+  virtual void load_state(const std::map<std::string, at::Tensor>& state) = 0;
   // Which warmup rules apply to this optimizer (after setup()); by default both, as for SGD.
   virtual WarmupTraits warmup_traits() const { return {}; }
 };

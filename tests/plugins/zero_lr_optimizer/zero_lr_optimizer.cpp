@@ -11,10 +11,10 @@ class ZeroLr final : public yoloflow::Optimizer {
     groups_ = std::move(groups);
   }
   std::vector<yoloflow::ParamGroup>& groups() override { return groups_; }
-  void step(const torch::Tensor&) override {}
+  void step(const at::Tensor&) override {}
   std::string description() const override { return "ZeroLr()"; }
   yoloflow::NamedTensors state() const override { return {}; }
-  void load_state(const std::map<std::string, torch::Tensor>&) override {}
+  void load_state(const std::map<std::string, at::Tensor>&) override {}
 
  private:
   std::vector<yoloflow::ParamGroup> groups_;

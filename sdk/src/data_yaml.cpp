@@ -1,4 +1,4 @@
-#include "data_yaml.h"
+#include "yoloflow/data_yaml.h"
 
 #include <filesystem>
 
@@ -8,7 +8,7 @@
 
 namespace fs = std::filesystem;
 
-namespace yoloflow::plugins::yolo {
+namespace yoloflow {
 namespace {
 
 [[noreturn]] void fail(const std::string& file, const std::string& what) {
@@ -128,4 +128,4 @@ DataYaml read_data_yaml(const std::string& path) {
   return out;
 }
 
-}  // namespace yoloflow::plugins::yolo
+}  // namespace yoloflow
