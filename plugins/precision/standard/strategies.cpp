@@ -3,6 +3,7 @@
 
 #include "loss_scaler.h"
 #include "yoloflow/error.h"
+#include "yoloflow/log.h"
 #include "yoloflow/plugin.h"
 #include "yoloflow/precision.h"
 #include "yoloflow/torch_compat.h"
@@ -49,7 +50,7 @@ class Fp32 final : public WithoutLossScaling {
 
 // fp16 autocast on CUDA with dynamic loss scaling (fp16's range is too narrow for raw
 // gradients).
-class AmpFp16 final : public PrecisionStrategy {
+class AmpFp16 : public PrecisionStrategy {
  public:
   void configure(const Params& p, const StageContext&) override {
     LossScalerOptions o;
@@ -63,7 +64,7 @@ class AmpFp16 final : public PrecisionStrategy {
   bool supports(const torch::Device& device, std::string& why_not) const override {
     if (device.is_cuda()) return true;
     why_not = "amp_fp16 needs a CUDA device: LibTorch has no fp16 autocast on " + device.str() +
-              " (1.13); use amp_bf16 or fp32 there.";
+              " (1.13); use amp (fp32 there), amp_bf16 or fp32.";
     return false;
   }
   std::unique_ptr<AutocastScope> autocast(const torch::Device& device) override {
@@ -76,8 +77,42 @@ class AmpFp16 final : public PrecisionStrategy {
   NamedTensors state() const override { return scaler_.state(); }
   void load_state(const std::map<std::string, torch::Tensor>& state) override { scaler_.load_state(state); }
 
- private:
+ protected:
   LossScaler scaler_;
+};
+
+// Ultralytics' `amp=True`: amp_fp16 where the device has fp16 autocast (CUDA), fp32 elsewhere
+// (LibTorch has no fp16 autocast on the CPU), said once in the log. What runs is decided by the
+// device of the tensors each call sees, so one pipeline trains on either.
+class Amp final : public AmpFp16 {
+ public:
+  bool supports(const torch::Device& device, std::string& why_not) const override {
+    if (device.is_cuda() || device.is_cpu()) return true;
+    why_not = "amp runs on CUDA (fp16) or CPU (fp32), not " + device.str() + ".";
+    return false;
+  }
+  std::unique_ptr<AutocastScope> autocast(const torch::Device& device) override {
+    if (!device.is_cuda() && !said_fp32_) {
+      said_fp32_ = true;
+      YF_LOG_INFO("amp: no fp16 autocast on " << device.str() << "; training in fp32 there");
+    }
+    return autocast_scope(*this, device, device.is_cuda());
+  }
+  torch::Tensor scale_loss(const torch::Tensor& loss) override {
+    return loss.is_cuda() ? AmpFp16::scale_loss(loss) : loss;
+  }
+  torch::Tensor unscale(const std::vector<torch::Tensor>& grads) override {
+    for (const auto& g : grads) {
+      if (g.defined()) return g.is_cuda() ? AmpFp16::unscale(grads) : torch::Tensor();
+    }
+    return {};
+  }
+  void update(const torch::Tensor& found_inf) override {
+    if (found_inf.defined()) AmpFp16::update(found_inf);
+  }
+
+ private:
+  bool said_fp32_ = false;
 };
 
 // bf16 autocast: fp32's range, so no loss scaling and no skipped steps.
@@ -101,8 +136,12 @@ void register_precision(Registrar& r) {
   fp16.add_float("growth_factor", 2.0).greater_than(1.0).doc("Scale multiplier after growth_interval clean steps.");
   fp16.add_float("backoff_factor", 0.5).greater_than(0.0).max(0.999).doc("Scale multiplier after an overflow.");
   fp16.add_int("growth_interval", 2000).min(1).fixed().doc("Clean steps before the scale grows.");
+  Schema amp = fp16;
   r.add_precision<AmpFp16>("amp_fp16", std::move(fp16),
                            "fp16 autocast on CUDA with dynamic loss scaling; overflowing steps are skipped on the device.");
+  r.add_precision<Amp>("amp", std::move(amp),
+                       "Ultralytics' amp=True: amp_fp16 on CUDA, fp32 on the CPU (no fp16 autocast there); "
+                       "the shipped training pipelines' default.");
   r.add_precision<AmpBf16>("amp_bf16", Schema{}, "bf16 autocast on CPU or CUDA, no loss scaling.");
 }
 

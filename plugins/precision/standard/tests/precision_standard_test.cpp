@@ -2,6 +2,7 @@
 // synthetic overflows, bf16 autocast on CPU, fp32.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "support/plugins.h"
@@ -141,4 +142,28 @@ TEST_CASE("fp32 leaves everything fp32 and never skips") {
   CHECK(fp32->scale() == 1.0);
   CHECK(fp32->scale_loss(torch::tensor(3.f)).item<float>() == 3.f);
   CHECK(fp32->state().empty());
+}
+
+TEST_CASE("amp: fp32 on the CPU (autocast off even inside an enabled region, loss and gradients unscaled)") {
+  auto amp = make("amp");
+  std::string why;
+  CHECK(amp->supports(torch::Device(torch::kCPU), why));
+  torch::nn::Linear fc(4, 3);
+  auto x = torch::randn({2, 4});
+  {
+    // A bf16 region outside: amp's own scope still computes in fp32 on the CPU.
+    auto outer = make("amp_bf16")->autocast(torch::Device(torch::kCPU));
+    auto scope = amp->autocast(torch::Device(torch::kCPU));
+    CHECK((fc(x).scalar_type() == torch::kFloat));
+  }
+  CHECK(amp->scale_loss(torch::tensor(2.f)).item<float>() == 2.f);
+  auto g = torch::tensor({kInf, 1.f});
+  CHECK_FALSE(amp->unscale({torch::Tensor(), g}).defined());  // nothing to skip, nothing divided
+  CHECK(std::isinf(g[0].item<float>()));
+  CHECK(g[1].item<float>() == 1.f);
+  amp->update(torch::Tensor());
+  // Its loss scaler is kept for CUDA and checkpointed like amp_fp16's.
+  const auto state = amp->state();
+  CHECK_FALSE(state.empty());
+  CHECK(amp->scale() == 65536.0);
 }
