@@ -1,4 +1,4 @@
-#include "box_filter.h"
+#include "geometry/box_filter.h"
 
 #include <algorithm>
 

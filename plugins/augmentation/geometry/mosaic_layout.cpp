@@ -1,4 +1,4 @@
-#include "mosaic_layout.h"
+#include "geometry/mosaic_layout.h"
 
 #include <algorithm>
 #include <string>

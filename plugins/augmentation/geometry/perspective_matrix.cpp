@@ -1,11 +1,11 @@
-#include "perspective_matrix.h"
+#include "geometry/perspective_matrix.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <opencv2/imgproc.hpp>
 
-#include "box_filter.h"
+#include "geometry/box_filter.h"
 
 namespace yoloflow::plugins {
 

@@ -7,7 +7,7 @@
 // A random_perspective stage after it brings the canvas back to imgsz (its centre crop).
 #include <opencv2/core.hpp>
 
-#include "../geometry/mosaic_layout.h"
+#include "geometry/mosaic_layout.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"

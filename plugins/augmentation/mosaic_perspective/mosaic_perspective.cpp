@@ -20,8 +20,8 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "../geometry/mosaic_layout.h"
-#include "../geometry/perspective_matrix.h"
+#include "geometry/mosaic_layout.h"
+#include "geometry/perspective_matrix.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"

@@ -10,7 +10,7 @@
 // Ultralytics does with its mosaic border of -imgsz/2; an imgsz input keeps its size.
 #include <opencv2/imgproc.hpp>
 
-#include "../geometry/perspective_matrix.h"
+#include "geometry/perspective_matrix.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/plugin.h"
 
