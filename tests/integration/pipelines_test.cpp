@@ -180,7 +180,7 @@ TEST_CASE("a pipeline names its dataset once; stages reading datasets of other c
   CHECK(missing.output.find(dir + "/nope.yaml does not exist") != std::string::npos);
 }
 
-TEST_CASE("validate reads the data.yaml: the splits the stages read must be listed and exist") {
+TEST_CASE("validate reads the data.yaml: the splits the stages read must be listed and exist, the model's classes agree") {
   const std::string file = std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128.json";
   const auto dir = test::temp_dir("validate-splits");
   // A Roboflow export whose valid/ folder was not copied: train resolves (../train/images is
@@ -213,6 +213,11 @@ TEST_CASE("validate reads the data.yaml: the splits the stages read must be list
   const auto good = test::run_cli("validate " + file + " data=" + dir + "/rf/data.yaml");
   INFO(good.output);
   CHECK(good.exit_code == 0);
+  // A model built for another class count than the data names.
+  const auto nc = test::run_cli("validate " + file + " data=" + dir + "/rf/data.yaml stages.train.params.model.params.nc=2");
+  CHECK(nc.exit_code == 2);
+  CHECK(nc.output.find("stages.train.params.model.params.nc: 2 classes, but " + dir + "/rf/data.yaml names 80") !=
+        std::string::npos);
   test::remove_tree(dir);
 }
 

@@ -120,6 +120,19 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
       if (out.size() > before) continue;  // does not exist: said once
       const int nc = check_dataset(path, where, stage_splits(*rc, params, "stages." + name + ".params"), out);
       datasets.emplace_back(where, path, nc);
+      // A component of this stage given a class count (a model's `nc`) must build the classes the
+      // data names: training would stop on it once the data is read.
+      for (auto it = params.begin(); it != params.end() && nc > 0; ++it) {
+        const json& c = it.value();
+        if (!c.is_object() || !c.contains("params") || !c["params"].is_object()) continue;
+        const json& given = c["params"];
+        if (given.contains("nc") && given["nc"].is_number_integer() && given["nc"].get<int>() > 0 &&
+            given["nc"].get<int>() != nc) {
+          out.push_back({"stages." + name + ".params." + it.key() + ".params.nc",
+                         std::to_string(given["nc"].get<int>()) + " classes, but " + path.string() + " names " +
+                             std::to_string(nc) + ": give 0 (the data's count) or the data's count"});
+        }
+      }
     }
   }
   for (std::size_t i = 1; i < datasets.size(); ++i) {
