@@ -31,18 +31,7 @@ MAP_SEEDS="${MAP_SEEDS:-0 1}"
 MAP_CONFIGS="${MAP_CONFIGS:-fast plain}"
 read -r -a EXTRA_OVERRIDES <<< "${EXTRA:-}"
 SHARED="$YOLOFLOW_SHARED_DIR"
-DATA=/tmp/coco128x20
-mkdir -p "$DATA"
-: > "$DATA/train.txt"
-for _ in $(seq 20); do ls "$COCO"/images/train2017/*.jpg >> "$DATA/train.txt"; done
-ls "$COCO"/images/train2017/*.jpg > "$DATA/trainval.txt"
-ls "$COCO"/images/val2017/*.jpg > "$DATA/val.txt"
-names() { sed -n '/^names:/,$p' "$COCO/data.yaml"; }
-{ echo "path: $DATA"; echo "train: train.txt"; echo "val: val.txt"; names; } > "$DATA/data.yaml"
-# mAP after a short run means something only on images the model has seen (Ultralytics'
-# coco128.yaml also validates on its train images).
-{ echo "path: $DATA"; echo "train: train.txt"; echo "val: trainval.txt"; names; } > "$DATA/data-trainval.yaml"
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+. bench/gpu/coco128x20.sh
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 # The speed options: mosaic_perspective chain, CUDA graph, cuDNN benchmark, TF32, channels_last,

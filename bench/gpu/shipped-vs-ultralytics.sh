@@ -24,14 +24,7 @@ BIN="${BUILD:-/tmp/yoloflow-build}/bin"
 EPOCHS="${EPOCHS:-3}"
 BATCH="${BATCH:-16}"
 CONFIGS="${1:-ultralytics,shipped,shipped-fp32,shipped-channels_last,shipped-cuda_graph,shipped-channels_last-cuda_graph}"
-DATA=/tmp/coco128x20
-mkdir -p "$DATA"
-: > "$DATA/train.txt"
-for _ in $(seq 20); do ls "$COCO"/images/train2017/*.jpg >> "$DATA/train.txt"; done
-ls "$COCO"/images/val2017/*.jpg > "$DATA/val.txt"
-names() { sed -n '/^names:/,$p' "$COCO/data.yaml"; }
-{ echo "path: $DATA"; echo "train: train.txt"; echo "val: val.txt"; names; } > "$DATA/data.yaml"
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+. bench/gpu/coco128x20.sh
 want() { [[ ",$CONFIGS," == *",$1,"* ]]; }
 RESULTS="$OUT/shipped-vs-ultralytics.jsonl"
 : > "$RESULTS"
