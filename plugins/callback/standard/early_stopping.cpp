@@ -7,7 +7,7 @@ namespace yoloflow::callbacks {
 
 Schema EarlyStopping::schema() {
   Schema s;
-  s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
+  s.add_int("patience", 100).min(0).fixed().doc("Stop after this many epochs without fitness improvement (0 = never).");
   return s;
 }
 

@@ -6,8 +6,8 @@ namespace yoloflow::callbacks {
 
 Schema PeriodicCheckpoints::schema() {
   Schema s;
-  s.add_int("save_period", 0).min(0).doc("Also keep weights/epochN.pt every N epochs (0 = off).");
-  s.add_int("save_every", 0).min(0).doc(
+  s.add_int("save_period", 0).min(0).fixed().doc("Also keep weights/epochN.pt every N epochs (0 = off).");
+  s.add_int("save_every", 0).min(0).fixed().doc(
       "Also rewrite last.pt (resumable, mid-epoch) at the first optimizer step after every N batches "
       "(0 = only at epoch ends).");
   return s;

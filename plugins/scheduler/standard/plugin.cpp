@@ -11,7 +11,7 @@ namespace {
 
 Schema lrf_schema() {
   Schema s;
-  s.add_float("lrf", 0.01).greater_than(0.0).max(1.0).doc("Final learning rate as a fraction of lr0.");
+  s.add_float("lrf", 0.01).greater_than(0.0).max(1.0).fixed().doc("Final learning rate as a fraction of lr0.");
   return s;
 }
 
