@@ -381,7 +381,7 @@ class TrainSink final : public Sink {
   std::string run_dir_;
   MetricsResult last_metrics_;
   bool validated_ = false;  // last_metrics_ holds a validation of this process
-  Clock::time_point epoch_start_, last_batch_end_;
+  Clock::time_point epoch_start_ = Clock::now(), last_batch_end_ = Clock::now();
   std::int64_t steps_this_process_ = 0;
   ProgressWindow window_;  // host times between progress lines
   bool first_batch_of_epoch_ = true;
