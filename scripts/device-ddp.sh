@@ -71,6 +71,7 @@ pipeline() {  # scale workers
       "data": "$DATA/data.yaml",
       "model": {"plugin": "yolo11", "params": {"scale": "$1"}},
       "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}},
+      "scheduler": {"plugin": "linear"},
       "precision": {"plugin": "amp_bf16"},
       "nominal_batch": 64, "warmup_epochs": 1, "val_every": 0, "log_every": 10,
       "cudnn_benchmark": $CUDNN_BENCHMARK

@@ -22,7 +22,7 @@ cat > "$work/train.json" <<'JSON'
     "letterbox": {"plugin": "letterbox", "input": "source"},
     "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
     "train": {"plugin": "train", "input": "batch",
-              "params": {"data": "data.yaml", "val_batch": 4, "warmup_epochs": 0}}
+              "params": {"data": "data.yaml", "scheduler": {"plugin": "linear"}, "val_batch": 4, "warmup_epochs": 0}}
   },
   "monitors": [{"plugin": "epoch_jsonl", "params": {"file": "log/epochs.jsonl"}}]
 }

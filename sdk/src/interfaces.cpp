@@ -5,9 +5,11 @@
 
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"
+#include "yoloflow/callback.h"
 #include "yoloflow/component.h"
 #include "yoloflow/monitor.h"
 #include "yoloflow/plugin.h"
+#include "yoloflow/scheduler.h"
 #include "yoloflow/sink.h"
 #include "yoloflow/source.h"
 
@@ -15,7 +17,8 @@ namespace yoloflow {
 
 namespace {
 const char* const kKindNames[kKindCount] = {"source",  "augmentation", "batcher",  "sink",
-                                            "model",   "optimizer",    "precision", "monitor"};
+                                            "model",   "optimizer",    "precision", "monitor",
+                                            "scheduler", "callback"};
 }
 
 const char* kind_name(Kind kind) {
@@ -57,5 +60,16 @@ void Monitor::on_step(const StepEvent&) {}
 void Monitor::on_epoch(const EpochEvent&) {}
 void Monitor::on_run_end(const RunEvent&) {}
 std::string Monitor::epoch_summary() { return {}; }
+
+Scheduler::~Scheduler() = default;
+
+Callback::~Callback() = default;
+void Callback::on_train_start(const TrainRun&, TrainControl&) {}
+void Callback::on_batch_start(const Batch&, const TrainProgress&, TrainControl&) {}
+void Callback::on_batch_end(const TrainProgress&, TrainControl&) {}
+void Callback::on_epoch_end(const EpochSummary&, const TrainProgress&, TrainControl&) {}
+void Callback::on_train_end(const TrainProgress&, TrainControl&) {}
+json Callback::state() const { return json(); }
+void Callback::load_state(const json&) {}
 
 }  // namespace yoloflow

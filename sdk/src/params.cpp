@@ -22,6 +22,7 @@ const char* param_type_name(ParamType type) {
     case ParamType::FloatList: return "float list";
     case ParamType::Json: return "json";
     case ParamType::Component: return "component";
+    case ParamType::ComponentList: return "component list";
   }
   return "unknown";
 }
@@ -120,6 +121,7 @@ std::string ParamSpec::describe_type() const {
   switch (type) {
     case ParamType::Enum: return "one of " + quoted_list(enum_choices);
     case ParamType::Component: return "component (" + kind + " plugin)";
+    case ParamType::ComponentList: return "list of components (" + kind + " plugins)";
     case ParamType::IntList:
     case ParamType::FloatList: {
       out = "list of ";
@@ -176,6 +178,11 @@ ParamSpec& Schema::add_json(std::string name, json v) {
 }
 ParamSpec& Schema::add_component(std::string name, std::string kind, json v) {
   return add(std::move(name), ParamType::Component).component_kind(std::move(kind)).default_value(
+      std::move(v));
+}
+
+ParamSpec& Schema::add_component_list(std::string name, std::string kind, json v) {
+  return add(std::move(name), ParamType::ComponentList).component_kind(std::move(kind)).default_value(
       std::move(v));
 }
 
@@ -343,6 +350,22 @@ void check_value(const json& v, const ParamSpec& spec, const std::string& path, 
         components->validate_component(v, spec.kind, path, out);
       }
       break;
+    case ParamType::ComponentList:
+      if (!v.is_array()) {
+        out.push_back({path, "expected a list of component objects [{\"plugin\": NAME, \"params\": {...}}, ...] of kind " +
+                                 spec.kind + ", got " + json_kind(v)});
+        break;
+      }
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::string item = path + "." + std::to_string(i);
+        if (!v[i].is_object()) {
+          out.push_back({item, "expected a component object {\"plugin\": NAME, \"params\": {...}} of kind " +
+                                   spec.kind + ", got " + json_kind(v[i])});
+        } else if (components) {
+          components->validate_component(v[i], spec.kind, item, out);
+        }
+      }
+      break;
   }
 }
 
@@ -439,7 +462,7 @@ json Schema::to_json() const {
       p["min_length"] = s.min_len;
       if (s.max_len != static_cast<std::size_t>(-1)) p["max_length"] = s.max_len;
     }
-    if (s.type == ParamType::Component) p["kind"] = s.kind;
+    if (s.type == ParamType::Component || s.type == ParamType::ComponentList) p["kind"] = s.kind;
     p["schedulable"] = s.is_numeric() && s.schedulable;
     p["doc"] = s.doc_text;
     arr.push_back(std::move(p));

@@ -113,6 +113,7 @@ std::string pipeline(const std::string& dir, int epochs, int batch, double lr0, 
       "device": "cpu",
       "model": {"plugin": "yolo11", "params": {"scale": "n"}},
       "optimizer": {"plugin": "sgd", "params": {"lr0": )" + number(lr0) + R"(, "weight_decay": 0}},
+      "scheduler": {"plugin": "linear"},
       "nominal_batch": )" + std::to_string(nominal) + R"(, "warmup_epochs": 0, "val_every": 0, "ema": false, "clip_grad": 1e6, "log_every": )" +
          std::to_string(log_every) + R"(
     }}
@@ -244,7 +245,7 @@ TEST_CASE("ddp: an early stop decided by rank 0 (patience) stops both ranks clea
   // before the sixth.
   const std::string from = R"("val_every": 0)";
   json.replace(json.find(from), from.size(),
-               R"("val_every": 1, "val_conf": {"steps": {"0": 0.001, "1": 0.999}}, "patience": 1, "weights": ")" +
+               R"("val_every": 1, "val_conf": {"steps": {"0": 0.001, "1": 0.999}}, "callbacks": [{"plugin": "early_stopping", "params": {"patience": 1}}], "weights": ")" +
                    test::fixtures_dir() + R"(/coco128-val-parity/coco128-yolo11n.pt")");
   test::write_file(dir + "/two.json", json);
   const TwoRanks ranks = run_two_ranks(dir, "run");

@@ -102,8 +102,9 @@ const TrainedRun& trained_run() {
     p.name = "predict-overfit";
     p.epochs = 20;
     p.top = R"("shuffle": false)";
+    p.scheduler = R"({"plugin": "cosine"})";
     p.train = R"("model": {"plugin": "yolo11", "params": {"scale": "n"}}, "optimizer": {"plugin": "adamw", "params": {"lr0": 0.004}}, )"
-              R"("nominal_batch": 2, "warmup_epochs": 0, "cos_lr": true, "val_every": 0, "log_every": 100)";
+              R"("nominal_batch": 2, "warmup_epochs": 0, "val_every": 0, "log_every": 100)";
     test::write_file(r.dir + "/train.json", p.json());
     r.run_dir = r.dir + "/run";
     const auto res = test::run_cli("train " + r.dir + "/train.json --run-dir " + r.run_dir);

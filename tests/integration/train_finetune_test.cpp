@@ -37,6 +37,7 @@ std::string finetune_pipeline(const std::string& data, const std::string& weight
       "weights": ")" + weights + R"(",
       "model": {"plugin": "yolo11", "params": {"scale": "n"}},
       "optimizer": {"plugin": "sgd", "params": {"lr0": 1e-20, "weight_decay": 0, "momentum": 0}},
+      "scheduler": {"plugin": "linear"},
       "warmup_epochs": 0, "val_every": 0, "ema": false, "log_every": 1
     }}
   }

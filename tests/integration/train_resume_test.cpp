@@ -177,7 +177,7 @@ TEST_CASE("SIGINT during training saves, exits 0 with the resume command, and th
 
 TEST_CASE("a second SIGINT stops at once, says so, and leaves the last complete checkpoint") {
   const auto t = make_tiny("train-sigint-twice");
-  test::write_file(t.dir + "/long.json", tiny_pipeline(200, R"(, "save_every": 1)"));
+  test::write_file(t.dir + "/long.json", tiny_pipeline(200, R"(, "callbacks": [{"plugin": "periodic_checkpoints", "params": {"save_every": 1}}])"));
   // Steps at 320 px take a good fraction of a second on a CPU: the second signal arrives
   // while the first stop still waits for its step.
   test::ChildProcess child({"train", t.dir + "/long.json", "--run-dir", t.run("r"), "imgsz=320"});
@@ -199,7 +199,7 @@ TEST_CASE("a second SIGINT stops at once, says so, and leaves the last complete 
 TEST_CASE("SIGKILL at any moment leaves a loadable last.pt that resumes to the end") {
   const auto t = make_tiny("train-kill");
   // last.pt rewritten at every optimizer step: a kill most likely lands mid-write.
-  test::write_file(t.dir + "/long.json", tiny_pipeline(200, R"(, "save_every": 1)"));
+  test::write_file(t.dir + "/long.json", tiny_pipeline(200, R"(, "callbacks": [{"plugin": "periodic_checkpoints", "params": {"save_every": 1}}])"));
   test::ChildProcess child({"train", t.dir + "/long.json", "--run-dir", t.run("r")});
   REQUIRE(child.wait_for_output("epoch 2/200", 120000));
   std::this_thread::sleep_for(std::chrono::milliseconds(700));

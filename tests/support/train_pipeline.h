@@ -14,7 +14,8 @@ struct TrainPipeline {
   std::string batch = "2";  // JSON: a number or a schedule
   bool flip = false;        // a flip stage before letterbox
   std::string top;          // more top-level members, e.g. R"("ordered": true, "device": "cpu")"
-  std::string train;        // the train sink's params after "data", e.g. R"("nominal_batch": 4)"
+  std::string scheduler = R"({"plugin": "linear"})";  // the train sink's scheduler
+  std::string train;        // the train sink's params after "data" and "scheduler", e.g. R"("nominal_batch": 4)"
 
   std::string json() const {
     const std::string before_letterbox = flip ? "flip" : "source";
@@ -27,7 +28,8 @@ struct TrainPipeline {
            (flip ? "    \"flip\": {\"plugin\": \"flip\", \"input\": \"source\"},\n" : "") +
            "    \"letterbox\": {\"plugin\": \"letterbox\", \"input\": \"" + before_letterbox + "\"},\n"
            "    \"batch\": {\"plugin\": \"collate\", \"input\": \"letterbox\", \"params\": {\"batch\": " + batch + "}},\n"
-           "    \"train\": {\"plugin\": \"train\", \"input\": \"batch\", \"params\": {\"data\": \"data.yaml\"" +
+           "    \"train\": {\"plugin\": \"train\", \"input\": \"batch\", \"params\": {\"data\": \"data.yaml\", \"scheduler\": " +
+           scheduler +
            (train.empty() ? "" : ", " + train) +
            "}}\n"
            "  }\n"

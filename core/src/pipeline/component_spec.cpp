@@ -130,6 +130,21 @@ void RegistryComponentValidator::validate_component(const json& spec, const std:
   rc->info.schema.validate(params, path + ".params", out, this, component_label(kind, plugin));
 }
 
+namespace {
+// A component spec's params with their defaults filled in, in place.
+void resolve_component(const std::string& kind_text, json& spec, const std::string& base_dir,
+                       const Registry& registry) {
+  Kind kind;
+  const auto pit = spec.find("plugin");
+  if (kind_from_name(kind_text, kind) && pit != spec.end() && pit->is_string()) {
+    if (const auto* rc = registry.find(kind, pit->get<std::string>())) {
+      const json nested = spec.contains("params") ? spec["params"] : json::object();
+      spec["params"] = resolve_params(rc->info.schema, nested, base_dir, registry);
+    }
+  }
+}
+}  // namespace
+
 json resolve_params(const Schema& schema, const json& params, const std::string& base_dir,
                     const Registry& registry) {
   json out = json::object();
@@ -143,15 +158,13 @@ json resolve_params(const Schema& schema, const json& params, const std::string&
         v = (std::filesystem::path(base_dir) / p).lexically_normal().string();
       }
     }
+    // Defaults are relative to wherever they are used; only written values are ours.
     if (spec.type == ParamType::Component && v.is_object()) {
-      Kind kind;
-      const auto pit = v.find("plugin");
-      if (kind_from_name(spec.kind, kind) && pit != v.end() && pit->is_string()) {
-        if (const auto* rc = registry.find(kind, pit->get<std::string>())) {
-          const json nested = v.contains("params") ? v["params"] : json::object();
-          // Defaults are relative to wherever they are used; only written values are ours.
-          v["params"] = resolve_params(rc->info.schema, nested, given ? base_dir : "", registry);
-        }
+      resolve_component(spec.kind, v, given ? base_dir : "", registry);
+    }
+    if (spec.type == ParamType::ComponentList && v.is_array()) {
+      for (auto& item : v) {
+        if (item.is_object()) resolve_component(spec.kind, item, given ? base_dir : "", registry);
       }
     }
     out[spec.name] = v;

@@ -41,6 +41,42 @@ json parse_value(const std::string& text) {
 
 bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
 
+// The components `stage` names in its Component and ComponentList parameters, each with its
+// path below the stage's params ("scheduler", "callbacks.0").
+std::vector<std::pair<std::string, const RegisteredComponent*>> nested_components(const json& stage,
+                                                                                  const RegisteredComponent& rc,
+                                                                                  const Registry& registry) {
+  std::vector<std::pair<std::string, const RegisteredComponent*>> out;
+  if (!stage.contains("params") || !stage["params"].is_object()) return out;
+  const json& params = stage["params"];
+  auto add = [&](const std::string& path, const json& spec, const std::string& kind_text) {
+    Kind kind;
+    if (!spec.is_object() || !spec.contains("plugin") || !spec["plugin"].is_string() || !kind_from_name(kind_text, kind)) {
+      return;
+    }
+    if (const auto* c = registry.find(kind, spec["plugin"].get<std::string>())) out.emplace_back(path, c);
+  };
+  for (const auto& spec : rc.info.schema.params()) {
+    if (!params.contains(spec.name)) continue;
+    const json& v = params[spec.name];
+    if (spec.type == ParamType::Component) add(spec.name, v, spec.kind);
+    if (spec.type == ParamType::ComponentList && v.is_array()) {
+      for (std::size_t i = 0; i < v.size(); ++i) add(spec.name + "." + std::to_string(i), v[i], spec.kind);
+    }
+  }
+  return out;
+}
+
+// "scheduler.params.lrf" or "callbacks.0.params.patience": where `key` is a parameter of a
+// component that `stage` names; "" when none is.
+std::string nested_param_path(const json& stage, const RegisteredComponent& rc, const std::string& key,
+                              const Registry& registry) {
+  for (const auto& [path, c] : nested_components(stage, rc, registry)) {
+    if (has_param(c, key)) return path + ".params." + key;
+  }
+  return "";
+}
+
 // Ultralytics-style `key=value` words (data=, model=, batch=, device=, patience=, lr0= ...) as
 // the pipeline overrides they stand for (docs/pipeline-format.md, "Shortcuts"); empty when
 // `key` is none. A word the pipeline's own settings know is not a shortcut.
@@ -109,6 +145,12 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     if (has_param(rc, key)) owners.push_back(name);
   }
   if (owners.size() == 1) return {"stages." + owners[0] + ".params." + key + "=" + text};
+  if (owners.empty() && sink_rc) {
+    // A parameter of a component the sink's pipeline entry names (patience=: its early_stopping
+    // callback's, lrf=: its scheduler's).
+    const std::string path = nested_param_path(document["stages"][sink], *sink_rc, key, registry);
+    if (!path.empty()) return {"stages." + sink + ".params." + path + "=" + text};
+  }
   if (owners.size() > 1) {
     std::string list;
     for (const auto& o : owners) list += (list.empty() ? "stages." : ", stages.") + o + ".params." + key;
@@ -228,6 +270,9 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_i
         // A word may also be a stage's parameter name (a shortcut) or one of the named shortcuts.
         for (const auto& [name, rc] : known_stages(document, registry)) {
           for (const auto& n : rc->info.schema.names()) candidates.push_back(n);
+          for (const auto& nested : nested_components(document["stages"][name], *rc, registry)) {
+            for (const auto& n : nested.second->info.schema.names()) candidates.push_back(n);
+          }
         }
         for (const char* n : {"data", "model", "lr0", "momentum", "weight_decay"}) candidates.emplace_back(n);
       }

@@ -1,16 +1,19 @@
 #include "plugin/plugin_manager.h"
 #include "predict/predict_sink.h"
+#include "train/train_batch_images.h"
 #include "train/train_sink.h"
 #include "train/validate_sink.h"
 
 namespace yoloflow::core {
 
 // The host's own components. Kept few: everything that can be a plugin is one. The
-// training engine is built in because it drives model, optimizer and precision plugins.
+// training engine is built in because it drives model, optimizer and precision plugins; the
+// train_batch_images callback because it draws with the host's sample grid.
 void register_builtin_components(Registry& registry) {
   register_train_sink(registry);
   register_validate_sink(registry);
   register_predict_sink(registry);
+  register_train_batch_images(registry);
 }
 
 }  // namespace yoloflow::core

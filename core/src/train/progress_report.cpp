@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "yoloflow/log.h"
+
 namespace yoloflow::core {
 
 std::string format_duration(double seconds) {
@@ -52,6 +54,18 @@ StepEvent progress_event(const ProgressSnapshot& s) {
   ev.values["time/step"] = s.step_ms / 1e3;
   ev.values["loss_scale"] = s.loss_scale;
   return ev;
+}
+
+void ProgressWindow::report(ProgressSnapshot& s, RunReporter* reporter) {
+  // On CUDA the step's launches run ahead; reading the losses waited for them, so the window's
+  // total is right.
+  const double window = static_cast<double>(std::max<std::int64_t>(s.step - last_step_, 1));
+  s.data_wait_ms = 1e3 * data_wait_ / window;
+  s.step_ms = 1e3 * step_time_ / window;
+  YF_LOG_INFO(progress_line(s));
+  if (reporter != nullptr) reporter->step(progress_event(s));
+  data_wait_ = step_time_ = 0.0;
+  last_step_ = s.step;
 }
 
 }  // namespace yoloflow::core

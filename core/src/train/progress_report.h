@@ -29,4 +29,22 @@ double eta_seconds(const ProgressSnapshot& s);
 std::string progress_line(const ProgressSnapshot& s);
 StepEvent progress_event(const ProgressSnapshot& s);
 
+// The host's seconds per batch between two progress lines: waiting for the graph vs in the step.
+class ProgressWindow {
+ public:
+  void add(double data_wait_seconds, double step_seconds) {
+    data_wait_ += data_wait_seconds;
+    step_time_ += step_seconds;
+  }
+  // A window starting after batch `step` (a new or resumed epoch).
+  void restart(std::int64_t step) { last_step_ = step; }
+  // Completes `s` with this window's per-batch times (s.step: batches done), logs its line,
+  // sends it to `reporter` (may be null) and starts the next window.
+  void report(ProgressSnapshot& s, RunReporter* reporter);
+
+ private:
+  double data_wait_ = 0.0, step_time_ = 0.0;
+  std::int64_t last_step_ = 0;
+};
+
 }  // namespace yoloflow::core

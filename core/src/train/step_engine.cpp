@@ -38,6 +38,31 @@ std::string capture_unavailable_reason(const torch::Device& device, bool data_pa
   return why;
 }
 
+void StepEngine::enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps) {
+  const std::string why = capture_unavailable_reason(device_, dp_ != nullptr, profiling);
+  if (!why.empty()) {
+    YF_LOG_WARN("train: cuda_graph off: " << why);
+    return;
+  }
+  if (!cudnn_benchmark) {
+    // Measured on the H200 (LibTorch 2.11, cuDNN 9): capturing convolutions whose algorithm
+    // cuDNN picks by heuristics failed (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
+    // with benchmarked algorithms, chosen during the eager steps, the capture succeeds.
+    YF_LOG_INFO("train: cuda_graph turns cudnn_benchmark on (captures need benchmarked cuDNN algorithms)");
+    at::globalContext().setBenchmarkCuDNN(true);
+  }
+  // One graph: on the H200 a second capture into the first one's memory pool failed
+  // (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED), so other target shapes run eagerly.
+  enable_capture(std::make_unique<CapturedStep>(device_, warmup_steps, 1));
+}
+
+void StepEngine::log_capture_counts() const {
+  if (!captured_ || captured_->failed()) return;
+  YF_LOG_INFO("train: cuda_graph: " << captured_->graphs() << " graph(s) captured; so far " << captured_->replays()
+                                    << " steps replayed, " << captured_->eager_steps()
+                                    << " eager (warm-up, or more target rows than cuda_graph_rows)");
+}
+
 StepEngine::StepEngine(Model& model, DetectionLoss& loss, PrecisionStrategy& precision, ModelEma* ema,
                        dist::DataParallel* dp, StepProfile* profile, torch::Device device, double clip_grad)
     : model_(model),

@@ -39,7 +39,12 @@ class StepEngine {
   void set_optimizer(Optimizer& optimizer) { optimizer_ = &optimizer; }
   // Batches then run as a captured graph where they can (no micro-batches, no multi-scale).
   void enable_capture(std::unique_ptr<CapturedStep> captured) { captured_ = std::move(captured); }
+  // The train sink's cuda_graph: captures where this device and run allow it (turning cuDNN
+  // benchmarking on, which captures need), otherwise a warning says why not.
+  void enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps);
   const CapturedStep* captured() const { return captured_.get(); }
+  // The capture's counts so far, logged at an epoch's end (nothing without a capture).
+  void log_capture_counts() const;
 
   // Trains on one batch: `pixels` (B, H, W, 3) uint8 on the host, viewing memory `owner`
   // keeps alive; `targets` (B, M, 5) padded rows on the host. `size`: this batch's multi-scale

@@ -1,8 +1,10 @@
 #include "train/train_checkpoints.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "yoloflow/error.h"
+#include "yoloflow/log.h"
 
 namespace yoloflow::core {
 
@@ -22,7 +24,6 @@ Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& p
   meta["architecture"] = parts.model.architecture();
   meta["nc"] = parts.model.head().nc;
   meta["total_seconds"] = state.total_seconds;
-  meta["epochs_without_improvement"] = state.epochs_without_improvement;
   meta["batch"] = state.batch;
   meta["micro_batch"] = state.micro_batch;
   if (mid_epoch) {
@@ -70,7 +71,6 @@ void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, con
   state.global_step = ck.global_step;
   state.best_fitness = ck.best_fitness;
   state.total_seconds = ck.meta.value("total_seconds", 0.0);
-  state.epochs_without_improvement = ck.meta.value("epochs_without_improvement", 0);
   // A micro-batch that an out-of-memory error lowered stays lowered (a smaller one in the
   // pipeline wins).
   if (const auto saved = ck.meta.value("micro_batch", std::int64_t{0});
@@ -98,6 +98,26 @@ double resume_epoch(const Checkpoint& ck, TrainState& state) {
   state.images = ck.meta.value("epoch_images", std::int64_t{0});
   state.oom_retries = ck.meta.value("epoch_oom_retries", std::int64_t{0});
   return ck.meta.value("epoch_seconds", 0.0);
+}
+
+std::unique_ptr<Checkpoint> resume_from(const std::string& path, const TrainingParts& parts, TrainState& state) {
+  auto ck = std::make_unique<Checkpoint>(load_checkpoint(path));
+  const std::int64_t micro_batch = state.micro_batch;
+  restore_train_checkpoint(*ck, path, parts, state);
+  if (state.micro_batch != micro_batch) YF_LOG_INFO("resume: micro_batch " << state.micro_batch << " (from " << path << ")");
+  YF_LOG_INFO("resuming from " << path << ": epoch " << ck->epoch + 1 << ", batch " << ck->step_in_epoch
+                               << " (sample position " << ck->next_sequence << "), " << state.global_step
+                               << " optimizer steps so far");
+  return ck;
+}
+
+std::vector<std::string> weight_paths(const std::string& run_dir, const std::vector<std::string>& files) {
+  std::vector<std::string> paths;
+  for (const auto& f : files) {
+    const std::string path = run_dir + "/weights/" + f;
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  }
+  return paths;
 }
 
 }  // namespace yoloflow::core

@@ -2,7 +2,9 @@
 // A training run in a checkpoint and back: the tensors of the model, its EMA, the optimizer
 // and the loss scaler, plus the TrainState (train_state.h), so that `yoloflow train --resume`
 // continues exactly where the run stopped, mid-epoch and mid-accumulation included.
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,5 +47,12 @@ void restore_optimizer(const Checkpoint& ck, torch::nn::Module& module, Optimize
 // The position and running totals of the epoch a checkpoint stopped in; returns the seconds
 // that epoch had already run.
 double resume_epoch(const Checkpoint& ck, TrainState& state);
+
+// The run's checkpoint files named `files` ("last.pt", "best.pt"...): RUN_DIR/weights/NAME, each once.
+std::vector<std::string> weight_paths(const std::string& run_dir, const std::vector<std::string>& files);
+
+// `yoloflow train --resume`: loads `path` and restores it into `parts` and `state` (above),
+// logging where the run continues.
+std::unique_ptr<Checkpoint> resume_from(const std::string& path, const TrainingParts& parts, TrainState& state);
 
 }  // namespace yoloflow::core

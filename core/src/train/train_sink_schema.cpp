@@ -27,8 +27,13 @@ Schema train_sink_schema() {
       "Images per forward + backward pass: each batch runs as chunks of at most this many images whose "
       "gradients add up before the optimizer step (same step per nominal batch; peak activation memory "
       "scales with the chunk). 0 = the whole batch. Halved automatically after an out-of-memory error.");
-  s.add_float("lrf", 0.01).greater_than(0.0).max(1.0).doc("Final learning rate as a fraction of lr0.");
-  s.add_bool("cos_lr", false).doc("Cosine instead of linear learning-rate decay.");
+  s.add_component("scheduler", "scheduler", json()).required().doc(
+      "Learning-rate decay over the run: a factor per epoch of the optimizer's lr0, e.g. "
+      "{\"plugin\": \"linear\", \"params\": {\"lrf\": 0.01}} (Ultralytics' default) or \"cosine\".");
+  s.add_component_list("callbacks", "callback", json::array()).doc(
+      "Callbacks run at the run's start and end, around every batch and after every epoch, in this order; "
+      "their state is saved in the checkpoints (early_stopping, periodic_checkpoints, train_batch_images, "
+      "or your own: docs/plugin-guide.md).");
   s.add_float("warmup_epochs", 3.0).min(0.0).doc("Warmup length in epochs (at least 100 iterations).");
   s.add_float("warmup_momentum", 0.8).range(0.0, 1.0).doc("Momentum at the start of warmup.");
   s.add_float("warmup_bias_lr", 0.1).min(0.0).doc("Bias learning rate at the start of warmup.");
@@ -42,15 +47,11 @@ Schema train_sink_schema() {
       "largest stride (targets are normalised: they stay); 0 = off, 0.5 = Ultralytics' multi_scale=True. Steps "
       "then run eagerly (no cuda_graph). The progress line shows each reported step's size.");
   s.add_bool("ema", true).doc("Keep an exponential moving average of the weights (validated and saved).");
-  s.add_int("patience", 100).min(0).doc("Stop after this many epochs without fitness improvement (0 = never).");
   s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
-  s.add_int("save_period", 0).min(0).doc("Also keep epochN.pt every N epochs (0 = off).");
   s.add_bool("save_async", true).doc(
       "Write checkpoints on a background thread from a CPU copy, so the device trains on while last.pt is "
       "pickled and synced to disk (each file stays atomic: a kill during a write keeps the previous one). "
-      "The last epoch, an early stop and an interruption wait for the file.");
-  s.add_int("save_every", 0).min(0).doc(
-      "Also rewrite last.pt (resumable, mid-epoch) at the first optimizer step after every N batches (0 = only at epoch ends).");
+      "The last epoch, a stop and an interruption wait for the file.");
   s.add_int("max_steps", 0).min(0).doc(
       "Stop after this many batches in this process, saving a resumable last.pt (chunked jobs on time-limited machines; 0 = no limit).");
   s.add_string("resume", "").doc(

@@ -1,7 +1,8 @@
 #pragma once
 // Where a training run stands, and exactly what a checkpoint carries so that a stopped run
 // continues there (train_checkpoints.h writes and reads it): the position in the run, the
-// epoch's running totals, the gradient accumulation in progress, early stopping's state.
+// epoch's running totals, the gradient accumulation in progress, the best fitness (best.pt).
+// The callbacks' state travels beside it (train_callbacks.h).
 #include <cstdint>
 
 #include <torch/torch.h>
@@ -20,7 +21,6 @@ struct TrainState {
   std::int64_t micro_batch = 0;      // images per forward + backward; 0 = the whole batch
   double total_seconds = 0.0;        // training time of the finished epochs
   double best_fitness = -1.0;        // -1 until a validation
-  int epochs_without_improvement = 0;
   torch::Tensor loss_sum;            // (3) box, cls, dfl summed over `epoch`'s batches, on the train device
 };
 

@@ -21,6 +21,8 @@ namespace yoloflow {
 //   Optimizer     yoloflow/optimizer.h     component used by a sink (LibTorch)
 //   Precision     yoloflow/precision.h     component used by a sink (LibTorch)
 //   Monitor       yoloflow/monitor.h       receives run, step and epoch events
+//   Scheduler     yoloflow/scheduler.h     component used by the train sink: lr factor per epoch
+//   Callback      yoloflow/callback.h      component used by the train sink: hooks into training
 enum class Kind : int {
   Source = 0,
   Augmentation = 1,
@@ -30,8 +32,10 @@ enum class Kind : int {
   Optimizer = 5,
   Precision = 6,
   Monitor = 7,
+  Scheduler = 8,
+  Callback = 9,
 };
-constexpr int kKindCount = 8;
+constexpr int kKindCount = 10;
 YOLOFLOW_SDK_API const char* kind_name(Kind kind);          // "source", "augmentation", ...
 YOLOFLOW_SDK_API bool kind_from_name(const std::string& name, Kind& out);
 YOLOFLOW_SDK_API std::vector<std::string> kind_names();

@@ -27,7 +27,7 @@ namespace yoloflow {
 
 using json = nlohmann::json;
 
-enum class ParamType { Bool, Int, Float, String, Enum, Path, IntList, FloatList, Json, Component };
+enum class ParamType { Bool, Int, Float, String, Enum, Path, IntList, FloatList, Json, Component, ComponentList };
 YOLOFLOW_SDK_API const char* param_type_name(ParamType type);
 
 // One finding of validation: where in the pipeline JSON, and what is wrong.
@@ -56,7 +56,7 @@ class YOLOFLOW_SDK_API ParamSpec {
   ParamSpec& accepts_fraction();
   ParamSpec& fixed();                       // may not follow a schedule
   ParamSpec& doc(std::string text);
-  ParamSpec& component_kind(std::string kind);  // Component: the plugin kind expected
+  ParamSpec& component_kind(std::string kind);  // Component, ComponentList: the plugin kind expected
 
   std::string name;
   ParamType type;
@@ -70,7 +70,7 @@ class YOLOFLOW_SDK_API ParamSpec {
   bool fraction = false;  // accepts_fraction()
   bool schedulable = true;
   std::string doc_text;
-  std::string kind;  // for Component
+  std::string kind;  // for Component and ComponentList
 
   bool is_numeric() const { return type == ParamType::Int || type == ParamType::Float; }
   // One-line human description of the accepted values, e.g. "float in [0, 1]".
@@ -103,6 +103,9 @@ class YOLOFLOW_SDK_API Schema {
   ParamSpec& add_float_list(std::string name, std::vector<double> default_value);
   ParamSpec& add_json(std::string name, json default_value);
   ParamSpec& add_component(std::string name, std::string kind, json default_value);
+  // A list of components of one kind, each {"plugin": NAME, "params": {...}} (the train
+  // sink's callbacks); `default_value` is a JSON array.
+  ParamSpec& add_component_list(std::string name, std::string kind, json default_value);
 
   const ParamSpec* find(const std::string& name) const;
   const std::deque<ParamSpec>& params() const { return params_; }

@@ -36,11 +36,13 @@ namespace yoloflow {
 
 class Augmentation;
 class Batcher;
+class Callback;
 class DataSource;
 class Model;
 class Monitor;
 class Optimizer;
 class PrecisionStrategy;
+class Scheduler;
 class Sink;
 
 using ComponentFactory = Component* (*)();
@@ -97,6 +99,15 @@ class YOLOFLOW_SDK_API Registrar {
   template <class T>
   void add_monitor(std::string name, Schema schema, std::string summary) {
     add_typed<T, Monitor>(Kind::Monitor, std::move(name), std::move(schema), std::move(summary));
+  }
+  template <class T>
+  void add_scheduler(std::string name, Schema schema, std::string summary) {
+    add_typed<T, Scheduler>(Kind::Scheduler, std::move(name), std::move(schema),
+                            std::move(summary));
+  }
+  template <class T>
+  void add_callback(std::string name, Schema schema, std::string summary) {
+    add_typed<T, Callback>(Kind::Callback, std::move(name), std::move(schema), std::move(summary));
   }
 
  private:

@@ -204,7 +204,7 @@ TEST_CASE("tensorboard monitor in a CPU training: epoch scalars equal results.cs
     "letterbox": {"plugin": "letterbox", "input": "source"},
     "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 2}},
     "train": {"plugin": "train", "input": "batch", "params": {
-      "data": "data.yaml", "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}},
+      "data": "data.yaml", "optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}}, "scheduler": {"plugin": "linear"},
       "nominal_batch": 2, "warmup_epochs": 0, "val_every": 1, "log_every": 1
     }}
   },

@@ -1,0 +1,53 @@
+#pragma once
+// The train sink's callback plugins (yoloflow/callback.h): created from its `callbacks` list,
+// called in that order, each one's exceptions turned into an error naming it, and their state
+// gathered for a checkpoint and handed back on resume, keyed by callback name.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugin/registry.h"
+#include "yoloflow/callback.h"
+
+namespace yoloflow::core {
+
+// What the callbacks of one hook asked for; the sink acts on it once they all ran.
+struct CallbackRequests final : TrainControl {
+  std::vector<std::string> checkpoints;  // file names in the weights folder
+  std::string stop_reason;               // empty: no stop asked
+  void save_checkpoint(const std::string& file) override;
+  void request_stop(const std::string& reason) override;
+};
+
+class TrainCallbacks {
+ public:
+  TrainCallbacks() = default;
+  // `specs`: the resolved list [{"plugin", "params"}, ...] at JSON path `path`
+  // ("stages.train.params.callbacks").
+  TrainCallbacks(const Registry& registry, const json& specs, const std::string& path, const StageContext& context);
+
+  bool empty() const { return entries_.empty(); }
+
+  void train_start(const TrainRun& run, CallbackRequests& requests);
+  void batch_start(const Batch& batch, const TrainProgress& progress, CallbackRequests& requests);
+  void batch_end(const TrainProgress& progress, CallbackRequests& requests);
+  void epoch_end(const EpochSummary& epoch, const TrainProgress& progress, CallbackRequests& requests);
+  void train_end(const TrainProgress& progress, CallbackRequests& requests);
+
+  // {name: state} of every callback whose state is not null.
+  json states() const;
+  // Gives each callback the state stored under its name (a callback without one keeps its own).
+  void load_states(const json& states);
+
+ private:
+  struct Entry {
+    std::string name;  // plugin name; "name#2" for its second entry
+    std::string path;  // "stages.train.params.callbacks.0"
+    std::unique_ptr<Callback> callback;
+  };
+  template <class F>
+  void each(const char* hook, F&& call);
+  std::vector<Entry> entries_;
+};
+
+}  // namespace yoloflow::core

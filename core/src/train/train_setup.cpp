@@ -1,0 +1,82 @@
+#include "train/train_setup.h"
+
+#include <fstream>
+
+#include "model/weights_io.h"
+#include "pipeline/component_factory.h"
+#include "plugin/host_registry.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/source.h"
+
+namespace yoloflow::core {
+
+json model_spec_for_dataset(const Params& p, int dataset_nc, const std::string& node) {
+  json spec = p.get_json("model");
+  if (!spec.contains("params") || !spec["params"].is_object()) spec["params"] = json::object();
+  auto& nc = spec["params"]["nc"];
+  // (Resolution fills in the plugin's default, 0 = automatic.)
+  if (nc.is_null() || (nc.is_number_integer() && nc.get<int>() == 0)) {
+    nc = dataset_nc;
+  } else if (nc.is_number_integer() && nc.get<int>() != dataset_nc) {
+    throw InvalidInput(node + ".params.model.params.nc: " + std::to_string(nc.get<int>()) + " classes, but " +
+                       p.get_string("data") + " names " + std::to_string(dataset_nc) +
+                       "; remove nc (it follows the dataset) or make them agree");
+  }
+  return spec;
+}
+
+void load_initial_weights(Model& model, const std::string& file, int nc, const std::string& json_path) {
+  NamedTensors weights;
+  try {
+    weights = read_weights(file);
+  } catch (const std::exception& e) {
+    throw InvalidInput(json_path + ": " + e.what());
+  }
+  LoadOptions options;
+  const int file_nc = classes_in(weights);
+  if (file_nc > 0 && file_nc != nc) options.may_differ = is_class_head_tensor;
+  const auto report = load_weights(model.module(), weights, file, options);
+  YF_LOG_INFO("weights: " << report.loaded << "/" << weights.size() << " tensors from " << file
+                          << (report.kept_initial.empty()
+                                  ? std::string()
+                                  : "; class head (" + std::to_string(report.kept_initial.size()) +
+                                        " tensors) kept initial: " + std::to_string(file_nc) + " classes in the file, " +
+                                        std::to_string(nc) + " in the dataset"));
+}
+
+std::unique_ptr<TrainingValidation> open_training_validation(const Params& p, const StageContext& ctx) {
+  json source_spec = {{"plugin", "yolo_dataset"},
+                      {"params", {{"data", p.get_string("data")}, {"split", p.get_string("val_split")}}}};
+  ValidationOptions vo;
+  vo.imgsz = ctx.imgsz;
+  vo.batch = p.get_int("val_batch");
+  vo.rect = p.get_bool("rect");
+  NmsOptions nms;
+  nms.conf = p.get_float("val_conf");
+  nms.iou = p.get_float("val_iou");
+  nms.max_det = static_cast<int>(p.get_int("max_det"));
+  nms.multi_label = true;  // one box may count for several classes, as Ultralytics validates
+  StageContext sub = ctx;
+  sub.node = ctx.node + ".validation.source";
+  auto validation = std::make_unique<TrainingValidation>(
+      host_registry(),
+      create_component<DataSource>(host_registry(), Kind::Source, source_spec, ctx.node + ".validation.source", sub),
+      vo, nms, ctx.node + ".validation");
+  YF_LOG_INFO("validation: " << validation->size() << " images of split '" << p.get_string("val_split") << "'");
+  return validation;
+}
+
+json read_run_pipeline(const std::string& run_dir) {
+  std::ifstream f(run_dir + "/pipeline.json");
+  if (!f) return json();
+  try {
+    return json::parse(f);
+  } catch (const std::exception& e) {
+    YF_LOG_WARN("train: " << run_dir << "/pipeline.json is not valid JSON (" << e.what()
+                          << "); checkpoints will not hold the pipeline");
+    return json();
+  }
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,28 @@
+#pragma once
+// What the train sink builds from its parameters before training: the model sized to the
+// dataset's classes and its initial weights, the validation of each epoch, and the resolved
+// pipeline the run folder holds (checkpoints carry it).
+#include <memory>
+#include <string>
+
+#include "train/training_validation.h"
+#include "yoloflow/component.h"
+#include "yoloflow/model.h"
+#include "yoloflow/params.h"
+
+namespace yoloflow::core {
+
+// The sink's `model` spec with the head's class count following the dataset (`dataset_nc`)
+// unless the pipeline sets it; a count that disagrees with the dataset is refused.
+json model_spec_for_dataset(const Params& p, int dataset_nc, const std::string& node);
+
+// Fine-tuning: the pretrained tensors of `file`, except a class head sized for other classes.
+void load_initial_weights(Model& model, const std::string& file, int nc, const std::string& json_path);
+
+// The validation split of the sink's `data`, with its validation parameters.
+std::unique_ptr<TrainingValidation> open_training_validation(const Params& p, const StageContext& ctx);
+
+// The resolved pipeline `yoloflow run` wrote into the run folder; null when there is none.
+json read_run_pipeline(const std::string& run_dir);
+
+}  // namespace yoloflow::core
