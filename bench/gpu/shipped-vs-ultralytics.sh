@@ -23,7 +23,7 @@ mkdir -p "$OUT"
 BIN="${BUILD:-/tmp/yoloflow-build}/bin"
 EPOCHS="${EPOCHS:-3}"
 BATCH="${BATCH:-16}"
-CONFIGS="${1:-ultralytics,shipped,shipped-fp32,shipped-channels_last,shipped-cuda_graph,shipped-channels_last-cuda_graph}"
+CONFIGS="${1:-ultralytics,shipped,shipped-eager,shipped-eager-channels_last,shipped-channels_last,shipped-fp32,shipped-bf16,shipped-ram}"
 . bench/gpu/coco128x20.sh
 want() { [[ ",$CONFIGS," == *",$1,"* ]]; }
 RESULTS="$OUT/shipped-vs-ultralytics.jsonl"
@@ -103,12 +103,13 @@ PY
 
 want ultralytics && ultralytics
 want shipped && yoloflow shipped
+want shipped-eager && yoloflow shipped-eager stages.train.params.cuda_graph=false
+want shipped-eager-channels_last && yoloflow shipped-eager-channels_last stages.train.params.cuda_graph=false \
+  stages.train.params.model.params.channels_last=true
+want shipped-channels_last && yoloflow shipped-channels_last stages.train.params.model.params.channels_last=true
 want shipped-fp32 && yoloflow shipped-fp32 stages.train.params.precision.plugin=fp32
 want shipped-bf16 && yoloflow shipped-bf16 stages.train.params.precision.plugin=amp_bf16
-want shipped-channels_last && yoloflow shipped-channels_last stages.train.params.model.params.channels_last=true
-want shipped-cuda_graph && yoloflow shipped-cuda_graph stages.train.params.cuda_graph=true
-want shipped-channels_last-cuda_graph && yoloflow shipped-channels_last-cuda_graph \
-  stages.train.params.model.params.channels_last=true stages.train.params.cuda_graph=true
+want shipped-ram && yoloflow shipped-ram stages.source.params.cache=ram
 
 python3 - "$RESULTS" <<'PY'
 import json, sys

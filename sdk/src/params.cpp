@@ -295,8 +295,11 @@ void check_value(const json& v, const ParamSpec& spec, const std::string& path, 
   }
   switch (spec.type) {
     case ParamType::Bool:
+      if (v.is_string() && std::find(spec.specials.begin(), spec.specials.end(), v.get<std::string>()) != spec.specials.end()) {
+        break;  // a word the parameter also takes ("auto")
+      }
       if (!v.is_boolean()) {
-        out.push_back({path, "expected bool (true or false), got " + json_kind(v) + " (" +
+        out.push_back({path, "expected " + spec.describe_type() + " (true or false), got " + json_kind(v) + " (" +
                                  value_text(v) + ")"});
       }
       break;

@@ -70,6 +70,22 @@ TEST_CASE("specials are accepted") {
   CHECK(params.is_special("batch", "auto"));
 }
 
+TEST_CASE("a bool parameter may also take a word it declares") {
+  Schema s;
+  s.add("graph", ParamType::Bool).default_value("auto").accepts("auto").doc("On, off, or decided by the device.");
+  Diagnostics ok;
+  s.validate({{"graph", "auto"}}, "p", ok);
+  s.validate({{"graph", true}}, "p", ok);
+  CHECK(ok.empty());
+  CHECK(s.resolve(json::object())["graph"] == "auto");
+  Diagnostics bad;
+  s.validate({{"graph", "yes"}}, "p", bad);
+  CHECK(has(bad, "p.graph", "expected bool or \"auto\" (true or false), got a string"));
+  Diagnostics plain;
+  flip_schema().validate({{"data", "x"}, {"rect", "auto"}}, "p", plain);  // only where declared
+  CHECK(has(plain, "p.rect", "expected bool (true or false), got a string"));
+}
+
 TEST_CASE("schedules: steps with negative epochs and linear ramps") {
   auto s = flip_schema();
   json p = {{"data", "x"},

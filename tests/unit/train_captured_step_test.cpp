@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "train/captured_step.h"
+#include "train/step_engine.h"
 
 using namespace yoloflow::core;
 
@@ -44,4 +45,14 @@ TEST_CASE("captured step: a CPU device gets the reason and eager steps on its ow
   step.run(pixels, wide, "gains", body, {});
   CHECK(seen_targets.sizes() == wide.sizes());
   CHECK(torch::equal(seen_targets, wide));
+}
+
+TEST_CASE("cuda_graph \"auto\" asks for a capture on CUDA only; true and false mean what they say") {
+  const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
+  CHECK(capture_requested("auto", cuda));
+  CHECK_FALSE(capture_requested("auto", cpu));
+  CHECK(capture_requested(true, cpu));  // asked for: the engine then says why it cannot
+  CHECK_FALSE(capture_requested(false, cuda));
+  // Where a capture is asked for but cannot be made, the reason names the device.
+  CHECK(capture_unavailable_reason(cpu, false, false).find("cpu") != std::string::npos);
 }

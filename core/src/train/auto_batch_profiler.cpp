@@ -19,6 +19,7 @@
 #include "train/detection_loss.h"
 #include "train/multi_scale.h"
 #include "train/oom_guard.h"
+#include "train/step_engine.h"
 #include "train/train_device.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -168,7 +169,8 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   apply_cuda_alloc_conf(alloc_conf, sink_path + ".cuda_alloc_conf");
   const double cap = sink.value("cuda_memory_fraction", 0.0);
   set_cuda_memory_fraction(device, cap);
-  at::globalContext().setBenchmarkCuDNN(sink.value("cudnn_benchmark", true) || sink.value("cuda_graph", false));
+  at::globalContext().setBenchmarkCuDNN(sink.value("cudnn_benchmark", true) ||
+                                        capture_requested(sink.value("cuda_graph", json("auto")), device));
   at::globalContext().setAllowTF32CuDNN(sink.value("tf32", true));
 
   StageContext ctx;
@@ -202,7 +204,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const std::int64_t rows = padded_target_rows(
       static_cast<std::int64_t>(drawn.densest), sink.value("target_rows", std::int64_t{0}),
       sink.value("target_rows_multiple", std::int64_t{32}),
-      sink.value("cuda_graph", false) ? sink.value("cuda_graph_rows", std::int64_t{96}) : 0);
+      capture_requested(sink.value("cuda_graph", json("auto")), device) ? sink.value("cuda_graph_rows", std::int64_t{96}) : 0);
   if (sink.value("micro_batch", std::int64_t{0}) > 0) {
     YF_LOG_WARN(path << ": auto batch profiles whole-batch steps; micro_batch " << sink.value("micro_batch", std::int64_t{0})
                      << " then only lowers the peak below the prediction");

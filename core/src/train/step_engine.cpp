@@ -38,10 +38,19 @@ std::string capture_unavailable_reason(const torch::Device& device, bool data_pa
   return why;
 }
 
-void StepEngine::enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps) {
+bool capture_requested(const nlohmann::json& setting, const torch::Device& device) {
+  if (setting.is_boolean()) return setting.get<bool>();
+  return setting.is_string() && setting.get<std::string>() == "auto" && device.is_cuda();
+}
+
+void StepEngine::enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps, bool automatic) {
   const std::string why = capture_unavailable_reason(device_, dp_ != nullptr, profiling);
   if (!why.empty()) {
-    YF_LOG_WARN("train: cuda_graph off: " << why);
+    if (automatic) {
+      YF_LOG_INFO("train: cuda_graph auto: eager steps, " << why);
+    } else {
+      YF_LOG_WARN("train: cuda_graph off: " << why);
+    }
     return;
   }
   if (!cudnn_benchmark) {

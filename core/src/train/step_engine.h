@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "train/captured_step.h"
@@ -29,6 +30,10 @@ class DataParallel;
 // profiling (that times phases inside the step).
 std::string capture_unavailable_reason(const torch::Device& device, bool data_parallel, bool profiling);
 
+// The train sink's `cuda_graph` setting (true, false or "auto") asks for a capture on `device`:
+// true, or "auto" on CUDA.
+bool capture_requested(const nlohmann::json& setting, const torch::Device& device);
+
 class StepEngine {
  public:
   // Everything must outlive the engine; `ema`, `dp` and `profile` may be null.
@@ -40,8 +45,9 @@ class StepEngine {
   // Batches then run as a captured graph where they can (no micro-batches, no multi-scale).
   void enable_capture(std::unique_ptr<CapturedStep> captured) { captured_ = std::move(captured); }
   // The train sink's cuda_graph: captures where this device and run allow it (turning cuDNN
-  // benchmarking on, which captures need), otherwise a warning says why not.
-  void enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps);
+  // benchmarking on, which captures need), otherwise says why not: a warning when it was asked
+  // for, an info line when it was "auto".
+  void enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps, bool automatic);
   const CapturedStep* captured() const { return captured_.get(); }
   // The capture's counts so far, logged at an epoch's end (nothing without a capture).
   void log_capture_counts() const;

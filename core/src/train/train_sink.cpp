@@ -108,9 +108,10 @@ class TrainSink final : public Sink {
       if (report_) report_->resume(resume_->epoch);
       callbacks_.load_states(resume_->meta.value("callbacks", json::object()));
     }
-    if (p.get_bool("cuda_graph")) {
+    if (capture_requested(p.get_json("cuda_graph"), device_)) {
       engine_->enable_capture_if_possible(p.get_int("profile_every") > 0, p.get_bool("cudnn_benchmark"),
-                                          static_cast<int>(p.get_int("cuda_graph_warmup")));
+                                          static_cast<int>(p.get_int("cuda_graph_warmup")),
+                                          p.get_json("cuda_graph").is_string());
     }
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
                           << p.get_json("precision").at("plugin").get<std::string>() << ", "

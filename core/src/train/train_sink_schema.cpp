@@ -67,12 +67,14 @@ Schema train_sink_schema() {
       "Time every Nth step phase by phase (data wait, host-to-device, forward + loss, backward, "
       "optimizer + EMA), waiting for the device at each phase boundary: rows in steps.csv, means in "
       "the epoch summary and results.csv (`profile/...`). 0 = off; sampled steps lose their overlap.");
-  s.add_bool("cuda_graph", false).doc(
+  s.add("cuda_graph", ParamType::Bool).default_value("auto").accepts("auto").doc(
       "CUDA: capture the training step (forward, loss, backward) as a CUDA graph per input shape "
       "and replay it: one launch instead of thousands from the host. Shapes vary only with the "
       "batch, image size and padded target rows (`target_rows`, `target_rows_multiple`); each new "
-      "shape runs `cuda_graph_warmup` steps eagerly, then is captured. Off with data parallel and "
-      "`profile_every`; turns `cudnn_benchmark` on; a failed capture falls back to eager steps with a warning.");
+      "shape runs `cuda_graph_warmup` steps eagerly, then is captured. \"auto\": on where a capture "
+      "can be made (CUDA, one process, no `profile_every`), otherwise off with an info line; true: "
+      "the same, with a warning where it cannot; false: eager steps. Turns `cudnn_benchmark` on; "
+      "a failed capture falls back to eager steps with a warning.");
   s.add_int("cuda_graph_warmup", 3).min(1).doc("CUDA graphs: eager steps of each new shape before its capture.");
   s.add_int("cuda_graph_rows", 96).min(1).doc(
       "CUDA graphs with target_rows 0: target rows per image the one captured step is built for "
