@@ -115,4 +115,31 @@ if grep -q "annotations\[$((first_bad + 4))\]" "$log"; then echo "crowd annotati
 grep -q "$work/data/images/missing.jpg: image missing (images\[6\]) -> skipped image" "$log" || {
   echo "missing image not reported"; cat "$log"; exit 1; }
 "$cli" --plugin-path "$plugins" describe coco_json | grep -q "coco_json (source, plugin example_coco_json 1.0.0)"
+
+# A third-party source trains and validates: the train sink's val_source names it too, and the
+# epoch's metrics come from its annotations.
+cat > "$work/train.json" <<JSON
+{
+  "name": "coco-train", "epochs": 1, "imgsz": 64, "seed": 0, "ordered": true, "workers": 1, "device": "cpu",
+  "data": "data/data.yaml",
+  "stages": {
+    "source": {"plugin": "coco_json", "params": {"folder": "data"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 3}},
+    "train": {"plugin": "train", "input": "batch", "params": {
+      "model": {"plugin": "yolo11", "params": {"scale": "n"}},
+      "optimizer": {"plugin": "sgd"}, "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"},
+      "val_source": {"plugin": "coco_json", "params": {"folder": "data"}}}}
+  }
+}
+JSON
+"$cli" --plugin-path "$plugins" train "$work/train.json" --run-dir "$work/train-run" > "$work/train.log" 2>&1 || {
+  cat "$work/train.log"; exit 1; }
+grep -q "validation: 6 images from coco_json" "$work/train.log" || { echo "validation did not read coco_json"; cat "$work/train.log"; exit 1; }
+python3 - "$work/train-run/results.csv" <<'PY'
+import csv, sys
+row = list(csv.DictReader(open(sys.argv[1])))[-1]
+assert row["metrics/mAP50-95(B)"] != "", "no validation metrics in results.csv"
+print("validated with coco_json: mAP50-95", row["metrics/mAP50-95(B)"])
+PY
 echo "custom_source: OK"

@@ -147,6 +147,38 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
   }
 }
 
+// A stage that validates (a `val_source` parameter, kind source) and names no source of its own
+// reads the pipeline's source stage, whatever its plugin, with its `split` set to the stage's
+// `val_split`: the same dataset reader that trains also validates. Written into the document, so
+// --print-resolved, pipeline.json and every rank of a data-parallel run see the same spec.
+void share_validation_source(json& doc, const Registry& registry) {
+  const auto stages = known_stages(doc, registry);
+  std::vector<std::pair<std::string, const RegisteredComponent*>> sources;
+  for (const auto& st : stages) {
+    if (st.second->info.kind == Kind::Source) sources.push_back(st);
+  }
+  if (sources.size() != 1) return;  // none, or ambiguous: the stage must name its own
+  const auto& [source_name, source] = sources.front();
+  if (!source->info.schema.find("split")) return;  // cannot be pointed at another split
+  const json& source_stage = doc["stages"][source_name];
+  for (const auto& [name, rc] : stages) {
+    const ParamSpec* spec = rc->info.schema.find("val_source");
+    if (!spec || spec->type != ParamType::Component) continue;
+    json& stage = doc["stages"][name];
+    if (!stage.contains("params") || !stage["params"].is_object()) stage["params"] = json::object();
+    json& params = stage["params"];
+    if (params.contains("val_source") && !params["val_source"].is_null()) continue;
+    json spec_json = {{"plugin", source_stage.value("plugin", std::string())},
+                      {"params", source_stage.contains("params") && source_stage["params"].is_object() ? source_stage["params"]
+                                                                                                       : json::object()}};
+    const ParamSpec* val_split = rc->info.schema.find("val_split");
+    std::string split = val_split && val_split->default_json.is_string() ? val_split->default_json.get<std::string>() : "val";
+    if (params.contains("val_split") && params["val_split"].is_string()) split = params["val_split"].get<std::string>();
+    spec_json["params"]["split"] = split;
+    params["val_source"] = spec_json;
+  }
+}
+
 // Schema::validate names paths relative to its argument; at the top level that is "".
 void strip_leading_dot(Diagnostics& d, std::size_t from) {
   for (std::size_t i = from; i < d.size(); ++i) {
@@ -248,6 +280,7 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
   }
   apply_overrides(doc, overrides, registry, out);
   share_dataset(doc, base_dir, registry, out);
+  share_validation_source(doc, registry);
 
   // Top-level settings.
   const std::size_t before = out.size();

@@ -46,8 +46,12 @@ void load_initial_weights(Model& model, const std::string& file, int nc, const s
 }
 
 std::unique_ptr<TrainingValidation> open_training_validation(const Params& p, const StageContext& ctx) {
-  json source_spec = {{"plugin", "yolo_dataset"},
-                      {"params", {{"data", p.get_string("data")}, {"split", p.get_string("val_split")}}}};
+  const json source_spec = p.get_json("val_source");
+  if (source_spec.is_null()) {
+    throw InvalidInput(ctx.node + ".params.val_source: no source to validate from: the pipeline has no single "
+                       "source stage with a `split` parameter; name one here, e.g. {\"plugin\": \"...\", "
+                       "\"params\": {...}} reading the validation images");
+  }
   ValidationOptions vo;
   vo.imgsz = ctx.imgsz;
   vo.batch = p.get_int("val_batch");
@@ -63,7 +67,9 @@ std::unique_ptr<TrainingValidation> open_training_validation(const Params& p, co
       host_registry(),
       create_component<DataSource>(host_registry(), Kind::Source, source_spec, ctx.node + ".validation.source", sub),
       vo, nms, ctx.node + ".validation");
-  YF_LOG_INFO("validation: " << validation->size() << " images of split '" << p.get_string("val_split") << "'");
+  const json source_params = source_spec.value("params", json::object());
+  YF_LOG_INFO("validation: " << validation->size() << " images from " << source_spec.value("plugin", std::string())
+                             << (source_params.contains("split") ? ", split " + source_params["split"].dump() : std::string()));
   return validation;
 }
 

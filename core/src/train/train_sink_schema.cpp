@@ -11,6 +11,10 @@ Schema train_sink_schema() {
       .doc("Precision strategy: fp32, amp_fp16 (CUDA) or amp_bf16.");
   s.add_path("data").required().doc("data.yaml of the dataset: class names and the validation split.");
   s.add_string("val_split", "val").doc("Split of `data` used for validation.");
+  s.add_component("val_source", "source", nullptr)
+      .fixed()
+      .doc("Source of the validation images and labels: any source plugin. Left out, the pipeline's "
+           "source stage (when it has one with a `split` parameter) reading `val_split`.");
   s.add_int("val_batch", 32).min(1).doc(
       "Images per validation batch. Beside a captured step (`cuda_graph`) validation allocates outside "
       "the graph's memory pool: yolo11n on the H200 peaked 1.2 GiB higher at 32 than at 8, where "
