@@ -16,6 +16,7 @@
 #include "export/onnx_export.h"
 #include "model/model_factory.h"
 #include "model/weights_io.h"
+#include "support/onnx_torch_eval.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
@@ -207,6 +208,12 @@ TEST_CASE("export: a --dynamic file gives the same outputs at two batch sizes an
   MESSAGE("--dynamic at 2x256x384, OpenCV dnn vs yoloflow LibTorch: max |box| " << e2.box << " px, max |prob| " << e2.prob);
   CHECK(e2.box < 1e-3);
   CHECK(e2.prob < 1e-4);
+  // The file as written, symbolic dimensions and all, evaluated op by op by PyTorch.
+  const auto e3 = compare(test::onnx_torch_eval(path, x, dir), libtorch_reference(x));
+  MESSAGE("--dynamic as written at 2x256x384, op-by-op PyTorch float64 vs LibTorch: max |box| " << e3.box
+          << " px, max |prob| " << e3.prob);
+  CHECK(e3.box < 1e-3);
+  CHECK(e3.prob < 1e-4);
 }
 
 TEST_CASE("export: a --half file holds float16 and stays within float16 rounding of the reference") {
@@ -358,3 +365,4 @@ TEST_CASE("export: bad inputs give one clear line and exit code 2") {
   }
   CHECK_FALSE(std::ifstream(dir + "/x.onnx").good());
 }
+

@@ -14,10 +14,18 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "predict/checkpoint_model.h"
 #include "predict/predictor.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "support/run_cli.h"
+#ifdef YOLOFLOW_TEST_EXPORT
+#include <onnx/onnx_pb.h>
+#include <opencv2/dnn.hpp>
+
+#include "support/onnx_torch_eval.h"
+#endif
 #include "support/train_pipeline.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
@@ -134,6 +142,65 @@ TEST_CASE("predict: a checkpoint written by the train sink holds its model, clas
   CHECK(described.spec.at("plugin") == "yolo11");
   CHECK(described.names.size() == 80);
 }
+
+#ifdef YOLOFLOW_TEST_EXPORT
+TEST_CASE("export: a training checkpoint exports with its class names and computes what LibTorch computes") {
+  const auto& run = trained_run();
+  REQUIRE(run.exit_code == 0);
+  const auto weights = run.run_dir + "/weights/last.pt";
+  const auto r = test::run_cli("export --weights " + weights + " --imgsz 320");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("EMA weights") != std::string::npos);
+  const auto path = run.run_dir + "/weights/last.onnx";  // the default: beside the weights
+  std::ifstream in(path, std::ios::binary);
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromIstream(&in));
+  std::string names;
+  for (const auto& p : m.metadata_props()) {
+    if (p.key() == "names") names = p.value();
+  }
+  CHECK(names.rfind("{0: 'person', 1: 'bicycle', 2: 'car', ", 0) == 0);
+
+  auto loaded = core::load_checkpoint_model(test::plugins_with("yolo11").registry(), weights,
+                                            torch::Device(torch::kCPU), "--weights");
+  torch::manual_seed(11);
+  const auto x = torch::rand({1, 3, 320, 320});
+  torch::Tensor ref;
+  {
+    torch::NoGradGuard ng;
+    const auto d = loaded.model->decode(loaded.model->forward_train(x));
+    const auto b = d.boxes;
+    ref = torch::cat({torch::stack({(b.select(2, 0) + b.select(2, 2)) / 2, (b.select(2, 1) + b.select(2, 3)) / 2,
+                                    b.select(2, 2) - b.select(2, 0), b.select(2, 3) - b.select(2, 1)},
+                                   1),
+                      d.scores.transpose(1, 2)},
+                     1);
+  }
+  auto errors = [&](const torch::Tensor& ours) {
+    REQUIRE(ours.sizes() == ref.sizes());
+    return std::make_pair((ours.slice(1, 0, 4) - ref.slice(1, 0, 4)).abs().max().item<double>(),
+                          (ours.slice(1, 4) - ref.slice(1, 4)).abs().max().item<double>());
+  };
+  // The file's graph, evaluated op by op in float64: what it computes.
+  const auto [box, prob] = errors(test::onnx_torch_eval(path, x, run.dir));
+  MESSAGE("trained checkpoint, op-by-op PyTorch float64 vs LibTorch: max |box| " << box << " px, max |prob| " << prob);
+  CHECK(box < 1e-3);
+  CHECK(prob < 1e-4);
+  // OpenCV 4.6's dnn on the same file: its kernels drift further on these trained weights
+  // (0.17 px measured on boxes of up to 640 px), hence the looser bound.
+  auto net = cv::dnn::readNetFromONNX(path);
+  const int shape[] = {1, 3, 320, 320};
+  net.setInput(cv::Mat(4, shape, CV_32F, x.data_ptr<float>()).clone(), "images");
+  const cv::Mat out = net.forward();
+  REQUIRE(out.total() == static_cast<std::size_t>(ref.numel()));
+  const auto [cv_box, cv_prob] =
+      errors(torch::from_blob(const_cast<float*>(out.ptr<float>()), ref.sizes(), torch::kFloat).clone());
+  MESSAGE("trained checkpoint, OpenCV dnn vs LibTorch: max |box| " << cv_box << " px, max |prob| " << cv_prob);
+  CHECK(cv_box < 0.5);
+  CHECK(cv_prob < 1e-4);
+}
+#endif
 
 TEST_CASE("predict: finds the labelled objects of the images it was trained on, in original pixels") {
   const auto& run = trained_run();
