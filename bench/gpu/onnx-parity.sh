@@ -15,7 +15,7 @@
 # On the GPU machine, from the repo root (scripts/gpu-env.sh: the bundle made by
 # scripts/gpu-bundle.sh carries libonnx and protobuf for the build), after building
 # /tmp/yoloflow-build (scripts/device-build.sh, or cmake + ninja with -DYOLOFLOW_BUILD_TESTS=OFF):
-#   bash bench/gpu/onnx-parity.sh            env: MODELS ("n s"), ITERS (50)
+#   bash bench/gpu/onnx-parity.sh            env: MODELS ("n s"), ITERS (50), WORK (/tmp/yoloflow-onnx)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-/tmp/yoloflow-out}"
@@ -27,6 +27,7 @@ MODELS="${MODELS:-n s}"
 ITERS="${ITERS:-50}"
 PY="${YOLOFLOW_PYTHON:-python3}"
 LOG="$OUT/onnx-parity.jsonl"
+WORK="${WORK:-/tmp/yoloflow-onnx}"
 : > "$LOG"
 
 if [ "$YOLOFLOW_ONNX_CMAKE" != ON ]; then
@@ -53,7 +54,7 @@ fi
 FIXTURE="$YOLOFLOW_SHARED_DIR/fixtures/yolo11n-parity"
 SHAPES="2x640x640 1x384x640 3x320x320"
 for s in $MODELS; do
-  D="$OUT/onnx-yolo11$s"
+  D="$WORK/yolo11$s"  # exported files and arrays stay out of $OUT (hundreds of MB)
   mkdir -p "$D"
   W=()
   [ "$s" = n ] && [ -f "$FIXTURE/yolo11n.pt" ] && W=(--weights "$FIXTURE/yolo11n.pt")
