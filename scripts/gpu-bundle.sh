@@ -23,7 +23,9 @@ if [ -f /usr/$ARCH_LIB/cmake/ONNX/ONNXConfig.cmake ]; then
   mkdir -p gpu-bundle/onnx/include/google gpu-bundle/onnx/$ARCH_LIB/cmake
   cp -r /usr/include/onnx gpu-bundle/onnx/include/
   cp -r /usr/include/google/protobuf gpu-bundle/onnx/include/google/
-  cp -a /usr/$ARCH_LIB/libonnx.so* /usr/$ARCH_LIB/libonnx_proto.so* /usr/$ARCH_LIB/libprotobuf.so* gpu-bundle/onnx/$ARCH_LIB/
+  cp -a /usr/$ARCH_LIB/libonnx.so* /usr/$ARCH_LIB/libonnx_proto.so* /usr/$ARCH_LIB/libprotobuf.so* \
+    /usr/$ARCH_LIB/libonnxifi_dummy.so /usr/$ARCH_LIB/libonnxifi_loader.a gpu-bundle/onnx/$ARCH_LIB/
+  cp -a /usr/lib/libonnxifi.so gpu-bundle/onnx/lib/  # ONNX's CMake package checks that its files exist
   cp -r /usr/$ARCH_LIB/cmake/ONNX gpu-bundle/onnx/$ARCH_LIB/cmake/
 else
   echo "gpu-bundle: libonnx-dev is not installed here: the GPU build will have no yoloflow export"
