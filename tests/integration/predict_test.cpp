@@ -24,6 +24,9 @@
 #include <onnx/onnx_pb.h>
 #include <opencv2/dnn.hpp>
 
+#include <opencv2/imgproc.hpp>
+
+#include "detect/nms.h"
 #include "support/onnx_torch_eval.h"
 #endif
 #include "support/train_pipeline.h"
@@ -199,6 +202,63 @@ TEST_CASE("export: a training checkpoint exports with its class names and comput
   MESSAGE("trained checkpoint, OpenCV dnn vs LibTorch: max |box| " << cv_box << " px, max |prob| " << cv_prob);
   CHECK(cv_box < 0.5);
   CHECK(cv_prob < 1e-4);
+}
+
+TEST_CASE("export: the --nms graph keeps the detections yoloflow's own NMS keeps") {
+  const auto& run = trained_run();
+  REQUIRE(run.exit_code == 0);
+  const auto path = run.dir + "/nms.onnx";
+  const auto r = test::run_cli("export --weights " + run.run_dir + "/weights/last.pt --imgsz 64 --batch 2 --nms --conf 0.001 --out " + path);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // The training images the model has memorised, letterboxed as predict does (long side 64, the
+  // training size; grey 114 bars), as one batch of two.
+  std::vector<torch::Tensor> images;
+  for (const char* name : kImageNames) {
+    cv::Mat bgr = cv::imread(run.images_dir + "/" + name), rgb;
+    REQUIRE(!bgr.empty());
+    const double scale = 64.0 / std::max(bgr.cols, bgr.rows);
+    const int w = static_cast<int>(std::lround(bgr.cols * scale)), h = static_cast<int>(std::lround(bgr.rows * scale));
+    cv::resize(bgr, bgr, cv::Size(w, h), 0, 0, cv::INTER_LINEAR);
+    cv::copyMakeBorder(bgr, bgr, (64 - h) / 2, 64 - h - (64 - h) / 2, (64 - w) / 2, 64 - w - (64 - w) / 2,
+                       cv::BORDER_CONSTANT, cv::Scalar(114, 114, 114));
+    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+    images.push_back(torch::from_blob(rgb.data, {64, 64, 3}, torch::kUInt8).permute({2, 0, 1}).to(torch::kFloat) / 255);
+  }
+  const auto x = torch::stack(images).contiguous();
+
+  auto loaded = core::load_checkpoint_model(test::plugins_with("yolo11").registry(), run.run_dir + "/weights/last.pt",
+                                            torch::Device(torch::kCPU), "--weights");
+  std::vector<torch::Tensor> want;
+  {
+    torch::NoGradGuard ng;
+    core::NmsOptions o;
+    o.conf = 0.001;  // the weights are trained for a few hundred steps: low but distinct scores
+    const auto d = loaded.model->decode(loaded.model->forward_train(x.contiguous()));
+    want = core::non_max_suppression(d, o);
+  }
+  const auto got = test::onnx_torch_eval(path, x, run.dir);
+  REQUIRE(got.sizes() == torch::IntArrayRef({2, 300, 6}));
+  for (int b = 0; b < 2; ++b) {
+    const auto& want_b = want[static_cast<std::size_t>(b)];
+    const auto rows = got[b];
+    const auto found = rows.select(1, 4).gt(0).sum().item<std::int64_t>();
+    MESSAGE("--nms, image " << b << ": " << found << " detections, yoloflow's NMS: " << want_b.size(0));
+    CHECK(want_b.size(0) > 0);
+    CHECK(found == want_b.size(0));
+    // Every detection is one of theirs (same class, boxes within 0.01 px, score 1e-4), best
+    // first, and the rows after the last are zero.
+    int matched = 0;
+    for (std::int64_t i = 0; i < found; ++i) {
+      const auto row = rows[i];
+      const auto close = (want_b.slice(1, 0, 4) - row.slice(0, 0, 4)).abs().amax(1).lt(1e-2) &
+                         (want_b.select(1, 4) - row[4]).abs().lt(1e-4) & want_b.select(1, 5).eq(row[5]);
+      matched += close.any().item<bool>();
+      if (i > 0) CHECK(rows[i - 1][4].item<float>() >= row[4].item<float>());
+    }
+    CHECK(matched == found);
+    CHECK(rows.slice(0, found).abs().sum().item<double>() == 0.0);
+  }
 }
 #endif
 

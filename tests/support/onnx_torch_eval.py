@@ -1,6 +1,8 @@
 """Evaluates an exported ONNX file op by op with PyTorch, in float64: a reference for what the
 graph computes, independent of our exporter and of any ONNX runtime's kernels. Covers the ops
-`yoloflow export` writes without --nms.
+`yoloflow export` writes, NMS included (NonMaxSuppression as the ONNX operator's text says:
+per image and class, scores above the threshold, greedy by score, IoU above the threshold
+suppressed).
 
 usage: onnx_torch_eval.py MODEL.onnx INPUT.bin B C H W OUTPUT.bin
 INPUT.bin: float32 NCHW; OUTPUT.bin: the graph's output as float32, its shape printed.
@@ -16,6 +18,32 @@ from onnx import numpy_helper
 
 def attrs(node):
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def non_max_suppression(boxes, scores, max_per_class, iou, conf):
+    rows = []
+    for b in range(scores.shape[0]):
+        for c in range(scores.shape[1]):
+            s = scores[b, c]
+            idx = torch.nonzero(s > conf).flatten()
+            idx = idx[torch.argsort(s[idx], descending=True, stable=True)]
+            kept = []
+            for i in idx.tolist():
+                if len(kept) == max_per_class:
+                    break
+                ok = True
+                for j in kept:
+                    lt = torch.maximum(boxes[b, i, :2], boxes[b, j, :2])
+                    rb = torch.minimum(boxes[b, i, 2:], boxes[b, j, 2:])
+                    inter = (rb - lt).clamp(min=0).prod()
+                    area = lambda k: (boxes[b, k, 2:] - boxes[b, k, :2]).prod()
+                    if inter / (area(i) + area(j) - inter) > iou:
+                        ok = False
+                        break
+                if ok:
+                    kept.append(i)
+            rows += [[b, c, i] for i in kept]
+    return torch.tensor(rows, dtype=torch.int64).reshape(-1, 3)
 
 
 def main():
@@ -63,8 +91,37 @@ def main():
             o = torch.tensor(i[0].shape, dtype=torch.int64)
         elif op == "CumSum":
             o = torch.cumsum(i[0], int(i[1]))
-        elif op == "Cast":  # float types only here: the evaluation stays in float64
-            o = i[0]
+        elif op == "Cast":  # float types become float64: the evaluation stays in float64
+            o = i[0].long() if a["to"] == onnx.TensorProto.INT64 else i[0].double()
+        elif op == "ReduceMax":
+            o = i[0].amax(dim=a["axes"], keepdim=bool(a.get("keepdims", 1)))
+        elif op in ("Equal", "Greater"):
+            o = (i[0] == i[1]) if op == "Equal" else (i[0] > i[1])
+        elif op == "Where":
+            o = torch.where(i[0], i[1], i[2])
+        elif op == "Min":
+            o = torch.minimum(i[0], i[1])
+        elif op == "Gather":
+            axis = a.get("axis", 0)
+            o = torch.index_select(i[0], axis, i[1].flatten()).reshape(
+                list(i[0].shape[:axis]) + list(i[1].shape) + list(i[0].shape[axis + 1:]))
+        elif op == "GatherND":
+            o = i[0][tuple(i[1][:, k] for k in range(i[1].shape[1]))]
+        elif op == "Range":
+            o = torch.arange(int(i[0]), int(i[1]), int(i[2]), dtype=torch.int64)
+        elif op == "TopK":
+            values, indices = torch.topk(i[0], int(i[1][0]), dim=a["axis"], largest=True, sorted=True)
+            v[n.output[0]], v[n.output[1]] = values, indices
+            continue
+        elif op == "Pad":
+            r = i[0].dim()
+            pads = i[1].tolist()
+            flat = []
+            for k in reversed(range(r)):  # F.pad: last axis first, (begin, end) pairs
+                flat += [pads[k], pads[k + r]]
+            o = F.pad(i[0], flat)
+        elif op == "NonMaxSuppression":
+            o = non_max_suppression(i[0], i[1], int(i[2][0]), float(i[3][0]), float(i[4][0]))
         else:
             raise SystemExit(f"onnx_torch_eval: op {op} is not covered")
         v[n.output[0]] = o
