@@ -11,6 +11,20 @@ find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 
+# `yoloflow export --format onnx` writes its graphs with libonnx (ONNX's protobuf classes,
+# checker and shape inference): Debian's libonnx-dev, which needs libprotobuf-dev.
+option(YOLOFLOW_WITH_ONNX "Build ONNX export (yoloflow export); needs libonnx-dev" ON)
+if(YOLOFLOW_WITH_ONNX)
+  find_package(Protobuf)
+  find_package(ONNX CONFIG)
+  if(NOT Protobuf_FOUND OR NOT TARGET onnx)
+    message(FATAL_ERROR "yoloflow: ONNX export needs libonnx and protobuf, not found "
+      "(Debian 12: apt-get install libonnx-dev libprotobuf-dev, as scripts/setup-debian.sh does). "
+      "Configure with -DYOLOFLOW_WITH_ONNX=OFF to build without `yoloflow export`.")
+  endif()
+  message(STATUS "yoloflow: ONNX ${ONNX_VERSION} (protobuf ${Protobuf_VERSION}) for yoloflow export")
+endif()
+
 # yaml-cpp's target is "yaml-cpp" in 0.7 and "yaml-cpp::yaml-cpp" in 0.8.
 if(TARGET yaml-cpp::yaml-cpp)
   set(YOLOFLOW_YAML_TARGET yaml-cpp::yaml-cpp)

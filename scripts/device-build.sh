@@ -17,6 +17,7 @@ BUILD=/tmp/yoloflow-build
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 start=$(date +%s)
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
+  -DYOLOFLOW_WITH_ONNX="$YOLOFLOW_ONNX_CMAKE" \
   >"$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; exit 1; }
 grep -E "yoloflow:|LibTorch|CUDA" "$OUT/configure.log" | head -5
 ninja -C "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E -B2 -A12 "error|FAILED" "$OUT/build.log" | head -120; exit 1; }

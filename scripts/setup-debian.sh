@@ -6,12 +6,15 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev                 # LibTorch 1.13 (CPU)
-  libopencv-dev                # OpenCV 4.6 (core, imgproc, imgcodecs are used)
+  libopencv-dev                # OpenCV 4.6 (core, imgproc, imgcodecs; dnn runs exported ONNX files in tests)
+  libopencv-dnn-dev            # (part of libopencv-dev; named because the export tests need it)
+  libonnx-dev libprotobuf-dev  # ONNX 1.12 protobuf classes, checker, shape inference: yoloflow export
   libtbb-dev                   # oneTBB 2021.8 (flow graph)
   libboost-dev                 # Boost.DLL (header-only with std::filesystem)
   libgloo-dev                  # gloo headers for c10d's ProcessGroupGloo (data-parallel on CPU)
   nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libcli11-dev doctest-dev
   python3-torch                # tests check that Python's torch.load reads our exports
+  python3-onnx                 # tests read exported ONNX files' metadata as Python tools do
 )
 
 missing=()

@@ -14,10 +14,21 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "predict/checkpoint_model.h"
 #include "predict/predictor.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
+#include "support/plugins.h"
 #include "support/run_cli.h"
+#ifdef YOLOFLOW_TEST_EXPORT
+#include <onnx/onnx_pb.h>
+#include <opencv2/dnn.hpp>
+
+#include <opencv2/imgproc.hpp>
+
+#include "detect/nms.h"
+#include "support/onnx_torch_eval.h"
+#endif
 #include "support/train_pipeline.h"
 #include "train/checkpoint.h"
 #include "train/results_csv.h"
@@ -135,6 +146,122 @@ TEST_CASE("predict: a checkpoint written by the train sink holds its model, clas
   CHECK(described.spec.at("plugin") == "yolo11");
   CHECK(described.names.size() == 80);
 }
+
+#ifdef YOLOFLOW_TEST_EXPORT
+TEST_CASE("export: a training checkpoint exports with its class names and computes what LibTorch computes") {
+  const auto& run = trained_run();
+  REQUIRE(run.exit_code == 0);
+  const auto weights = run.run_dir + "/weights/last.pt";
+  const auto r = test::run_cli("export --weights " + weights + " --imgsz 320");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("EMA weights") != std::string::npos);
+  const auto path = run.run_dir + "/weights/last.onnx";  // the default: beside the weights
+  std::ifstream in(path, std::ios::binary);
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromIstream(&in));
+  std::string names;
+  for (const auto& p : m.metadata_props()) {
+    if (p.key() == "names") names = p.value();
+  }
+  CHECK(names.rfind("{0: 'person', 1: 'bicycle', 2: 'car', ", 0) == 0);
+
+  auto loaded = core::load_checkpoint_model(test::plugins_with("yolo11").registry(), weights,
+                                            torch::Device(torch::kCPU), "--weights");
+  torch::manual_seed(11);
+  const auto x = torch::rand({1, 3, 320, 320});
+  torch::Tensor ref;
+  {
+    torch::NoGradGuard ng;
+    const auto d = loaded.model->decode(loaded.model->forward_train(x));
+    const auto b = d.boxes;
+    ref = torch::cat({torch::stack({(b.select(2, 0) + b.select(2, 2)) / 2, (b.select(2, 1) + b.select(2, 3)) / 2,
+                                    b.select(2, 2) - b.select(2, 0), b.select(2, 3) - b.select(2, 1)},
+                                   1),
+                      d.scores.transpose(1, 2)},
+                     1);
+  }
+  auto errors = [&](const torch::Tensor& ours) {
+    REQUIRE(ours.sizes() == ref.sizes());
+    return std::make_pair((ours.slice(1, 0, 4) - ref.slice(1, 0, 4)).abs().max().item<double>(),
+                          (ours.slice(1, 4) - ref.slice(1, 4)).abs().max().item<double>());
+  };
+  // The file's graph, evaluated op by op in float64: what it computes.
+  const auto [box, prob] = errors(test::onnx_torch_eval(path, x, run.dir));
+  MESSAGE("trained checkpoint, op-by-op PyTorch float64 vs LibTorch: max |box| " << box << " px, max |prob| " << prob);
+  CHECK(box < 1e-3);
+  CHECK(prob < 1e-4);
+  // OpenCV 4.6's dnn on the same file: its kernels drift further on these trained weights
+  // (0.17 px measured on boxes of up to 640 px), hence the looser bound.
+  auto net = cv::dnn::readNetFromONNX(path);
+  const int shape[] = {1, 3, 320, 320};
+  net.setInput(cv::Mat(4, shape, CV_32F, x.data_ptr<float>()).clone(), "images");
+  const cv::Mat out = net.forward();
+  REQUIRE(out.total() == static_cast<std::size_t>(ref.numel()));
+  const auto [cv_box, cv_prob] =
+      errors(torch::from_blob(const_cast<float*>(out.ptr<float>()), ref.sizes(), torch::kFloat).clone());
+  MESSAGE("trained checkpoint, OpenCV dnn vs LibTorch: max |box| " << cv_box << " px, max |prob| " << cv_prob);
+  CHECK(cv_box < 0.5);
+  CHECK(cv_prob < 1e-4);
+}
+
+TEST_CASE("export: the --nms graph keeps the detections yoloflow's own NMS keeps") {
+  const auto& run = trained_run();
+  REQUIRE(run.exit_code == 0);
+  const auto path = run.dir + "/nms.onnx";
+  const auto r = test::run_cli("export --weights " + run.run_dir + "/weights/last.pt --imgsz 64 --batch 2 --nms --conf 0.001 --out " + path);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // The training images the model has memorised, letterboxed as predict does (long side 64, the
+  // training size; grey 114 bars), as one batch of two.
+  std::vector<torch::Tensor> images;
+  for (const char* name : kImageNames) {
+    cv::Mat bgr = cv::imread(run.images_dir + "/" + name), rgb;
+    REQUIRE(!bgr.empty());
+    const double scale = 64.0 / std::max(bgr.cols, bgr.rows);
+    const int w = static_cast<int>(std::lround(bgr.cols * scale)), h = static_cast<int>(std::lround(bgr.rows * scale));
+    cv::resize(bgr, bgr, cv::Size(w, h), 0, 0, cv::INTER_LINEAR);
+    cv::copyMakeBorder(bgr, bgr, (64 - h) / 2, 64 - h - (64 - h) / 2, (64 - w) / 2, 64 - w - (64 - w) / 2,
+                       cv::BORDER_CONSTANT, cv::Scalar(114, 114, 114));
+    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+    images.push_back(torch::from_blob(rgb.data, {64, 64, 3}, torch::kUInt8).permute({2, 0, 1}).to(torch::kFloat) / 255);
+  }
+  const auto x = torch::stack(images).contiguous();
+
+  auto loaded = core::load_checkpoint_model(test::plugins_with("yolo11").registry(), run.run_dir + "/weights/last.pt",
+                                            torch::Device(torch::kCPU), "--weights");
+  std::vector<torch::Tensor> want;
+  {
+    torch::NoGradGuard ng;
+    core::NmsOptions o;
+    o.conf = 0.001;  // the weights are trained for a few hundred steps: low but distinct scores
+    const auto d = loaded.model->decode(loaded.model->forward_train(x.contiguous()));
+    want = core::non_max_suppression(d, o);
+  }
+  const auto got = test::onnx_torch_eval(path, x, run.dir);
+  REQUIRE(got.sizes() == torch::IntArrayRef({2, 300, 6}));
+  for (int b = 0; b < 2; ++b) {
+    const auto& want_b = want[static_cast<std::size_t>(b)];
+    const auto rows = got[b];
+    const auto found = rows.select(1, 4).gt(0).sum().item<std::int64_t>();
+    MESSAGE("--nms, image " << b << ": " << found << " detections, yoloflow's NMS: " << want_b.size(0));
+    CHECK(want_b.size(0) > 0);
+    CHECK(found == want_b.size(0));
+    // Every detection is one of theirs (same class, boxes within 0.01 px, score 1e-4), best
+    // first, and the rows after the last are zero.
+    int matched = 0;
+    for (std::int64_t i = 0; i < found; ++i) {
+      const auto row = rows[i];
+      const auto close = (want_b.slice(1, 0, 4) - row.slice(0, 0, 4)).abs().amax(1).lt(1e-2) &
+                         (want_b.select(1, 4) - row[4]).abs().lt(1e-4) & want_b.select(1, 5).eq(row[5]);
+      matched += close.any().item<bool>();
+      if (i > 0) CHECK(rows[i - 1][4].item<float>() >= row[4].item<float>());
+    }
+    CHECK(matched == found);
+    CHECK(rows.slice(0, found).abs().sum().item<double>() == 0.0);
+  }
+}
+#endif
 
 TEST_CASE("predict: finds the labelled objects of the images it was trained on, in original pixels") {
   const auto& run = trained_run();

@@ -52,5 +52,6 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_sweep_command(CLI::App& app, CliContext& ctx, Action& selected);
 void add_val_command(CLI::App& app, CliContext& ctx, Action& selected);
+void add_export_command(CLI::App& app, CliContext& ctx, Action& selected);
 
 }  // namespace yoloflow::cli

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   cli::add_preview_command(app, ctx, selected);
   cli::add_val_command(app, ctx, selected);
   cli::add_predict_command(app, ctx, selected);
+  cli::add_export_command(app, ctx, selected);
   cli::add_sweep_command(app, ctx, selected);
 
   // A word where the command belongs that names none: say which exist, not "a subcommand is

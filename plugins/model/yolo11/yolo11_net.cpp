@@ -190,6 +190,41 @@ std::vector<Tensor> Yolo11Net::run_layers(int begin, int end, const std::vector<
   return out;
 }
 
+void Yolo11Net::emit(GraphBuilder& g) const {
+  const auto& spec = g.spec();
+  MapSize size;
+  if (!spec.dynamic) size = {spec.height, spec.width};
+  std::map<int, GraphValue> values{{-1, g.input()}};
+  std::map<int, MapSize> sizes{{-1, size}};
+  auto source = [](int layer, int from) { return from == -1 ? layer - 1 : from; };
+  for (int i = 0; i < static_cast<int>(layers_.size()); ++i) {
+    const auto& s = specs_[static_cast<std::size_t>(i)];
+    std::vector<GraphValue> xs;
+    for (int f : s.from) xs.push_back(values.at(source(i, f)));
+    MapSize in = sizes.at(source(i, s.from[0]));
+    const auto& layer = *layers_[static_cast<std::size_t>(i)];
+    const std::string name = "model." + std::to_string(i);
+    values[i] = xs.size() == 1 ? layer.emit(g, xs[0], name, in) : layer.emit_many(g, xs, name, in);
+    // The only layers that change the map size: strided Convs and the upsamples.
+    MapSize out = in;
+    if (const auto* c = dynamic_cast<const Conv*>(&layer); c && in.h > 0) {
+      const auto st = c->conv->options.stride()->at(0);
+      out = {in.h / st, in.w / st};
+    } else if (dynamic_cast<const Upsample*>(&layer) && in.h > 0) {
+      out = {in.h * 2, in.w * 2};
+    }
+    sizes[i] = out;
+  }
+  const std::vector<int> levels = specs_.back().from;
+  std::vector<GraphValue> xs;
+  std::vector<MapSize> level_sizes;
+  for (int l : levels) {
+    xs.push_back(values.at(l));
+    level_sizes.push_back(sizes.at(l));
+  }
+  g.output(detect_->emit(g, xs, "model.23", level_sizes));
+}
+
 std::vector<Tensor> Stage::run(const std::vector<Tensor>& in) const {
   return net->run_layers(begin, end, inputs, in, outputs);
 }

@@ -57,6 +57,8 @@ class Yolo11Net : public torch::nn::Module {
   torch::nn::Module& layer_module(int index) const;
   std::shared_ptr<Detect> detect() const { return detect_; }
   std::int64_t layer_params(int index) const;
+  // Writes the eval-mode network and its decode into `g` and marks the output.
+  void emit(GraphBuilder& g) const;
 
   void set_checkpointing(bool backbone, bool neck) {
     ckpt_backbone_ = backbone;

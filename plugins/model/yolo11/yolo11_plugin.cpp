@@ -130,6 +130,15 @@ class Yolo11Model final : public Model {
     require_net()->set_checkpointing(backbone, neck);
   }
 
+  void export_graph(GraphBuilder& g) override {
+    const auto& spec = g.spec();
+    if (!spec.dynamic && (spec.height % 32 != 0 || spec.width % 32 != 0 || spec.height <= 0 || spec.width <= 0)) {
+      throw InvalidInput("yolo11: export size " + std::to_string(spec.height) + "x" + std::to_string(spec.width) +
+                         " is not a multiple of 32, the largest stride");
+    }
+    require_net()->emit(g);
+  }
+
  private:
   const std::shared_ptr<Yolo11Net>& require_net() const {
     if (!net_) throw Error("yolo11: the model is used before configure()");

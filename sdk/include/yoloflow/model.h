@@ -7,6 +7,8 @@
 #include <torch/torch.h>
 
 #include "yoloflow/component.h"
+#include "yoloflow/error.h"
+#include "yoloflow/graph_builder.h"
 
 namespace yoloflow {
 
@@ -53,6 +55,14 @@ class Model : public Component {
   // Recompute activations of these parts in backward instead of storing them: less memory,
   // same results.
   virtual void set_activation_checkpointing(bool backbone, bool neck) = 0;
+  // Writes the eval-mode network, decode included, into `g` (`yoloflow export`): batch norm
+  // folded into the convolutions, output (B, 4 + nc, anchors) as GraphBuilder::output says.
+  // The default says the model cannot be exported.
+  virtual void export_graph(GraphBuilder& g) {
+    (void)g;
+    throw Error("the model '" + architecture() + "' cannot be exported: its plugin does not implement export_graph",
+                kExitInvalid);
+  }
 };
 
 }  // namespace yoloflow
