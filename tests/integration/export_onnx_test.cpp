@@ -76,12 +76,7 @@ torch::Tensor libtorch_reference(const torch::Tensor& images) {
   core::load_weights(m->module(), core::read_weights(fixture("yolo11n.pt")), fixture("yolo11n.pt"));
   m->module().eval();
   torch::NoGradGuard ng;
-  const auto d = m->decode(m->forward_train(images));
-  const auto b = d.boxes;  // (B, A, 4) xyxy
-  const auto xywh = torch::stack({(b.select(2, 0) + b.select(2, 2)) / 2, (b.select(2, 1) + b.select(2, 3)) / 2,
-                                  b.select(2, 2) - b.select(2, 0), b.select(2, 3) - b.select(2, 1)},
-                                 1);  // (B, 4, A)
-  return torch::cat({xywh, d.scores.transpose(1, 2)}, 1);
+  return test::export_layout(m->decode(m->forward_train(images)));
 }
 
 struct Errors {
@@ -292,13 +287,7 @@ TEST_CASE("export: every YOLO11 scale, non-square, matches its LibTorch forward 
     torch::Tensor ref;
     {
       torch::NoGradGuard ng;
-      const auto d = m->decode(m->forward_train(x));
-      const auto b = d.boxes;
-      ref = torch::cat({torch::stack({(b.select(2, 0) + b.select(2, 2)) / 2, (b.select(2, 1) + b.select(2, 3)) / 2,
-                                      b.select(2, 2) - b.select(2, 0), b.select(2, 3) - b.select(2, 1)},
-                                     1),
-                        d.scores.transpose(1, 2)},
-                       1);
+      ref = test::export_layout(m->decode(m->forward_train(x)));
     }
     const auto e = compare(run_opencv(path, x), ref);
     MESSAGE("yolo11" << scale << " at 96x160, OpenCV dnn vs LibTorch: max |box| " << e.box << " px, max |prob| "

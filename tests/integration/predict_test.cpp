@@ -173,13 +173,7 @@ TEST_CASE("export: a training checkpoint exports with its class names and comput
   torch::Tensor ref;
   {
     torch::NoGradGuard ng;
-    const auto d = loaded.model->decode(loaded.model->forward_train(x));
-    const auto b = d.boxes;
-    ref = torch::cat({torch::stack({(b.select(2, 0) + b.select(2, 2)) / 2, (b.select(2, 1) + b.select(2, 3)) / 2,
-                                    b.select(2, 2) - b.select(2, 0), b.select(2, 3) - b.select(2, 1)},
-                                   1),
-                      d.scores.transpose(1, 2)},
-                     1);
+    ref = test::export_layout(loaded.model->decode(loaded.model->forward_train(x)));
   }
   auto errors = [&](const torch::Tensor& ours) {
     REQUIRE(ours.sizes() == ref.sizes());

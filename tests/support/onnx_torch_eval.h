@@ -14,8 +14,19 @@
 
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "yoloflow/model.h"
 
 namespace yoloflow::test {
+
+// A model's decoded output in the exported file's layout, Ultralytics' (B, 4 + nc, A): centre x,
+// centre y, width, height in input pixels, then the class probabilities.
+inline torch::Tensor export_layout(const Detections& d) {
+  const auto& b = d.boxes;  // (B, A, 4) xyxy
+  const auto xywh = torch::stack({(b.select(2, 0) + b.select(2, 2)) / 2, (b.select(2, 1) + b.select(2, 3)) / 2,
+                                  b.select(2, 2) - b.select(2, 0), b.select(2, 3) - b.select(2, 1)},
+                                 1);  // (B, 4, A)
+  return torch::cat({xywh, d.scores.transpose(1, 2)}, 1);
+}
 
 inline torch::Tensor onnx_torch_eval(const std::string& model, const torch::Tensor& images, const std::string& dir) {
   const auto x = images.to(torch::kFloat).contiguous();
