@@ -58,7 +58,8 @@ TEST_CASE("callbacks: their state is in the checkpoint and a resumed run continu
   test::write_coco128_subset(dir, 8);
   const std::string callbacks =
       R"(, "callbacks": [{"plugin": "callback_probe"}, {"plugin": "early_stopping", "params": {"patience": 5}}])";
-  // Each process stops after 3 batches of an epoch: mid-epoch 1, then (resumed) mid-epoch 2.
+  // Each process stops after 3 batches (counted across epochs): mid-epoch 1, then (resumed) the
+  // last batch of epoch 1 and 2 of epoch 2.
   test::write_file(dir + "/budget.json", pipeline(2, callbacks + R"(, "max_steps": 3)"));
   const auto first = test::run_cli(probe_cli(dir + "/budget.json --run-dir " + dir + "/run"));
   INFO(first.output);
@@ -74,13 +75,13 @@ TEST_CASE("callbacks: their state is in the checkpoint and a resumed run continu
   REQUIRE(second.exit_code == 0);
   const auto mid2 = core::load_checkpoint(dir + "/run/weights/last.pt");
   CHECK(mid2.epoch == 1);
-  CHECK(mid2.step_in_epoch == 3);
-  CHECK(mid2.meta["callbacks"]["callback_probe"] == nlohmann::json({{"epochs", 1}, {"batches", 7}}));
+  CHECK(mid2.step_in_epoch == 2);
+  CHECK(mid2.meta["callbacks"]["callback_probe"] == nlohmann::json({{"epochs", 1}, {"batches", 6}}));
 
   const auto rest = test::run_cli(probe_cli("--resume " + dir + "/run stages.train.params.max_steps=0"));
   INFO(rest.output);
   REQUIRE(rest.exit_code == 0);
-  // Counted on from each checkpoint: 3 batches, then 1 + 3, then 1.
+  // Counted on from each checkpoint: 3 batches, then 1 + 2, then 2.
   CHECK(test::read_file(dir + "/run/probe.txt") ==
         "epoch 1 epochs 1 batches 4 resumed 1\n"
         "epoch 2 epochs 2 batches 8 resumed 1\n");

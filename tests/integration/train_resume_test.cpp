@@ -70,20 +70,21 @@ TinyRun make_tiny(const std::string& tag, int images = 8) {
 TEST_CASE("train --resume after a mid-epoch stop ends with the same weights as an uninterrupted run") {
   const auto t = make_tiny("train-resume");
   test::write_file(t.dir + "/tiny.json", tiny_pipeline(2));
-  test::write_file(t.dir + "/budget.json", tiny_pipeline(2, R"(, "max_steps": 3)"));
+  // max_steps counts every batch of the process, across epochs: 7 = all 4 of epoch 1 and 3 of epoch 2.
+  test::write_file(t.dir + "/budget.json", tiny_pipeline(2, R"(, "max_steps": 7)"));
 
   auto whole = test::run_cli("train " + t.dir + "/tiny.json --run-dir " + t.run("whole"));
   INFO(whole.output);
   REQUIRE(whole.exit_code == 0);
 
-  // Stops after batch 3 of epoch 1: in the middle of a gradient accumulation.
+  // Stops after batch 3 of epoch 2: in the middle of a gradient accumulation.
   auto first = test::run_cli("train " + t.dir + "/budget.json --run-dir " + t.run("split"));
   INFO(first.output);
   REQUIRE(first.exit_code == 0);
-  CHECK(first.output.find("stopped: max_steps: 3 batches") != std::string::npos);
+  CHECK(first.output.find("stopped: max_steps: 7 batches") != std::string::npos);
   CHECK(first.output.find("continue with: yoloflow train --resume " + t.run("split")) != std::string::npos);
   const auto mid = core::load_checkpoint(t.run("split") + "/weights/last.pt");
-  CHECK(mid.epoch == 0);
+  CHECK(mid.epoch == 1);
   CHECK(mid.step_in_epoch == 3);
   CHECK(mid.next_sequence == 6);
   CHECK_FALSE(mid.grads.empty());  // the accumulated half-step travels in the checkpoint

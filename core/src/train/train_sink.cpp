@@ -125,7 +125,6 @@ class TrainSink final : public Sink {
   void begin_epoch(int epoch) override {
     model_->module().train();
     first_batch_of_epoch_ = true;
-    steps_this_process_ = 0;
     last_batch_end_ = Clock::now();
     if (resume_ && resume_->epoch == epoch) {
       // Continuing an epoch a previous process stopped in: keep its counters.
