@@ -88,6 +88,17 @@ Errors compare(const torch::Tensor& ours, const torch::Tensor& ref) {
           (ours.slice(1, 4) - ref.slice(1, 4)).abs().max().item<double>()};
 }
 
+// `ours` against `ref`, both (B, 4 + nc, A): prints the largest differences under `what` and
+// checks them against the tolerances (box in pixels, probability).
+void check_close(const torch::Tensor& ours, const torch::Tensor& ref, const std::string& what, double box_tol = 1e-3,
+                 double prob_tol = 1e-4) {
+  const auto e = compare(ours, ref);
+  MESSAGE(what << ": max |box| " << e.box << " px, max |prob| " << e.prob);
+  INFO(what);
+  CHECK(e.box < box_tol);
+  CHECK(e.prob < prob_tol);
+}
+
 // The same file with its symbolic input dimensions set: OpenCV 4.6's dnn module computes shapes
 // once, when it reads a file, so it runs a --dynamic file only with its sizes filled in (what
 // a runtime does when it specialises the graph for one input shape). The graph is untouched.
@@ -158,25 +169,14 @@ TEST_CASE("export: yolo11n at 320 passes the ONNX checker and OpenCV dnn reprodu
   CHECK(dims(m.graph().output(0)) == std::vector<std::string>{"1", "84", "2100"});
   CHECK(m.opset_import(0).version() == 17);
   // Batch norm is folded: no BatchNormalization node, one bias per convolution.
-  int convs = 0, bns = 0;
-  for (const auto& n : m.graph().node()) {
-    convs += n.op_type() == "Conv";
-    bns += n.op_type() == "BatchNormalization";
-  }
-  CHECK(bns == 0);
-  CHECK(convs > 80);
+  CHECK(count_ops(m, "BatchNormalization") == 0);
+  CHECK(count_ops(m, "Conv") > 80);
 
   const auto input = load_tensor(fixture("input.pt"));
   const auto ref = load_tensor(fixture("ref_eval.pt"));
   const auto ours = run_opencv(path, input);
-  const auto e = compare(ours, ref);
-  MESSAGE("OpenCV dnn vs Ultralytics: max |box| " << e.box << " px, max |prob| " << e.prob);
-  CHECK(e.box < 1e-3);
-  CHECK(e.prob < 1e-4);
-  const auto e2 = compare(ours, libtorch_reference(input));
-  MESSAGE("OpenCV dnn vs yoloflow LibTorch: max |box| " << e2.box << " px, max |prob| " << e2.prob);
-  CHECK(e2.box < 1e-3);
-  CHECK(e2.prob < 1e-4);
+  check_close(ours, ref, "OpenCV dnn vs Ultralytics");
+  check_close(ours, libtorch_reference(input), "OpenCV dnn vs yoloflow LibTorch");
 }
 
 TEST_CASE("export: a --dynamic file gives the same outputs at two batch sizes and two image sizes") {
@@ -191,24 +191,16 @@ TEST_CASE("export: a --dynamic file gives the same outputs at two batch sizes an
   CHECK(count_ops(m, "CumSum") == 6);
 
   const auto fixture_input = load_tensor(fixture("input.pt"));
-  const auto e = compare(run_opencv(with_input_shape(path, 1, 320, 320), fixture_input), load_tensor(fixture("ref_eval.pt")));
-  MESSAGE("--dynamic at 1x320x320, OpenCV dnn vs Ultralytics: max |box| " << e.box << " px, max |prob| " << e.prob);
-  CHECK(e.box < 1e-3);
-  CHECK(e.prob < 1e-4);
+  check_close(run_opencv(with_input_shape(path, 1, 320, 320), fixture_input), load_tensor(fixture("ref_eval.pt")),
+              "--dynamic at 1x320x320, OpenCV dnn vs Ultralytics");
   torch::manual_seed(7);
   const auto x = torch::rand({2, 3, 256, 384});
   const auto ours = run_opencv(with_input_shape(path, 2, 256, 384), x);
   CHECK(ours.sizes() == torch::IntArrayRef({2, 84, 32 * 48 + 16 * 24 + 8 * 12}));
-  const auto e2 = compare(ours, libtorch_reference(x));
-  MESSAGE("--dynamic at 2x256x384, OpenCV dnn vs yoloflow LibTorch: max |box| " << e2.box << " px, max |prob| " << e2.prob);
-  CHECK(e2.box < 1e-3);
-  CHECK(e2.prob < 1e-4);
+  check_close(ours, libtorch_reference(x), "--dynamic at 2x256x384, OpenCV dnn vs yoloflow LibTorch");
   // The file as written, symbolic dimensions and all, evaluated op by op by PyTorch.
-  const auto e3 = compare(test::onnx_torch_eval(path, x, dir), libtorch_reference(x));
-  MESSAGE("--dynamic as written at 2x256x384, op-by-op PyTorch float64 vs LibTorch: max |box| " << e3.box
-          << " px, max |prob| " << e3.prob);
-  CHECK(e3.box < 1e-3);
-  CHECK(e3.prob < 1e-4);
+  check_close(test::onnx_torch_eval(path, x, dir), libtorch_reference(x),
+              "--dynamic as written at 2x256x384, op-by-op PyTorch float64 vs LibTorch");
 }
 
 TEST_CASE("export: a --half file holds float16 and stays within float16 rounding of the reference") {
@@ -227,12 +219,9 @@ TEST_CASE("export: a --half file holds float16 and stays within float16 rounding
   CHECK(half > 150);
   CHECK(single == 2);  // only the two upsamplings' scales, which ONNX wants in float32
   CHECK(meta(m, "args").find("'half': True") != std::string::npos);
-  const auto e = compare(run_opencv(widened(path), load_tensor(fixture("input.pt"))), load_tensor(fixture("ref_eval.pt")));
-  MESSAGE("--half weights (float32 arithmetic), OpenCV dnn vs Ultralytics: max |box| " << e.box << " px, max |prob| "
-                                                                                     << e.prob);
   // float16 weights (relative rounding 2^-11), float32 arithmetic: looser than float32's 1e-3 / 1e-4.
-  CHECK(e.box < 1e-2);
-  CHECK(e.prob < 1e-3);
+  check_close(run_opencv(widened(path), load_tensor(fixture("input.pt"))), load_tensor(fixture("ref_eval.pt")),
+              "--half weights (float32 arithmetic), OpenCV dnn vs Ultralytics", 1e-2, 1e-3);
 }
 
 TEST_CASE("export: --nms appends NMS with Ultralytics' output layout and the predict defaults") {
@@ -289,11 +278,7 @@ TEST_CASE("export: every YOLO11 scale, non-square, matches its LibTorch forward 
       torch::NoGradGuard ng;
       ref = test::export_layout(m->decode(m->forward_train(x)));
     }
-    const auto e = compare(run_opencv(path, x), ref);
-    MESSAGE("yolo11" << scale << " at 96x160, OpenCV dnn vs LibTorch: max |box| " << e.box << " px, max |prob| "
-                     << e.prob);
-    CHECK(e.box < 1e-3);
-    CHECK(e.prob < 1e-4);
+    check_close(run_opencv(path, x), ref, std::string("yolo11") + scale + " at 96x160, OpenCV dnn vs LibTorch");
   }
 }
 

@@ -77,6 +77,16 @@ std::string nested_param_path(const json& stage, const RegisteredComponent& rc, 
   return "";
 }
 
+// The stages that have a parameter named `key`, with its spec, in the pipeline's order.
+std::vector<std::pair<std::string, const ParamSpec*>> param_owners(const json& document, const Registry& registry,
+                                                                   const std::string& key) {
+  std::vector<std::pair<std::string, const ParamSpec*>> owners;
+  for (const auto& [name, rc] : known_stages(document, registry)) {
+    if (const ParamSpec* spec = rc->info.schema.find(key)) owners.emplace_back(name, spec);
+  }
+  return owners;
+}
+
 // Ultralytics-style `key=value` words (data=, model=, batch=, device=, patience=, lr0= ...) as
 // the pipeline overrides they stand for (docs/pipeline-format.md, "Shortcuts"); empty when
 // `key` is none. A word the pipeline's own settings know is not a shortcut.
@@ -140,11 +150,8 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     }
   }
   // Any other word: the parameter of that name of the one stage that has it.
-  std::vector<std::string> owners;
-  for (const auto& [name, rc] : stages) {
-    if (has_param(rc, key)) owners.push_back(name);
-  }
-  if (owners.size() == 1) return {"stages." + owners[0] + ".params." + key + "=" + text};
+  const auto owners = param_owners(document, registry, key);
+  if (owners.size() == 1) return {"stages." + owners[0].first + ".params." + key + "=" + text};
   if (owners.empty() && sink_rc) {
     // A parameter of a component the sink's pipeline entry names (patience=: its early_stopping
     // callback's, lrf=: its scheduler's).
@@ -153,7 +160,7 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
   }
   if (owners.size() > 1) {
     std::string list;
-    for (const auto& o : owners) list += (list.empty() ? "stages." : ", stages.") + o + ".params." + key;
+    for (const auto& o : owners) list += (list.empty() ? "stages." : ", stages.") + o.first + ".params." + key;
     out.push_back({key, "cannot override: '" + key + "' is a parameter of several stages; name one: " + list});
     return {""};
   }
@@ -283,20 +290,18 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_i
       const auto guess = closest_name(seg, candidates);
       const bool stage_named = i == 0 && !last && document.contains("stages") && document["stages"].is_object() &&
                                document["stages"].contains(seg);
+      const auto owners = guess == seg && !last ? param_owners(document, registry, seg)
+                                                : std::vector<std::pair<std::string, const ParamSpec*>>{};
       if (stage_named) {
-        // model.nc=2: the stage's parameters are under stages.<stage>.params.
+        // source.split=val: a stage's parameters are under stages.<stage>.params.
         msg += "; did you mean 'stages." + seg + ".params." + rest + "'?";
-      } else if (guess == seg && !last) {
+      } else if (!owners.empty()) {
         // model.nc=2: a stage's parameter by its short name; say where it lives.
-        std::string full;
-        for (const auto& [name, rc] : known_stages(document, registry)) {
-          if (const ParamSpec* spec = rc->info.schema.find(seg)) {
-            full = "stages." + name + ".params." + seg + (spec->type == ParamType::Component ? ".params." : ".") + rest;
-            break;
-          }
-        }
-        msg += full.empty() ? "; '" + seg + "' is a shortcut that takes a value (" + seg + "=...), not a path"
-                            : "; did you mean '" + full + "'?";
+        const auto& [stage, spec] = owners.front();
+        msg += "; did you mean 'stages." + stage + ".params." + seg +
+               (spec->type == ParamType::Component ? ".params." : ".") + rest + "'?";
+      } else if (guess == seg && !last) {
+        msg += "; '" + seg + "' is a shortcut that takes a value (" + seg + "=...), not a path";
       } else if (!guess.empty()) {
         msg += "; did you mean '" + (prefix.empty() ? guess : prefix + "." + guess) + "'?";
       }

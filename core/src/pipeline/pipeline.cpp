@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -44,27 +45,42 @@ Schema make_pipeline_schema() {
   return s;
 }
 
-// The data.yaml at `path` read and every split a stage reads checked to list entries that exist;
-// its class count, or -1 when it could not be read (with a diagnostic at `where`).
-int check_dataset(const fs::path& path, const std::string& where, const std::vector<std::pair<std::string, std::string>>& splits,
-                  Diagnostics& out) {
+// A data.yaml as read once for every stage that names it: the file, or why it cannot be used.
+struct ReadDataset {
   DataYaml yaml;
+  std::string error;  // empty when `yaml` was read
+};
+
+ReadDataset read_dataset(const fs::path& path) {
+  ReadDataset r;
   try {
-    yaml = read_data_yaml(path.string());
+    r.yaml = read_data_yaml(path.string());
   } catch (const std::exception& e) {
-    out.push_back({where, e.what()});
+    r.error = e.what();
+  }
+  return r;
+}
+
+// "train, val", or "no split".
+std::string split_names(const DataYaml& yaml) {
+  std::string names;
+  for (const auto& [name, entries] : yaml.splits) names += (names.empty() ? "" : ", ") + name;
+  return names.empty() ? "no split" : names;
+}
+
+// Every split a stage reads checked to be listed in `data` with entries that exist; `data`'s class
+// count, or -1 when it could not be read (with a diagnostic at `where`).
+int check_dataset(const ReadDataset& data, const std::string& where,
+                  const std::vector<std::pair<std::string, std::string>>& splits, Diagnostics& out) {
+  if (!data.error.empty()) {
+    out.push_back({where, data.error});
     return -1;
   }
+  const DataYaml& yaml = data.yaml;
   for (const auto& [param, split] : splits) {
     const auto it = yaml.splits.find(split);
     if (it == yaml.splits.end()) {
-      out.push_back({param, "split '" + split + "' is not in " + yaml.file + " (it lists " +
-                                (yaml.splits.empty() ? std::string("no split") : [&] {
-                                  std::string names;
-                                  for (const auto& [name, entries] : yaml.splits) names += (names.empty() ? "" : ", ") + name;
-                                  return names;
-                                }()) +
-                                ")"});
+      out.push_back({param, "split '" + split + "' is not in " + yaml.file + " (it lists " + split_names(yaml) + ")"});
       continue;
     }
     for (const auto& entry : it->second) {
@@ -77,18 +93,24 @@ int check_dataset(const fs::path& path, const std::string& where, const std::vec
   return static_cast<int>(yaml.names.size());
 }
 
+// A stage's string parameter as it will be resolved: given, else its schema's default; none when
+// the stage has no such parameter or it is not a string.
+std::optional<std::string> string_param(const RegisteredComponent& rc, const json& params, const std::string& name) {
+  const ParamSpec* spec = rc.info.schema.find(name);
+  if (!spec) return std::nullopt;
+  const json value = params.contains(name) ? params[name] : spec->default_json;
+  if (!value.is_string()) return std::nullopt;
+  return value.get<std::string>();
+}
+
 // The splits a stage reads from its data.yaml, by convention its string parameters `split` and
-// `val_split` (given, else their defaults), with the JSON path of each.
+// `val_split`, with the JSON path of each.
 std::vector<std::pair<std::string, std::string>> stage_splits(const RegisteredComponent& rc, const json& params,
                                                               const std::string& stage_path) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const char* name : {"split", "val_split"}) {
-    const ParamSpec* spec = rc.info.schema.find(name);
-    if (!spec) continue;
-    const json value = params.contains(name) ? params[name] : spec->default_json;
-    if (value.is_string() && !value.get<std::string>().empty()) {
-      out.emplace_back(stage_path + "." + name, value.get<std::string>());
-    }
+    const auto value = string_param(rc, params, name);
+    if (value && !value->empty()) out.emplace_back(stage_path + "." + name, *value);
   }
   return out;
 }
@@ -107,6 +129,7 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
   // Where each stage's data.yaml is, and how many classes it names: stages that read datasets
   // of different class counts would train one model on labels another one names.
   std::vector<std::tuple<std::string, fs::path, int>> datasets;
+  std::map<fs::path, ReadDataset> read;  // each file read once, however many stages name it
   for (const auto& [name, rc] : known_stages(doc, registry)) {
     if (!rc->info.schema.find("data")) continue;
     json& stage = doc["stages"][name];
@@ -118,7 +141,9 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
       const std::size_t before = out.size();
       const fs::path path = resolve(where, params["data"].get<std::string>());
       if (out.size() > before) continue;  // does not exist: said once
-      const int nc = check_dataset(path, where, stage_splits(*rc, params, "stages." + name + ".params"), out);
+      auto cached = read.find(path);
+      if (cached == read.end()) cached = read.emplace(path, read_dataset(path)).first;
+      const int nc = check_dataset(cached->second, where, stage_splits(*rc, params, "stages." + name + ".params"), out);
       datasets.emplace_back(where, path, nc);
       // A component of this stage given a class count (a model's `nc`) must build the classes the
       // data names: training would stop on it once the data is read.
@@ -171,10 +196,7 @@ void share_validation_source(json& doc, const Registry& registry) {
     json spec_json = {{"plugin", source_stage.value("plugin", std::string())},
                       {"params", source_stage.contains("params") && source_stage["params"].is_object() ? source_stage["params"]
                                                                                                        : json::object()}};
-    const ParamSpec* val_split = rc->info.schema.find("val_split");
-    std::string split = val_split && val_split->default_json.is_string() ? val_split->default_json.get<std::string>() : "val";
-    if (params.contains("val_split") && params["val_split"].is_string()) split = params["val_split"].get<std::string>();
-    spec_json["params"]["split"] = split;
+    spec_json["params"]["split"] = string_param(*rc, params, "val_split").value_or("val");
     params["val_source"] = spec_json;
   }
 }

@@ -205,7 +205,8 @@ PluginLoadReport PluginManager::load(const std::string& path) {
   } catch (const std::exception& e) {
     // Typically "undefined symbol: ..." for a plugin built against other libraries. A plugin
     // built for another ABI usually lacks host symbols too: opened again with lazy binding
-    // (which runs none of its code), its descriptor can say why, which is the better message.
+    // (functions bound only when first called), its descriptor function can still run and say
+    // why, which is the better message.
     const std::string missing = "cannot be loaded: " + load_failure(e.what());
     try {
       boost::dll::shared_library lazy(fs::path(path), boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
