@@ -17,16 +17,21 @@ for f in "$SHARED"/fixtures/*; do
   [ "$(basename "$f")" = coco128-val-parity ] || cp -r "$f" gpu-bundle/shared/fixtures/
 done
 # libonnx and protobuf from this Debian machine (libonnx-dev, libprotobuf-dev) for `yoloflow export`:
-# the GPU machine has neither. Same layout as /usr, so ONNX's CMake package finds its libraries.
+# the GPU machine has neither. Same layout as /usr, so ONNX's CMake package finds its libraries;
+# packed as gpu-bundle/onnx.tar.xz (11 MB unpacked, 2 MB packed), unpacked by scripts/gpu-env.sh.
 ARCH_LIB=lib/x86_64-linux-gnu
+rm -rf gpu-bundle/onnx gpu-bundle/onnx.tar.xz
 if [ -f /usr/$ARCH_LIB/cmake/ONNX/ONNXConfig.cmake ]; then
-  mkdir -p gpu-bundle/onnx/include/google gpu-bundle/onnx/$ARCH_LIB/cmake
-  cp -r /usr/include/onnx gpu-bundle/onnx/include/
-  cp -r /usr/include/google/protobuf gpu-bundle/onnx/include/google/
+  STAGE=$(mktemp -d)
+  mkdir -p "$STAGE"/onnx/include/google "$STAGE"/onnx/$ARCH_LIB/cmake "$STAGE"/onnx/lib
+  cp -r /usr/include/onnx "$STAGE"/onnx/include/
+  cp -r /usr/include/google/protobuf "$STAGE"/onnx/include/google/
   cp -a /usr/$ARCH_LIB/libonnx.so* /usr/$ARCH_LIB/libonnx_proto.so* /usr/$ARCH_LIB/libprotobuf.so* \
-    /usr/$ARCH_LIB/libonnxifi_dummy.so /usr/$ARCH_LIB/libonnxifi_loader.a gpu-bundle/onnx/$ARCH_LIB/
-  cp -a /usr/lib/libonnxifi.so gpu-bundle/onnx/lib/  # ONNX's CMake package checks that its files exist
-  cp -r /usr/$ARCH_LIB/cmake/ONNX gpu-bundle/onnx/$ARCH_LIB/cmake/
+    /usr/$ARCH_LIB/libonnxifi_dummy.so /usr/$ARCH_LIB/libonnxifi_loader.a "$STAGE"/onnx/$ARCH_LIB/
+  cp -a /usr/lib/libonnxifi.so "$STAGE"/onnx/lib/  # ONNX's CMake package checks that its files exist
+  cp -r /usr/$ARCH_LIB/cmake/ONNX "$STAGE"/onnx/$ARCH_LIB/cmake/
+  tar -C "$STAGE" -cJf gpu-bundle/onnx.tar.xz onnx
+  rm -rf "$STAGE"
 else
   echo "gpu-bundle: libonnx-dev is not installed here: the GPU build will have no yoloflow export"
 fi

@@ -7,6 +7,9 @@
 // in the same run (1 thread and N threads, RAM cache): images/s, per core, against
 // Ultralytics 8.4.56's loader measured on the same H200 machine, the targets (>= 240 img/s on
 // one core, >= 2,500 on 16), and fused / default.
+// --recent-vs-any times, without a cache, both chains with the mosaic's other images drawn
+// among the recent samples (its default, Ultralytics' buffer: their decoded images are kept)
+// against drawn among all (each decoded again), 1 thread and N threads, and recent / any.
 //
 // Images/s come from the graph runner itself, as `yoloflow run`/`train` executes the data path
 // (workers = threads, collate on its serial node overlapping the workers, ordered batches, the
@@ -15,7 +18,7 @@
 // samples in parallel, then collate) with a clock around every stage of every sample.
 //
 //   yoloflow_bench_augment [--data PATH/data.yaml] [--imgsz 640] [--batch 32]
-//                          [--samples 128] [--threads N] [--fused] [--repeat 1]
+//                          [--samples 128] [--threads N] [--fused | --recent-vs-any] [--repeat 1]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -110,6 +113,7 @@ struct Options {
   std::size_t samples = 128;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool fused = false;
+  bool recent_vs_any = false;
   int repeat = 1;  // timed epochs per configuration (--fused): the best is kept
 };
 
@@ -206,14 +210,16 @@ Result run(core::PluginManager& pm, const Options& o, int threads, const std::st
 
 // The pipeline `yoloflow run` would execute: the source, `augs`, collate and the throughput
 // sink, `threads` graph workers, ordered batches as the shipped training pipelines have.
+// `others`: the mosaic's "others" parameter ("" leaves its default).
 std::string pipeline_text(const Options& o, int threads, const std::string& cache,
-                          const std::vector<std::string>& augs) {
+                          const std::vector<std::string>& augs, const std::string& others) {
   json stages = json::object();
   stages["source"] = {{"plugin", "yolo_dataset"},
                       {"params", {{"data", o.data}, {"shrink_interpolation", "linear"}, {"cache", cache}}}};
   std::string input = "source";
   for (const auto& a : augs) {
     stages[a] = {{"plugin", a}, {"input", input}};
+    if (!others.empty() && a == augs.front()) stages[a]["params"] = {{"others", others}};
     input = a;
   }
   stages["batch"] = {{"plugin", "collate"}, {"input", input}, {"params", {{"batch", o.batch}}}};
@@ -226,8 +232,8 @@ std::string pipeline_text(const Options& o, int threads, const std::string& cach
 // Images/s of the graph runner over whole epochs (at least o.samples images); with `repeat`,
 // the fastest of `repeat` such measurements. With the RAM cache, epoch 0 fills it untimed.
 Result run_graph(core::PluginManager& pm, const Options& o, int threads, const std::string& cache,
-                 const std::vector<std::string>& augs, int repeat) {
-  auto loaded = core::parse_pipeline(pipeline_text(o, threads, cache, augs), ".", {}, pm.registry());
+                 const std::vector<std::string>& augs, int repeat, const std::string& others = "") {
+  auto loaded = core::parse_pipeline(pipeline_text(o, threads, cache, augs, others), ".", {}, pm.registry());
   if (!loaded.ok()) throw Error("bench pipeline: " + core::format_diagnostics(loaded.diagnostics, ""));
   const core::Pipeline pipeline = *loaded.pipeline;
   core::GraphRunner runner(pipeline, pm.registry());
@@ -312,10 +318,11 @@ int main(int argc, char** argv) {
     else if (a == "--samples") o.samples = std::stoul(next());
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--fused") o.fused = true;
+    else if (a == "--recent-vs-any") o.recent_vs_any = true;
     else if (a == "--repeat") o.repeat = std::stoi(next());
     else {
       std::cerr << "usage: yoloflow_bench_augment [--data data.yaml] [--imgsz 640] [--batch 32] "
-                   "[--samples 128] [--threads N] [--fused] [--repeat 1]\n";
+                   "[--samples 128] [--threads N] [--fused | --recent-vs-any] [--repeat 1]\n";
       return 2;
     }
   }
@@ -337,6 +344,27 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       rate_table += line;
     };
+    if (o.recent_vs_any) {
+      std::printf("default: yolo_dataset -> mosaic -> random_perspective -> hsv -> flip -> collate\n"
+                  "fused:   yolo_dataset -> mosaic_perspective -> hsv -> flip -> collate\n"
+                  "cache none; the mosaic's other images among the recent samples (kept decoded) or "
+                  "among all (decoded again); images/s: the graph runner, whole epochs, >= %zu images, "
+                  "best of %d\n\n",
+                  o.samples, o.repeat);
+      rate_line("%-8s %-8s %12s %12s %16s %14s\n", "chain", "threads", "recent img/s", "any img/s",
+                "recent per core", "recent / any");
+      for (int threads : thread_counts) {
+        for (const auto* chain : {&kDefaultChain, &kFusedChain}) {
+          const Result recent = run_graph(pm, o, threads, "none", *chain, o.repeat, "recent");
+          const Result any = run_graph(pm, o, threads, "none", *chain, o.repeat, "any");
+          rate_line("%-8s %-8d %12.1f %12.1f %16.1f %14s\n", chain == &kDefaultChain ? "default" : "fused", threads,
+                    recent.images_per_s, any.images_per_s, recent.images_per_s / threads,
+                    ratio_text(recent.images_per_s, any.images_per_s).c_str());
+        }
+      }
+      std::printf("\nimages/s (as above):\n%s", rate_table.c_str());
+      return 0;
+    }
     if (o.fused) {
       std::printf("default: yolo_dataset -> mosaic -> random_perspective -> hsv -> flip -> collate\n"
                   "fused:   yolo_dataset -> mosaic_perspective -> hsv -> flip -> collate\n"

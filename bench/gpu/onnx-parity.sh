@@ -25,6 +25,7 @@ BUILD="${BUILD:-/tmp/yoloflow-build}"
 BIN="$BUILD/bin"
 MODELS="${MODELS:-n s}"
 ITERS="${ITERS:-50}"
+CPU_ITERS="${CPU_ITERS:-5}"
 PY="${YOLOFLOW_PYTHON:-python3}"
 LOG="$OUT/onnx-parity.jsonl"
 WORK="${WORK:-/tmp/yoloflow-onnx}"
@@ -61,6 +62,9 @@ for s in $MODELS; do
   echo "== yolo11$s: reference outputs and LibTorch latency"
   "$BIN/yoloflow_bench_onnx_reference" --model "yolo11$s" --out "$D" "${W[@]}" --iters "$ITERS" \
     --shapes "${SHAPES// /,}" | tee -a "$LOG" || exit 1
+  # LibTorch on the CPU, against ONNX Runtime's CPU provider (the same files again).
+  "$BIN/yoloflow_bench_onnx_reference" --model "yolo11$s" --out "$D" "${W[@]}" --iters "$CPU_ITERS" \
+    --shapes "${SHAPES// /,}" --device cpu | tee -a "$LOG" || exit 1
   ex() { "$BIN/yoloflow" export --weights "$D/weights.pt" --model "yolo11$s" --format onnx "$@" >>"$OUT/export.log" 2>&1 ||
     { echo "export failed: $*"; tail -5 "$OUT/export.log"; exit 1; }; }
   for t in $SHAPES; do
@@ -94,14 +98,17 @@ for r in rows:
     if r.get("kind") == "nms":
         print(f"nms {r['model']} {r['provider']}: {r['detections']} detections, {r['matched']} of them as "
               f"NMS in Python gives ({r['expected']})")
-print("\nlatency per image at 640, fp32 (ms)")
+print("\nlatency per image at 640, fp32 (ms); LibTorch: eager forward + decode, input on the device")
 lat = {}
 for r in rows:
     if "ms_per_image" in r:
-        lat[(r["model"], r["runtime"], r["batch"])] = r["ms_per_image"]
-print(f"{'model':8} {'batch':>5} {'LibTorch eager':>15} {'ORT CUDA':>10} {'ratio':>7}")
-for (m, rt, b) in sorted(k for k in lat if k[1] == "libtorch-eager"):
-    t = lat[(m, rt, b)]
-    o = lat.get((m, "onnxruntime-cuda", b))
-    print(f"{m:8} {b:5} {t:15.3f} {o if o is None else round(o, 3)!s:>10} {'' if o is None else f'{t / o:.2f}x':>7}")
+        rt = r["runtime"] + ("-" + r["device"].split(":")[0] if r["runtime"] == "libtorch-eager" else "")
+        lat[(r["model"], rt, r["batch"])] = r["ms_per_image"]
+print(f"{'model':8} {'batch':>5} {'device':>6} {'LibTorch eager':>15} {'ONNX Runtime':>13} {'LibTorch / ORT':>15}")
+for dev in ("cuda", "cpu"):
+    for (m, rt, b) in sorted(k for k in lat if k[1] == "libtorch-eager-" + dev):
+        t = lat[(m, rt, b)]
+        o = lat.get((m, "onnxruntime-" + dev, b))
+        print(f"{m:8} {b:5} {dev:>6} {t:15.3f} {'-' if o is None else round(o, 3)!s:>13} "
+              f"{'-' if o is None else f'{t / o:.2f}x':>15}")
 EOF

@@ -5,7 +5,8 @@ wrote there, runs ONNX Runtime (CPU and CUDA providers) and prints JSON lines:
   parity: max |box| (pixels) and max |prob| against yoloflow's LibTorch outputs, per file,
           provider and input shape (and against Ultralytics' fixture output when given)
   nms:    the --nms file's detections against NMS done here on the raw output
-  latency: ms per image, ORT CUDA, input and output bound on the GPU (IO binding)
+  latency: ms per image, ORT CUDA with input and output bound on the GPU (IO binding), and ORT
+           CPU (against LibTorch on the CPU)
 usage: onnx_parity.py DIR MODEL [--fixture DIR]
 """
 import argparse
@@ -75,19 +76,24 @@ def nms_reference(pred, conf, iou, max_det):
     return np.stack(results)
 
 
-def latency(path, batch, imgsz, iters):
-    sess = session(path, "CUDAExecutionProvider")
+def latency(path, batch, imgsz, iters, provider="CUDAExecutionProvider"):
+    sess = session(path, provider)
     name = sess.get_inputs()[0].name
     dtype = np.float16 if sess.get_inputs()[0].type == "tensor(float16)" else np.float32
-    x = ort.OrtValue.ortvalue_from_numpy(np.random.rand(batch, 3, imgsz, imgsz).astype(dtype), "cuda", 0)
-    binding = sess.io_binding()
-    binding.bind_ortvalue_input(name, x)
-    binding.bind_output(sess.get_outputs()[0].name, "cuda")
-    for _ in range(10):
-        sess.run_with_iobinding(binding)
+    host = np.random.rand(batch, 3, imgsz, imgsz).astype(dtype)
+    if provider == "CPUExecutionProvider":
+        run_once = lambda: sess.run(None, {name: host})
+    else:
+        x = ort.OrtValue.ortvalue_from_numpy(host, "cuda", 0)
+        binding = sess.io_binding()
+        binding.bind_ortvalue_input(name, x)
+        binding.bind_output(sess.get_outputs()[0].name, "cuda")
+        run_once = lambda: sess.run_with_iobinding(binding)  # returns after the GPU finished
+    for _ in range(min(10, iters)):
+        run_once()
     t0 = time.perf_counter()
     for _ in range(iters):
-        sess.run_with_iobinding(binding)  # returns after the GPU finished (outputs synchronised)
+        run_once()
     return (time.perf_counter() - t0) * 1000 / iters / batch
 
 
@@ -160,13 +166,15 @@ def main():
             emit(kind="nms", model=a.model, provider=provider, shape=tag, detections=n_got, expected=n_want,
                  matched=matched)
 
-    if "CUDAExecutionProvider" in provs:
+    for provider in provs:
+        runtime = "onnxruntime-cuda" if provider == "CUDAExecutionProvider" else "onnxruntime-cpu"
         for b in (1, 32):
             f = f"{d}/latency_b{b}.onnx"
             if not os.path.exists(f):
                 f = f"{d}/dynamic.onnx"
-            emit(kind="latency", model=a.model, runtime="onnxruntime-cuda", batch=b, file=os.path.basename(f),
-                 ms_per_image=latency(f, b, 640, a.iters))
+            iters = a.iters if provider == "CUDAExecutionProvider" else max(3, a.iters // (10 if b > 1 else 2))
+            emit(kind="latency", model=a.model, runtime=runtime, batch=b, file=os.path.basename(f),
+                 ms_per_image=latency(f, b, 640, iters, provider))
 
 
 if __name__ == "__main__":

@@ -34,18 +34,24 @@ AugmentedSamples::AugmentedSamples(const Pipeline& p, const Registry& registry, 
   }
   std::vector<Augmentation*> chain;
   for (auto& a : chain_) chain.push_back(a.get());
-  loaders_ = std::make_unique<StageSampleLoaders>(*source_, chain, epoch_seed_, imgsz_, epoch);
+  // The mosaic's recent samples as the graph runner gives them (one process).
+  const json batch = p.stage_params(p.batcher, epoch).value("batch", json());
+  recent_window_ = recent_window(source_->size(), batch.is_number_integer() ? batch.get<std::int64_t>() : 0);
+  recent_images_.reset(recent_window_);
+  loaders_ = std::make_unique<StageSampleLoaders>(*source_, chain, epoch_seed_, imgsz_, epoch, &recent_images_);
   order_ = epoch_order(source_->size(), p.shuffle, p.seed, epoch);
+  if (epoch > 0) previous_order_ = epoch_order(source_->size(), p.shuffle, p.seed, epoch - 1);
 }
 
 AugmentedSamples::~AugmentedSamples() = default;
 
 Sample AugmentedSamples::at(std::size_t position) {
-  Sample s = source_->load(order_.at(position));
+  Sample s = loaders_->load_source(order_.at(position));
   s.sequence = position;
   Rng rng(sample_seed(epoch_seed_, static_cast<std::uint64_t>(position)));  // as the graph runner
+  const std::vector<std::size_t> recent = recent_indexes(order_, previous_order_, position, recent_window_);
   try {
-    loaders_->apply(s, rng, chain_.size());
+    loaders_->apply(s, rng, chain_.size(), RecentSamples{recent.data(), recent.size()});
   } catch (const ChainStageError& e) {
     throw Error(chain_labels_.at(e.stage()) + " failed on " + sample_text(s.index, s.path) + ": " + e.what());
   }

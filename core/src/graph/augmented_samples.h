@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/recent_images.h"
 #include "pipeline/pipeline.h"
 #include "plugin/registry.h"
 #include "yoloflow/augmentation.h"
@@ -47,7 +48,9 @@ class AugmentedSamples {
   std::vector<std::unique_ptr<Augmentation>> chain_;
   std::vector<std::string> chain_labels_;  // stage_text() of each augmentation
   std::unique_ptr<StageSampleLoaders> loaders_;
-  std::vector<std::size_t> order_;
+  std::vector<std::size_t> order_, previous_order_;
+  std::size_t recent_window_ = 0;
+  RecentImages recent_images_;
 };
 
 }  // namespace yoloflow::core

@@ -1,5 +1,6 @@
 #include "graph/epoch_order.h"
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 #include <utility>
@@ -42,6 +43,30 @@ std::vector<ShardSlot> shard_order(const std::vector<std::size_t>& order, int ra
     slots.push_back({order[position % order.size()], position});
   }
   return slots;
+}
+
+std::size_t recent_window(std::size_t size, std::int64_t batch) {
+  const std::size_t by_batch = batch >= 1 ? 8 * static_cast<std::size_t>(batch) : 1000;
+  return std::min({size, by_batch, std::size_t{1000}});
+}
+
+std::vector<std::size_t> recent_indexes(const std::vector<std::size_t>& order, const std::vector<std::size_t>& previous,
+                                        std::uint64_t position, std::size_t window, int stride) {
+  std::vector<std::size_t> out;
+  if (order.empty()) return out;
+  out.reserve(window);
+  const auto step = static_cast<std::int64_t>(std::max(1, stride));
+  // Padding positions past the end (shard_order) stand for the start of the order again.
+  for (auto p = static_cast<std::int64_t>(position % order.size()); out.size() < window; p -= step) {
+    if (p >= 0) {
+      out.push_back(order[static_cast<std::size_t>(p)]);
+    } else {
+      const std::int64_t q = static_cast<std::int64_t>(previous.size()) + p;
+      if (q < 0) break;
+      out.push_back(previous[static_cast<std::size_t>(q)]);
+    }
+  }
+  return out;
 }
 
 }  // namespace yoloflow::core

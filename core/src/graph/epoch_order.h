@@ -31,4 +31,17 @@ std::vector<ShardSlot> shard_order(const std::vector<std::size_t>& order, int ra
                                    std::uint64_t start = 0);
 std::size_t shard_size(std::size_t size, int world, std::uint64_t start = 0);
 
+// How many of the samples loaded last a mosaic draws its other images from (AugmentContext::
+// recent): Ultralytics' dataset buffer, min(source size, 8 x batch, 1000). A batch below 1
+// (not known) counts as the most, 1000.
+std::size_t recent_window(std::size_t size, std::int64_t batch);
+
+// The source indexes of the sample at `position` of epoch `order` and of the `window` - 1 that
+// this process loaded before it, newest first: positions position, position - stride, ...
+// (stride: the data-parallel world size, so a rank's own samples), continuing at the end of the
+// previous epoch's order `previous` (empty: none) before position 0. A function of its
+// arguments only, so a sample's mosaic draws the same images whichever thread makes it.
+std::vector<std::size_t> recent_indexes(const std::vector<std::size_t>& order, const std::vector<std::size_t>& previous,
+                                        std::uint64_t position, std::size_t window, int stride = 1);
+
 }  // namespace yoloflow::core

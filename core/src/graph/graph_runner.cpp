@@ -246,11 +246,22 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   // Data parallel: this rank's share of the order; `sequence` stays the position in the
   // whole order, so a sample gets the same augmentation whichever rank loads it.
   const dist::DistEnv& denv = dist::current_env();
-  const std::vector<ShardSlot> order =
-      shard_order(epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch), denv.rank,
-                  denv.world_size, first_sequence);
+  const std::vector<std::size_t> whole_order = epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch);
+  const std::vector<ShardSlot> order = shard_order(whole_order, denv.rank, denv.world_size, first_sequence);
   const int imgsz = pipeline_.imgsz(epoch);
   const std::uint64_t epoch_seed = core::epoch_seed(pipeline_.seed, epoch);
+
+  // A mosaic's other images come from the samples loaded just before (AugmentContext::recent),
+  // which continue into the previous epoch's last ones; their decoded images are kept for as
+  // long as they can be drawn, plus the samples in flight.
+  const std::vector<std::size_t> previous_order =
+      epoch > 0 ? epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch - 1) : std::vector<std::size_t>{};
+  const std::size_t recent_window = core::recent_window(source_->size(), batch_size);
+  const json recent_key = {imgsz, stages_.front().last_params, recent_window + limit};
+  if (recent_key != recent_key_) {
+    recent_images_.reset(recent_window + limit);
+    recent_key_ = recent_key;
+  }
 
   auto call_sink = [&](const char* what, auto&& fn) {
     try {
@@ -272,7 +283,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   std::int64_t batch_index = 0;                    // touched by the serial batcher node only
   std::vector<Augmentation*> chain;
   for (auto& a : augmentations_) chain.push_back(a.get());
-  StageSampleLoaders loaders(*source_, chain, epoch_seed, imgsz, epoch);
+  StageSampleLoaders loaders(*source_, chain, epoch_seed, imgsz, epoch, &recent_images_);
   const auto start = std::chrono::steady_clock::now();
 
   auto fail = [&](const std::string& message) { error.set(Error(message)); };
@@ -308,7 +319,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       if (error.failed()) return item;  // draining after a failure: do no more work
       Sample sample;
       try {
-        sample = source_->load(t.index);
+        sample = loaders.load_source(t.index);
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(skipped_mutex);
         stats.skipped.push_back({t.index, e.what()});
@@ -321,8 +332,10 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       sample.sequence = t.sequence;
       // Each sample's own generator: results do not depend on which thread ran it.
       Rng rng(sample_seed(epoch_seed, t.sequence));
+      const std::vector<std::size_t> recent =
+          recent_indexes(whole_order, previous_order, t.sequence, recent_window, denv.world_size);
       try {
-        loaders.apply(sample, rng, augmentations_.size());
+        loaders.apply(sample, rng, augmentations_.size(), RecentSamples{recent.data(), recent.size()});
       } catch (const ChainStageError& e) {
         fail(stage_label(stages_[1 + e.stage()]) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());
         return item;

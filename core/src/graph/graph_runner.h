@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/recent_images.h"
 #include "pipeline/pipeline.h"
 #include "plugin/registry.h"
 #include "yoloflow/augmentation.h"
@@ -133,6 +134,10 @@ class GraphRunner {
   std::unique_ptr<Reporter> reporter_;
   std::vector<Stage> stages_;  // source, augmentations..., batcher, sink
   std::vector<EpochStats> history_;
+  // The source's samples loaded last, for mosaics' other images; kept across epochs while the
+  // source's parameters and image size stay the same (recent_key_).
+  RecentImages recent_images_;
+  json recent_key_;
 };
 
 }  // namespace yoloflow::core

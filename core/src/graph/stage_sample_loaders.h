@@ -5,6 +5,7 @@
 // mosaic-and-perspective image, as Ultralytics' MixUp does with its pre-transform; the first
 // stage (mosaic, usually) gets the source's samples as they are. Each load draws from its own
 // generator (epoch seed, stage, sample index): results do not depend on threads.
+// Samples come from the RecentImages store when it holds them (the main path's loads fill it).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/recent_images.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/rng.h"
 #include "yoloflow/source.h"
@@ -32,27 +34,40 @@ class ChainStageError : public std::runtime_error {
 class StageSampleLoaders {
  public:
   // `chain`: the pipeline's augmentations in order (not owned; they outlive this object).
+  // `recent`: decoded samples to reuse and to fill (not owned; null: none).
   StageSampleLoaders(DataSource& source, std::vector<Augmentation*> chain, std::uint64_t epoch_seed, int imgsz,
-                     int epoch);
+                     int epoch, RecentImages* recent = nullptr);
   ~StageSampleLoaders();
   StageSampleLoaders(const StageSampleLoaders&) = delete;
   StageSampleLoaders& operator=(const StageSampleLoaders&) = delete;
 
-  // The loader for augmentation `stage` (0-based in the chain). Thread-safe.
+  // The loader for augmentation `stage` (0-based in the chain), for samples made with no
+  // recent samples. Thread-safe.
   SampleLoader& for_stage(std::size_t stage);
 
+  // The source's sample `index` as the pipeline's own sample: from the RecentImages store
+  // when it holds it, else loaded and kept there. Throws what the source throws.
+  Sample load_source(std::size_t index);
+
   // Runs the chain's first `stages` augmentations over `sample`, drawing from `rng`, each with
-  // its stage's loader: the one per-sample loop of the graph runner, AugmentedSamples and the
-  // loaders themselves. Throws ChainStageError naming the stage that failed on `sample` (a
-  // mosaic whose other sample failed in an earlier stage: the mosaic, with that message).
-  // Thread-safe.
-  void apply(Sample& sample, Rng& rng, std::size_t stages);
+  // its stage's loader and `recent` (the samples loaded before this one; the other samples a
+  // stage loads are made with the same): the one per-sample loop of the graph runner,
+  // AugmentedSamples and the loaders themselves. Throws ChainStageError naming the stage that
+  // failed on `sample` (a mosaic whose other sample failed in an earlier stage: the mosaic,
+  // with that message). Thread-safe.
+  void apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent = {});
 
  private:
   class Loader;
+  // Sample `index` as it reaches stage `stage`, its earlier stages made with `recent`.
+  Sample load(std::size_t stage, std::size_t index, RecentSamples recent);
+
+  DataSource& source_;
   std::vector<Augmentation*> chain_;
   int imgsz_, epoch_;
-  std::vector<std::unique_ptr<Loader>> loaders_;  // loader i refers to loaders 0..i-1
+  RecentImages* recent_;
+  std::vector<std::uint64_t> seeds_;              // each stage's generator stream for other samples
+  std::vector<std::unique_ptr<Loader>> loaders_;  // for_stage()
 };
 
 }  // namespace yoloflow::core

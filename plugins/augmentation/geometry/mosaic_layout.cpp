@@ -10,17 +10,38 @@ namespace yoloflow::plugins {
 void add_mosaic_params(Schema& s) {
   s.add_float("p", 1.0).range(0.0, 1.0).doc(
       "Probability of a mosaic (schedule it to 0 for the last epochs: Ultralytics' close_mosaic).");
+  s.add_enum("others", {"recent", "any"}, "recent").doc(
+      "Where the other three images come from. 'recent': among the samples loaded just before "
+      "this one (the last min(source size, 8 x batch, 1000), as Ultralytics' mosaic draws from its "
+      "dataset buffer), whose decoded images the host still holds: no decode of their own, "
+      "which without a RAM cache is most of the data path's time (yoloflow_bench_augment "
+      "--recent-vs-any). 'any': uniformly among the whole source; each costs a load.");
 }
 
-MosaicDraw draw_mosaic(Rng& rng, double p, int imgsz, std::size_t source_size, const std::string& where) {
+MosaicSettings read_mosaic_params(const Params& params) {
+  MosaicSettings m;
+  m.p = params.get_float("p");
+  m.from_recent = params.get_string("others") == "recent";
+  return m;
+}
+
+MosaicDraw draw_mosaic(Rng& rng, const MosaicSettings& settings, int imgsz, const AugmentContext& context,
+                       const std::string& where) {
   MosaicDraw d;
-  if (!(rng.uniform() < p)) return d;
+  if (!(rng.uniform() < settings.p)) return d;
+  const std::size_t source_size = context.loader.size();
   if (source_size == 0) throw Error(where + ": the source has no samples to combine");
   d.apply = true;
   // Centre first (y then x, as Ultralytics), then the three other images.
   d.yc = static_cast<int>(rng.uniform(imgsz / 2, 2 * imgsz - imgsz / 2));
   d.xc = static_cast<int>(rng.uniform(imgsz / 2, 2 * imgsz - imgsz / 2));
-  for (auto& o : d.others) o = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(source_size) - 1));
+  const RecentSamples& recent = context.recent;
+  const bool from_recent = settings.from_recent && recent.count > 0;
+  const std::size_t pool = from_recent ? recent.count : source_size;
+  for (auto& o : d.others) {
+    const auto pick = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(pool) - 1));
+    o = from_recent ? recent.indexes[pick] : pick;
+  }
   return d;
 }
 

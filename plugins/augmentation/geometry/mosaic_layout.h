@@ -7,14 +7,21 @@
 
 #include <opencv2/core.hpp>
 
+#include "yoloflow/augmentation.h"
 #include "yoloflow/params.h"
 #include "yoloflow/rng.h"
 #include "yoloflow/sample.h"
 
 namespace yoloflow::plugins {
 
-// Adds "p", the mosaic's probability.
+// Adds "p", the mosaic's probability, and "others", where the other three images come from.
 void add_mosaic_params(Schema& s);
+
+struct MosaicSettings {
+  double p = 1.0;
+  bool from_recent = true;  // "others": "recent" (true) or "any"
+};
+MosaicSettings read_mosaic_params(const Params& params);
 
 struct MosaicDraw {
   bool apply = false;        // false: no mosaic for this sample (nothing else was drawn)
@@ -23,9 +30,11 @@ struct MosaicDraw {
 };
 
 // Draws whether to mosaic (probability p) and, if so, the centre (y then x, each in
-// [imgsz/2, 3*imgsz/2)) and the three other samples among `source_size`.
-// `source_size` 0 with a mosaic to make throws, naming `where`.
-MosaicDraw draw_mosaic(Rng& rng, double p, int imgsz, std::size_t source_size, const std::string& where);
+// [imgsz/2, 3*imgsz/2)) and the three other samples: among the context's recent samples when
+// `from_recent` and it has any, else among the whole source (the same draws either way, one
+// integer per image). An empty source with a mosaic to make throws, naming `where`.
+MosaicDraw draw_mosaic(Rng& rng, const MosaicSettings& settings, int imgsz, const AugmentContext& context,
+                       const std::string& where);
 
 // Where tile i (0 top left, 1 top right, 2 bottom left, 3 bottom right) of size w x h lands
 // on the 2*imgsz canvas: `tile` (its pixels that stay) copies onto `canvas`; a tile pixel

@@ -1,5 +1,5 @@
-// mosaic: Ultralytics' 2x2 Mosaic. With probability p, the sample and three others drawn
-// uniformly from the source are placed around a random centre (xc, yc), each drawn from
+// mosaic: Ultralytics' 2x2 Mosaic. With probability p, the sample and three others (drawn
+// among the samples loaded just before it, or the whole source: `others`) are placed around a random centre (xc, yc), each drawn from
 // [imgsz/2, 3*imgsz/2), on a 2*imgsz grey canvas: top-left, top-right, bottom-left,
 // bottom-right, each cut where it crosses the canvas edge. Boxes are shifted with their
 // image, clipped to what of their tile stays on the canvas, and dropped when nothing of
@@ -25,14 +25,14 @@ class Mosaic final : public Augmentation {
   }
 
   void configure(const Params& p, const StageContext& context) override {
-    p_ = p.get_float("p");
+    settings_ = read_mosaic_params(p);
     pad_value_ = static_cast<int>(p.get_int("pad_value"));
     where_ = context.node;
   }
 
   void apply(Sample& sample, AugmentContext& ctx) override {
     const int s = ctx.imgsz;
-    const MosaicDraw d = draw_mosaic(ctx.rng, p_, s, ctx.loader.size(), "mosaic '" + where_ + "'");
+    const MosaicDraw d = draw_mosaic(ctx.rng, settings_, s, ctx, "mosaic '" + where_ + "'");
     if (!d.apply) return;
     cv::Mat canvas(2 * s, 2 * s, CV_8UC3, cv::Scalar(pad_value_, pad_value_, pad_value_));
     std::vector<Box> boxes;
@@ -58,7 +58,7 @@ class Mosaic final : public Augmentation {
   }
 
  private:
-  double p_ = 1.0;
+  MosaicSettings settings_;
   int pad_value_ = 114;
   std::string where_;
 };
@@ -66,7 +66,8 @@ class Mosaic final : public Augmentation {
 void register_mosaic(Registrar& r) {
   r.add_augmentation<Mosaic>(
       "mosaic", Mosaic::schema(),
-      "Ultralytics' 2x2 mosaic: the sample and three random others on a 2*imgsz canvas "
+      "Ultralytics' 2x2 mosaic: the sample and three others (by default among those loaded just "
+      "before it, as Ultralytics' buffer) on a 2*imgsz canvas "
       "around a random centre; follow it with random_perspective.");
 }
 

@@ -55,7 +55,7 @@ class MosaicPerspective final : public Augmentation {
   }
 
   void configure(const Params& p, const StageContext& context) override {
-    p_ = p.get_float("p");
+    settings_ = read_mosaic_params(p);
     ranges_ = read_perspective_params(p);
     pad_value_ = static_cast<int>(p.get_int("pad_value"));
     where_ = "mosaic_perspective '" + context.node + "'";
@@ -63,7 +63,7 @@ class MosaicPerspective final : public Augmentation {
 
   void apply(Sample& sample, AugmentContext& ctx) override {
     const int s = ctx.imgsz;
-    const MosaicDraw md = draw_mosaic(ctx.rng, p_, s, ctx.loader.size(), where_);
+    const MosaicDraw md = draw_mosaic(ctx.rng, settings_, s, ctx, where_);
     Sample others[3];
     const Sample* tiles[4] = {&sample, nullptr, nullptr, nullptr};
     TilePlacement placements[4];
@@ -185,7 +185,7 @@ class MosaicPerspective final : public Augmentation {
     }
   }
 
-  double p_ = 1.0;
+  MosaicSettings settings_;
   PerspectiveRanges ranges_;
   int pad_value_ = 114;
   std::string where_;

@@ -132,11 +132,11 @@ inline void check_boxes_on_paint(const Sample& s, double min_iou = 0.9, double m
 
 // Runs `aug` on a copy of `s` with a generator seeded by `seed`.
 inline Sample augmented(Augmentation& aug, const Sample& s, std::uint64_t seed, int imgsz,
-                        SampleLoader& loader) {
+                        SampleLoader& loader, RecentSamples recent = {}) {
   Sample out = s;
   out.image = s.image.clone();
   Rng rng(seed);
-  AugmentContext ctx{rng, loader, imgsz, 0};
+  AugmentContext ctx{rng, loader, imgsz, 0, recent};
   aug.apply(out, ctx);
   return out;
 }

@@ -28,7 +28,9 @@ class Yolo11Model final : public Model {
       net_ = std::make_shared<Yolo11Net>(scale[0], nc);
       channels_last_ = false;
     }
-    set_channels_last(p.get_bool("channels_last"));
+    // "auto": decided by the device of the first images (forward_train).
+    channels_last_auto_ = p.is_special("channels_last", "auto");
+    if (!channels_last_auto_) set_channels_last(p.get_bool("channels_last"));
     set_activation_checkpointing(p.get_bool("checkpoint_backbone"), p.get_bool("checkpoint_neck"));
   }
 
@@ -56,6 +58,11 @@ class Yolo11Model final : public Model {
       throw InvalidInput("yolo11: image size " + std::to_string(h) + "x" + std::to_string(w) +
                          " is not a multiple of 32, the largest stride; letterbox or pad images to a "
                          "multiple of 32 (e.g. imgsz 640)");
+    }
+    if (channels_last_auto_) {
+      // Before the first step, so optimizer state and a captured step see the final layout.
+      channels_last_auto_ = false;
+      set_channels_last(images.is_cuda());
     }
     const auto x = channels_last_ ? images.contiguous(torch::MemoryFormat::ChannelsLast) : images;
     return net.forward(x);
@@ -162,6 +169,7 @@ class Yolo11Model final : public Model {
 
   std::shared_ptr<Yolo11Net> net_;
   bool channels_last_ = false;
+  bool channels_last_auto_ = false;  // "auto" not yet resolved
 };
 
 Schema yolo11_schema() {
@@ -172,9 +180,13 @@ Schema yolo11_schema() {
   s.add_int("nc", 0).min(0).fixed().doc(
       "Number of classes (the detection head's outputs); 0 = automatic: the training data's class count "
       "in the train sink, 80 (COCO) when the model is built alone.");
-  s.add_bool("channels_last", false)
+  s.add("channels_last", ParamType::Bool)
+      .default_value("auto")
+      .accepts("auto")
       .doc("Store conv weights and feed inputs in channels_last (NHWC) memory format; faster with "
-           "cuDNN on tensor cores.");
+           "cuDNN on tensor cores (bench/gpu/shipped-vs-ultralytics.sh shipped-eager against "
+           "shipped-eager-channels_last). \"auto\": on when the first training images are on a "
+           "CUDA device, off on the CPU.");
   s.add_bool("checkpoint_backbone", false)
       .doc("Recompute the backbone (layers 0-10) in backward instead of storing its activations: "
            "less memory, same results.");

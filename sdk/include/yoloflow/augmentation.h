@@ -16,11 +16,20 @@ class YOLOFLOW_SDK_API SampleLoader {
   virtual Sample load(std::size_t index) = 0;
 };
 
+// Source indexes of the samples loaded just before this one, this one first: Ultralytics'
+// dataset buffer, where its mosaic draws the other images. The host keeps their decoded images
+// for a while, so loading one through the loader costs a copy instead of a decode.
+struct RecentSamples {
+  const std::size_t* indexes = nullptr;
+  std::size_t count = 0;
+};
+
 struct AugmentContext {
   Rng& rng;             // this sample's generator
   SampleLoader& loader;
   int imgsz;            // output size of this epoch
   int epoch;
+  RecentSamples recent{};  // empty where nothing was loaded before (a lone sample)
 };
 
 // apply() is called concurrently from several threads on different samples: keep per-call

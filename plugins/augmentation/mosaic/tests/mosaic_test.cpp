@@ -64,3 +64,47 @@ TEST_CASE("mosaic keeps every box of the tiles that lands on the canvas") {
     CHECK(static_cast<int>(out.boxes.size()) <= 4);
   }
 }
+
+namespace {
+// Counts which samples an augmentation loaded.
+class RecordingLoader final : public SampleLoader {
+ public:
+  explicit RecordingLoader(std::vector<Sample> samples) : inner_(std::move(samples)) {}
+  std::size_t size() const override { return inner_.size(); }
+  Sample load(std::size_t i) override {
+    loaded.insert(i);
+    return inner_.load(i);
+  }
+  std::set<std::size_t> loaded;
+
+ private:
+  test::FixedLoader inner_;
+};
+}  // namespace
+
+TEST_CASE("mosaic draws its other images among the recent samples, or among all with others=any") {
+  core::PluginManager pm;
+  std::vector<Sample> samples;
+  for (int i = 0; i < 12; ++i) samples.push_back(test::painted_sample(160, 120, {{10, 10, 60, 40}}, i % 7, i % 5));
+  const std::size_t recent[] = {7, 2, 9};  // this sample (7) and the two loaded before it
+  for (const char* name : {"mosaic", "mosaic_perspective"}) {
+    CAPTURE(name);
+    RecordingLoader loader(samples);
+    auto from_recent = test::make_augmentation(pm, name, json::object(), 160);  // the default: recent
+    for (std::uint64_t seed = 0; seed < 40; ++seed) {
+      test::augmented(*from_recent, samples[7], seed, 160, loader, RecentSamples{recent, 3});
+    }
+    CHECK(loader.loaded == std::set<std::size_t>{7, 2, 9});
+    // No recent samples (a sample made on its own): the whole source.
+    loader.loaded.clear();
+    for (std::uint64_t seed = 0; seed < 40; ++seed) test::augmented(*from_recent, samples[7], seed, 160, loader);
+    CHECK(loader.loaded.size() > 8);
+
+    RecordingLoader any_loader(samples);
+    auto any = test::make_augmentation(pm, name, {{"others", "any"}}, 160);
+    for (std::uint64_t seed = 0; seed < 40; ++seed) {
+      test::augmented(*any, samples[7], seed, 160, any_loader, RecentSamples{recent, 3});
+    }
+    CHECK(any_loader.loaded.size() > 8);
+  }
+}

@@ -563,6 +563,15 @@ TEST_CASE("channels_last converts weights and inputs and gives the same results"
       worst_i = i;
     }
   }
+  // The default, "auto": channels_last where the first training images are on a CUDA device.
+  auto a = make_with({{"scale", "n"}, {"nc", 3}});
+  const auto aw = a->module().named_parameters()["model.0.conv.weight"];
+  CHECK_FALSE(aw.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  const auto device = torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  a->module().to(device);
+  a->forward_train(torch::zeros({1, 3, 64, 64}, torch::TensorOptions().device(device)));
+  CHECK(a->module().named_parameters()["model.0.conv.weight"].is_contiguous(torch::MemoryFormat::ChannelsLast) ==
+        device.is_cuda());
   MESSAGE("channels_last: worst relative gradient difference " << worst << " at parameter " << worst_i
                                                                << " of size " << ref.grads[worst_i].sizes()
                                                                << " max " << ref.grads[worst_i].abs().max().item<double>());
