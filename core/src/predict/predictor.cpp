@@ -119,7 +119,7 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
   }
   // Checkpoints written before the pipeline was stored: the run folder's pipeline.json.
   const fs::path run_pipeline = fs::path(checkpoint_path).parent_path().parent_path() / "pipeline.json";
-  std::string pipeline_problem = run_pipeline.string() + " does not exist";
+  std::string pipeline_problem = "no 'pipeline' entry, and " + run_pipeline.string() + " does not exist";
   if (meta.contains("pipeline") && meta["pipeline"].is_object()) {
     out.pipeline = meta["pipeline"];
     out.pipeline_origin = checkpoint_path + " (its pipeline entry)";
@@ -128,7 +128,7 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
       out.pipeline = json::parse(f);
       out.pipeline_origin = run_pipeline.string();
     } catch (const std::exception&) {
-      pipeline_problem = run_pipeline.string() + " is not valid JSON";
+      pipeline_problem = "no 'pipeline' entry, and " + run_pipeline.string() + " is not valid JSON";
     }
   }
   if (meta.contains("model") && meta["model"].is_object() && meta["model"].contains("plugin")) {
@@ -150,8 +150,8 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
     out.origin = checkpoint_path + " (its architecture name " + arch + ")";
     return out;
   }
-  throw InvalidInput(checkpoint_path + " does not say which model it holds: no 'model' or 'pipeline' entry (written by "
-                     "an older yoloflow), and " + pipeline_problem + "; predict with a checkpoint from `yoloflow train`, "
+  throw InvalidInput(checkpoint_path + " does not say which model it holds: no 'model' entry (written by an older "
+                     "yoloflow), " + pipeline_problem + "; predict with a checkpoint from `yoloflow train`, "
                      "kept in its run folder (RUN/weights/best.pt beside RUN/pipeline.json)");
 }
 
