@@ -15,6 +15,7 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "support/train_pipeline.h"
 
 using namespace yoloflow;
 namespace fs = std::filesystem;
@@ -239,4 +240,57 @@ TEST_CASE("yoloflow train data=D.yaml without a pipeline file trains the shipped
   const auto none = test::run_cli("train epochs=3");
   CHECK(none.exit_code == 2);
   CHECK(none.output.find("train needs a pipeline file, --resume RUN_DIR, or data=DATA.yaml") != std::string::npos);
+}
+
+TEST_CASE("the components the host uses unnamed are those of core/resources/train-defaults.json, a valid pipeline") {
+  const std::string defaults = std::string(YOLOFLOW_SOURCE_DIR) + "/core/resources/train-defaults.json";
+  const auto doc = nlohmann::json::parse(test::read_file(defaults));
+  const std::string data = test::coco128_dir() + "/data.yaml";
+  const auto valid = test::run_cli("validate " + defaults + " data=" + data);
+  INFO(valid.output);
+  CHECK(valid.exit_code == 0);
+  const auto predict = test::run_cli("validate " + std::string(YOLOFLOW_SOURCE_DIR) +
+                                     "/core/resources/predict-defaults.json data=" + data +
+                                     " stages.predict.params.weights=" + test::fixtures_dir() + "/yolo11n-parity/yolo11n.pt");
+  INFO(predict.output);
+  CHECK(predict.exit_code == 0);
+
+  // `yoloflow describe train` shows the file's components as the defaults.
+  const auto described = test::run_cli("describe train --json");
+  REQUIRE(described.exit_code == 0);
+  const auto schema = nlohmann::json::parse(described.output);
+  const auto& given = doc["stages"][stage_of(doc, "train")]["params"];
+  int checked = 0;
+  for (const auto& p : schema["params"]) {
+    const std::string name = p["name"];
+    if (name == "model" || name == "optimizer" || name == "precision" || name == "val_transform") {
+      CAPTURE(name);
+      CHECK(p["required"] == false);
+      CHECK(p["default"] == given[name]);
+      ++checked;
+    }
+  }
+  CHECK(checked == 4);
+}
+
+TEST_CASE("the train sink's val_transform is checked before training, its errors at its JSON path") {
+  const auto dir = test::temp_dir("val-transform");
+  test::write_coco128_subset(dir, 4);
+  test::TrainPipeline p;
+  p.train = R"("val_transform": {"plugin": "flip"}, "device": "cpu")";
+  test::write_file(dir + "/train.json", p.json());
+  const auto r = test::run_cli("train " + dir + "/train.json --run-dir " + dir + "/run");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("stages.train.params.val_transform.plugin: 'flip' has no `height` and `width` parameters") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/run/weights/last.pt"));
+  // Not an augmentation at all: refused by `yoloflow validate`, at the same path.
+  p.train = R"("val_transform": {"plugin": "collate"})";
+  test::write_file(dir + "/train.json", p.json());
+  const auto v = test::run_cli("validate " + dir + "/train.json");
+  INFO(v.output);
+  CHECK(v.exit_code == 2);
+  CHECK(v.output.find("stages.train.params.val_transform.plugin") != std::string::npos);
+  test::remove_tree(dir);
 }

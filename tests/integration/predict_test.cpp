@@ -145,6 +145,10 @@ TEST_CASE("predict: a checkpoint written by the train sink holds its model, clas
   const auto described = core::describe_checkpoint_model(ck.meta, run.run_dir + "/weights/last.pt");
   CHECK(described.spec.at("plugin") == "yolo11");
   CHECK(described.names.size() == 80);
+  // The validation transform the pipeline left out, as core/resources/train-defaults.json gives it.
+  const json& transform = ck.meta.at("pipeline").at("stages").at("train").at("params").at("val_transform");
+  CHECK(transform.at("plugin") == "letterbox");
+  CHECK(transform.at("params").at("scaleup") == false);
 }
 
 #ifdef YOLOFLOW_TEST_EXPORT
@@ -478,6 +482,37 @@ TEST_CASE("val: `yoloflow val` on last.pt gives the numbers the train sink repor
   // The console table, Ultralytics' columns.
   CHECK(r.output.find("Class     Images  Instances      Box(P          R      mAP50  mAP50-95)") != std::string::npos);
   CHECK(r.output.find("results in " + out + ": metrics.json") != std::string::npos);
+}
+
+TEST_CASE("val: `yoloflow val` fits and reads images as the checkpoint's pipeline says, not as the host would") {
+  const auto& run = trained_run();
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  auto ck = core::load_checkpoint(run.run_dir + "/weights/last.pt");
+  json& train = ck.meta.at("pipeline").at("stages").at("train").at("params");
+  const std::string weights = run.dir + "/recorded/weights/last.pt";
+  fs::create_directories(run.dir + "/recorded/weights");
+  const std::string val = "val --weights " + weights + " --data " + run.dir + "/data.yaml --imgsz 64 --device cpu --out " +
+                          run.dir + "/val-recorded";
+  SUBCASE("its val_transform") {
+    // flip has no height and width: only a validation that takes the recorded transform fails.
+    train["val_transform"] = {{"plugin", "flip"}};
+    core::save_checkpoint(weights, ck);
+    const auto r = test::run_cli(val);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find(weights + " (its pipeline entry): stages.train.params.val_transform.plugin: 'flip' has no "
+                        "`height` and `width` parameters") != std::string::npos);
+  }
+  SUBCASE("its val_source") {
+    train["val_source"]["plugin"] = "letterbox";
+    core::save_checkpoint(weights, ck);
+    const auto r = test::run_cli(val);
+    INFO(r.output);
+    CHECK(r.exit_code != 0);
+    CHECK(r.output.find(weights + " (its pipeline entry): stages.train.params.val_source.plugin: no source plugin "
+                        "'letterbox'") != std::string::npos);
+  }
 }
 
 TEST_CASE("validate sink: pipelines/validate-coco128.json gives what `yoloflow val --square` gives") {

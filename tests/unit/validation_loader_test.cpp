@@ -1,13 +1,16 @@
 // Validation batches: Ultralytics' rectangular batch shapes, images ordered by aspect ratio,
-// labels that stay on their objects through the letterbox; square batches on request.
+// labels that stay on their objects through the letterbox; square batches on request; the
+// transform that fits the images is the one named, checked before any image is read.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
 #include "support/coco_subset.h"
+#include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
 #include "train/validation_loader.h"
+#include "yoloflow/error.h"
 #include "yoloflow/source.h"
 
 using namespace yoloflow;
@@ -80,5 +83,56 @@ TEST_CASE("validation batches: rect orders by aspect ratio, letterboxes each bat
     CHECK(vb.pixels.size(2) == 320);
     CHECK(vb.samples[0].index == 0);  // source order
     CHECK(vb.samples[4].index == 4);
+  }
+}
+
+TEST_CASE("validation batches: the transform the options name fits the images, not a built-in letterbox") {
+  core::PluginManager pm;
+  for (const char* lib : {"yolo_dataset", "letterbox", "flip"}) test::load_plugin(pm, lib);
+  pm.load(test::test_plugin_dir("stretch") + "/yoloflow_test_stretch.so");
+  const std::string dir = test::temp_dir("validation-transform");
+  const std::string data = test::write_coco128_subset(dir, 4);
+  auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", {{"data", data}, {"split", "val"}},
+                                                 {320});
+
+  SUBCASE("another augmentation with height and width is honoured") {
+    core::ValidationOptions o{320, 4, false, 32};
+    o.transform = {{"plugin", "stretch"}};
+    o.transform_path = "stages.train.params.val_transform";
+    core::ValidationLoader loader(pm.registry(), *source, o, "test.validation");
+    const core::ValidationBatch vb = loader.load(0);
+    REQUIRE(vb.samples.size() == 4);
+    CHECK(vb.pixels.size(1) == 320);
+    CHECK(vb.pixels.size(2) == 320);
+    for (const auto& s : vb.samples) {
+      // Stretched to the whole square: no padding, each side scaled on its own (a letterbox pads).
+      CHECK(s.geometry.pad_x == doctest::Approx(0.0));
+      CHECK(s.geometry.pad_y == doctest::Approx(0.0));
+      CHECK(s.geometry.original_width * s.geometry.ratio_x == doctest::Approx(320.0));
+      CHECK(s.geometry.original_height * s.geometry.ratio_y == doctest::Approx(320.0));
+    }
+  }
+  SUBCASE("no transform named: train-defaults.json's, which pads") {
+    core::ValidationLoader loader(pm.registry(), *source, {320, 4, false, 32}, "test.validation");
+    const core::ValidationBatch vb = loader.load(0);
+    bool padded = false;
+    for (const auto& s : vb.samples) padded = padded || s.geometry.pad_x > 0 || s.geometry.pad_y > 0;
+    CHECK(padded);  // coco128's images are not square
+  }
+  SUBCASE("an augmentation without height and width is refused, naming its JSON path") {
+    core::ValidationOptions o{320, 4, false, 32};
+    o.transform = {{"plugin", "flip"}};
+    o.transform_path = "stages.train.params.val_transform";
+    CHECK_THROWS_WITH_AS(core::ValidationLoader(pm.registry(), *source, o, "test.validation"),
+                         doctest::Contains("stages.train.params.val_transform.plugin: 'flip' has no `height` and `width`"),
+                         InvalidInput);
+  }
+  SUBCASE("a plugin that is no augmentation is refused, naming its JSON path") {
+    core::ValidationOptions o{320, 4, false, 32};
+    o.transform = {{"plugin", "yolo_dataset"}};
+    o.transform_path = "stages.train.params.val_transform";
+    CHECK_THROWS_WITH_AS(core::ValidationLoader(pm.registry(), *source, o, "test.validation"),
+                         doctest::Contains("stages.train.params.val_transform.plugin: 'yolo_dataset' is a source plugin"),
+                         InvalidInput);
   }
 }

@@ -1,4 +1,4 @@
-// `yoloflow info --model yolo11n`: the layer table, parameter count and GFLOPs of a model.
+// `yoloflow info [--model yolo11s]`: the layer table, parameter count and GFLOPs of a model.
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "model/flop_counter.h"
 #include "model/model_factory.h"
+#include "pipeline/default_documents.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -23,19 +24,27 @@ std::string thousands(std::int64_t n) {
 void add_info_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand("info", "Show a model's layers, parameter count and GFLOPs");
   struct Opts {
-    std::string model = "yolo11n";
+    std::string model;  // empty: the train sink's default model
     int nc = 80;
     int imgsz = 640;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--model", o->model, "Architecture: yolo11n, yolo11s, yolo11m, yolo11l or yolo11x")->capture_default_str();
+  cmd->add_option("--model", o->model,
+                  "Architecture, e.g. yolo11s (default: the train sink's model in core/resources/train-defaults.json)");
   cmd->add_option("--nc", o->nc, "Number of classes")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--imgsz", o->imgsz, "Square image size for the GFLOPs count (multiple of 32)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->callback([&ctx, &selected, o] {
     selected = [&ctx, o]() -> int {
-      auto model = core::create_model(ctx.plugins().registry(), o->model, o->nc);
+      std::unique_ptr<Model> model;
+      if (o->model.empty()) {
+        const json spec = core::train_sink_default("model");
+        model = core::create_model(ctx.plugins().registry(), spec.value("plugin", std::string()), o->nc,
+                                   spec.value("params", json::object()));
+      } else {
+        model = core::create_model(ctx.plugins().registry(), o->model, o->nc);
+      }
       std::cout << std::right << std::setw(5) << "" << std::setw(20) << "from" << std::setw(4) << "n"
                 << std::setw(12) << "params" << "  " << std::left << std::setw(10) << "module"
                 << "arguments\n";

@@ -15,6 +15,7 @@
 #include "model/model_factory.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
+#include "pipeline/default_documents.h"
 #include "plugin/registry.h"
 #include "train/checkpoint.h"
 #include "yoloflow/augmentation.h"
@@ -74,6 +75,41 @@ void finish_loaded(LoadedCheckpointModel& out, const torch::Device& device, cons
   for (int c = static_cast<int>(names.size()); c < nc; ++c) names.push_back(std::to_string(c));
 }
 
+// How `yoloflow predict` prepares an image: the augmentation stages on the path from the source
+// to the predict sink of predict-defaults.json, in order, each configured at the network's
+// image size, and given the model's largest stride as a `stride` parameter it declares and the
+// file leaves out.
+std::vector<std::unique_ptr<Augmentation>> prediction_transforms(const Registry& registry, int stride,
+                                                                  const StageContext& context) {
+  const DefaultDocument& d = predict_defaults();
+  const json& stages = d.document.at("stages");
+  std::vector<std::string> chain;  // from the sink back to the source
+  std::string name = sink_stage(d.document, "predict").first;
+  while (!name.empty() && stages.contains(name) && chain.size() <= stages.size()) {
+    chain.push_back(name);
+    const json& stage = stages[name];
+    name = stage.contains("input") && stage["input"].is_string() ? stage["input"].get<std::string>() : std::string();
+  }
+  std::vector<std::unique_ptr<Augmentation>> out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const json& stage = stages[*it];
+    const auto* rc = registry.find(Kind::Augmentation, stage.value("plugin", std::string()));
+    if (!rc) continue;  // the source, the batcher, the sink
+    json params = stage.contains("params") && stage["params"].is_object() ? stage["params"] : json::object();
+    if (rc->info.schema.find("stride") && !params.contains("stride")) params["stride"] = stride;
+    StageContext ctx = context;
+    ctx.node = d.file + ": stages." + *it;
+    out.emplace_back(static_cast<Augmentation*>(
+        create_configured(registry, Kind::Augmentation, rc->info.name, params, ctx.node, ctx).release()));
+  }
+  if (out.empty()) {
+    throw Error(d.file + " (built in): no stage of a loaded augmentation plugin leads to its predict stage, so "
+                "images could not be fitted to the network (`yoloflow plugins` lists the loaded ones)",
+                kExitPluginError);
+  }
+  return out;
+}
+
 }  // namespace
 
 CheckpointModel describe_checkpoint_model(const json& meta, const std::string& checkpoint_path) {
@@ -81,31 +117,31 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
   if (meta.contains("names") && meta["names"].is_array()) {
     for (const auto& n : meta["names"]) out.names.push_back(n.is_string() ? n.get<std::string>() : n.dump());
   }
+  // Checkpoints written before the pipeline was stored: the run folder's pipeline.json.
+  const fs::path run_pipeline = fs::path(checkpoint_path).parent_path().parent_path() / "pipeline.json";
+  std::string pipeline_problem = "no 'pipeline' entry, and " + run_pipeline.string() + " does not exist";
+  if (meta.contains("pipeline") && meta["pipeline"].is_object()) {
+    out.pipeline = meta["pipeline"];
+    out.pipeline_origin = checkpoint_path + " (its pipeline entry)";
+  } else if (std::ifstream f(run_pipeline); f) {
+    try {
+      out.pipeline = json::parse(f);
+      out.pipeline_origin = run_pipeline.string();
+    } catch (const std::exception&) {
+      pipeline_problem = "no 'pipeline' entry, and " + run_pipeline.string() + " is not valid JSON";
+    }
+  }
   if (meta.contains("model") && meta["model"].is_object() && meta["model"].contains("plugin")) {
     out.spec = with_nc(meta["model"], meta);
     out.origin = checkpoint_path + " (its model entry)";
     return out;
   }
-  if (json m = train_model_in(meta.value("pipeline", json())); !m.is_null()) {
+  if (json m = train_model_in(out.pipeline); !m.is_null()) {
     out.spec = with_nc(m, meta);
-    out.origin = checkpoint_path + " (its pipeline entry)";
+    out.origin = out.pipeline_origin;
     return out;
   }
-  // Checkpoints written before the pipeline was stored: the run folder's pipeline.json.
-  const fs::path run_pipeline = fs::path(checkpoint_path).parent_path().parent_path() / "pipeline.json";
-  std::string pipeline_problem = run_pipeline.string() + " does not exist";
-  if (std::ifstream f(run_pipeline); f) {
-    try {
-      if (json m = train_model_in(json::parse(f)); !m.is_null()) {
-        out.spec = with_nc(m, meta);
-        out.origin = run_pipeline.string();
-        return out;
-      }
-      pipeline_problem = run_pipeline.string() + " has no train stage with a model";
-    } catch (const std::exception& e) {
-      pipeline_problem = run_pipeline.string() + " is not valid JSON";
-    }
-  }
+  if (!out.pipeline.is_null()) pipeline_problem = out.pipeline_origin + " has no train stage with a model";
   if (meta.contains("architecture") && meta["architecture"].is_string() && meta.contains("nc")) {
     // "yolo11n": the plugin name and its scale letter, what the sink's model reports.
     const std::string arch = meta["architecture"].get<std::string>();
@@ -114,8 +150,8 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
     out.origin = checkpoint_path + " (its architecture name " + arch + ")";
     return out;
   }
-  throw InvalidInput(checkpoint_path + " does not say which model it holds: no 'model' or 'pipeline' entry (written by "
-                     "an older yoloflow), and " + pipeline_problem + "; predict with a checkpoint from `yoloflow train`, "
+  throw InvalidInput(checkpoint_path + " does not say which model it holds: no 'model' entry (written by an older "
+                     "yoloflow), " + pipeline_problem + "; predict with a checkpoint from `yoloflow train`, "
                      "kept in its run folder (RUN/weights/best.pt beside RUN/pipeline.json)");
 }
 
@@ -199,7 +235,7 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
 struct Predictor::Impl {
   LoadedCheckpointModel loaded;
   Model* model = nullptr;
-  std::unique_ptr<Augmentation> letterbox;
+  std::vector<std::unique_ptr<Augmentation>> transforms;  // predict-defaults.json's, in order
   torch::Device device{torch::kCPU};
   NmsOptions nms;
   torch::Tensor class_mask;  // (nc) 1 for the kept classes; undefined = all
@@ -232,15 +268,11 @@ Predictor::Predictor(const Registry& registry, const std::string& weights, const
                          ? 32
                          : static_cast<int>(*std::max_element(head.strides.begin(), head.strides.end()));
   m.imgsz = std::max(stride, (options.imgsz + stride - 1) / stride * stride);
-  // Validation's letterbox, with minimal padding to the stride (Ultralytics' rectangular
-  // inference for single images): fewer pixels, the same boxes.
-  const json lb = {{"size", m.imgsz}, {"auto", true}, {"stride", stride}};
   StageContext ctx;
   ctx.node = "predict";
   ctx.device = m.device.str();
   ctx.imgsz = m.imgsz;
-  m.letterbox.reset(static_cast<Augmentation*>(
-      create_configured(registry, Kind::Augmentation, "letterbox", lb, "predict.letterbox", ctx).release()));
+  m.transforms = prediction_transforms(registry, stride, ctx);
   m.nms.conf = options.conf;
   m.nms.iou = options.iou;
   m.nms.max_det = options.max_det;
@@ -269,7 +301,7 @@ ImagePrediction Predictor::predict(const cv::Mat& image) {
   Rng rng(0);
   NoSamples loader;
   AugmentContext ac{rng, loader, m.imgsz, 0};
-  m.letterbox->apply(s, ac);
+  for (auto& t : m.transforms) t->apply(s, ac);
   const int h = s.image.rows, w = s.image.cols;
   auto pixels = torch::empty({1, h, w, 3}, torch::kUInt8);
   cv::Mat rgb(h, w, CV_8UC3, pixels.data_ptr<std::uint8_t>());

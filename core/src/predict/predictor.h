@@ -1,7 +1,8 @@
 #pragma once
 // Detection with a trained checkpoint, one image at a time, as `yoloflow predict` runs it:
-// the network is rebuilt from what the checkpoint says about itself, images are letterboxed
-// like validation does, and detections come back in the original image's pixels.
+// the network is rebuilt from what the checkpoint says about itself, images are prepared by
+// the augmentations of core/resources/predict-defaults.json (a letterbox to the smallest
+// stride-aligned rectangle), and detections come back in the original image's pixels.
 // LibTorch stays behind the pimpl: users of this header compile without it.
 #include <memory>
 #include <string>
@@ -48,12 +49,15 @@ struct CheckpointModel {
   nlohmann::json spec;             // {"plugin": NAME, "params": {...}}
   std::vector<std::string> names;  // class names; empty when the checkpoint names none
   std::string origin;              // where `spec` came from, for messages
+  nlohmann::json pipeline;         // the pipeline that trained it; null when neither it nor its run folder has one
+  std::string pipeline_origin;     // where `pipeline` came from, for messages
 };
 
 // Reads the model description of a checkpoint's meta: its "model" entry (written since
 // predict exists), else the train sink's model in its "pipeline" entry, else in the
 // pipeline.json of the run folder above `checkpoint_path` (older checkpoints), else its
-// "architecture" name. Throws InvalidInput naming the file and what is missing.
+// "architecture" name; `pipeline` likewise from its "pipeline" entry or that pipeline.json.
+// Throws InvalidInput naming the file and what is missing.
 CheckpointModel describe_checkpoint_model(const nlohmann::json& meta, const std::string& checkpoint_path);
 
 class Predictor {

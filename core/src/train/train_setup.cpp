@@ -53,6 +53,10 @@ std::unique_ptr<TrainingValidation> open_training_validation(const Params& p, co
                        "\"params\": {...}} reading the validation images");
   }
   ValidationOptions vo;
+  vo.transform = p.get_json("val_transform");
+  vo.transform_path = p.where() + ".val_transform";
+  // Checked now rather than at the first validation, an epoch into the run.
+  check_validation_transform(host_registry(), vo.transform, vo.transform_path);
   vo.imgsz = ctx.imgsz;
   vo.batch = p.get_int("val_batch");
   vo.rect = p.get_bool("rect");

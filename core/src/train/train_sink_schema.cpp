@@ -1,27 +1,48 @@
 #include "train/train_sink_schema.h"
 
+#include "pipeline/default_documents.h"
+
 namespace yoloflow::core {
+
+namespace {
+
+// A component parameter whose default is the train sink's entry in train-defaults.json; where
+// that file names none, the pipeline must.
+ParamSpec& add_defaulted_component(Schema& s, const std::string& name, const std::string& kind, const std::string& doc) {
+  const json given = train_sink_default(name);
+  ParamSpec& spec = s.add_component(name, kind, given);
+  if (given.is_null()) return spec.required().doc(doc);
+  return spec.doc(doc + " Default: the one the train stage of core/resources/train-defaults.json names.");
+}
+
+}  // namespace
 
 Schema train_sink_schema() {
   Schema s;
-  s.add_component("model", "model", json{{"plugin", "yolo11"}, {"params", {{"scale", "n"}}}})
-      .doc("The model to train.");
-  s.add_component("optimizer", "optimizer", json{{"plugin", "auto"}}).doc("Optimizer plugin.");
-  s.add_component("precision", "precision", json{{"plugin", "fp32"}})
-      .doc("Precision strategy: fp32, amp_fp16 (CUDA) or amp_bf16.");
+  add_defaulted_component(s, "model", "model", "The model to train.");
+  add_defaulted_component(s, "optimizer", "optimizer", "Optimizer plugin.");
+  add_defaulted_component(s, "precision", "precision",
+                          "Precision strategy: any precision plugin (`yoloflow plugins` lists them).");
   s.add_path("data").required().doc("data.yaml of the dataset: class names and the validation split.");
   s.add_string("val_split", "val").doc("Split of `data` used for validation.");
   s.add_component("val_source", "source", nullptr)
       .fixed()
       .doc("Source of the validation images and labels: any source plugin. Left out, the pipeline's "
            "source stage (when it has one with a `split` parameter) reading `val_split`.");
+  add_defaulted_component(
+      s, "val_transform", "augmentation",
+      "Fits each validation image into its batch's shape, given to it as its `height` and `width` parameters "
+      "(which it must declare); its output must be exactly that size, its boxes and geometry following the "
+      "pixels (predictions are mapped back through them). `yoloflow val` uses the one a checkpoint's pipeline "
+      "records.")
+      .fixed();
   s.add_int("val_batch", 32).min(1).doc(
       "Images per validation batch. Beside a captured step (`cuda_graph`) validation allocates outside "
       "the graph's memory pool: yolo11n on the H200 peaked 1.2 GiB higher at 32 than at 8, where "
       "validation took ~2.5x as long (docs/performance.md).");
   s.add_bool("rect", true).doc(
-      "Validate in rectangular batches (images ordered by aspect ratio, each batch letterboxed to its own "
-      "stride-aligned shape), as Ultralytics validates; false letterboxes every image to imgsz x imgsz.");
+      "Validate in rectangular batches (images ordered by aspect ratio, each batch fitted by `val_transform` to "
+      "its own stride-aligned shape), as Ultralytics validates; false fits every image to imgsz x imgsz.");
   s.add_int("val_every", 1).min(0).doc("Validate every N epochs (0 = only after the last).");
   s.add_float("val_conf", 0.001).range(0.0, 1.0).doc("NMS confidence threshold in validation.");
   s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");

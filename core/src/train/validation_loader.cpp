@@ -9,6 +9,8 @@
 
 #include "graph/source_sample_loader.h"
 #include "pipeline/component_factory.h"
+#include "pipeline/component_spec.h"
+#include "pipeline/default_documents.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/rng.h"
@@ -26,10 +28,35 @@ std::pair<int, int> rect_batch_shape(double min_ar, double max_ar, int imgsz, in
   return {side(h), side(w)};
 }
 
+void check_validation_transform(const Registry& registry, const json& spec, const std::string& path) {
+  if (!spec.is_object()) {
+    throw InvalidInput(path + ": no validation transform: give {\"plugin\": NAME, \"params\": {...}}, an augmentation "
+                       "with `height` and `width` parameters");
+  }
+  const std::string plugin = spec.value("plugin", std::string());
+  Diagnostics problems;
+  const RegisteredComponent* rc = find_component_of_kind(registry, Kind::Augmentation, plugin, path + ".plugin", problems);
+  if (!rc) {
+    throw InvalidInput(problems.empty() ? path + ".plugin: no augmentation '" + plugin + "' is loaded"
+                                        : problems.front().path + ": " + problems.front().message);
+  }
+  if (!rc->info.schema.find("height") || !rc->info.schema.find("width")) {
+    throw InvalidInput(path + ".plugin: '" + plugin + "' has no `height` and `width` parameters: the validation transform "
+                       "is given each batch's shape through them (`yoloflow describe " + plugin + "`)");
+  }
+}
+
 ValidationLoader::ValidationLoader(const Registry& registry, DataSource& source, const ValidationOptions& options,
                                    std::string where)
     : registry_(registry), source_(source), options_(options), where_(std::move(where)) {
   if (options_.batch < 1) throw InvalidInput(where_ + ": the validation batch must be at least 1");
+  if (options_.transform.is_null()) {
+    options_.transform = train_sink_default("val_transform");
+    options_.transform_path = train_defaults().file + ": stages." + sink_stage(train_defaults().document, "train").first +
+                              ".params.val_transform";
+  }
+  if (options_.transform_path.empty()) options_.transform_path = where_ + ".transform";
+  check_validation_transform(registry_, options_.transform, options_.transform_path);
 }
 
 ValidationLoader::~ValidationLoader() = default;
@@ -83,27 +110,29 @@ void ValidationLoader::plan() {
                                                        options_.stride)
                                     : std::make_pair(options_.imgsz, options_.imgsz));
   }
-  for (const auto& s : shapes_) letterbox_for(s);  // created here, shared read-only by the loading threads
+  for (const auto& s : shapes_) transform_for(s);  // created here, shared read-only by the loading threads
   planned_ = true;
 }
 
-Augmentation& ValidationLoader::letterbox_for(std::pair<int, int> shape) {
-  auto it = letterboxes_.find(shape);
-  if (it != letterboxes_.end()) return *it->second;
+Augmentation& ValidationLoader::transform_for(std::pair<int, int> shape) {
+  auto it = transforms_.find(shape);
+  if (it != transforms_.end()) return *it->second;
   StageContext ctx;
-  ctx.node = where_ + ".letterbox";
+  ctx.node = options_.transform_path;
   ctx.imgsz = options_.imgsz;
-  const json params = {{"height", shape.first}, {"width", shape.second}, {"scaleup", false}};
-  auto lb = create_component<Augmentation>(registry_, Kind::Augmentation, json{{"plugin", "letterbox"}, {"params", params}},
-                                           ctx.node, ctx);
-  return *letterboxes_.emplace(shape, std::move(lb)).first->second;
+  json spec = options_.transform;
+  if (!spec.contains("params") || !spec["params"].is_object()) spec["params"] = json::object();
+  spec["params"]["height"] = shape.first;
+  spec["params"]["width"] = shape.second;
+  auto t = create_component<Augmentation>(registry_, Kind::Augmentation, spec, ctx.node, ctx);
+  return *transforms_.emplace(shape, std::move(t)).first->second;
 }
 
 ValidationBatch ValidationLoader::load(std::size_t batch) {
   if (!planned_) plan();
   const auto& indices = batches_.at(batch);
   const auto [h, w] = shapes_.at(batch);
-  Augmentation& letterbox = letterbox_for({h, w});
+  Augmentation& transform = transform_for({h, w});
   const std::size_t count = indices.size();
   std::vector<Sample> samples(count);
   std::vector<char> ok(count, 0);
@@ -113,7 +142,7 @@ ValidationBatch ValidationLoader::load(std::size_t batch) {
       samples[i] = source_.load(indices[i]);
       Rng rng(0);
       AugmentContext ac{rng, loader, options_.imgsz, 0};
-      letterbox.apply(samples[i], ac);
+      transform.apply(samples[i], ac);
       ok[i] = 1;
     } catch (const std::exception& e) {
       YF_LOG_WARN(where_ << ": skipped image " << indices[i] << ": " << e.what());
@@ -130,8 +159,9 @@ ValidationBatch ValidationLoader::load(std::size_t batch) {
   for (std::size_t k = 0; k < good.size(); ++k) {
     Sample& s = samples[good[k]];
     if (s.image.rows != h || s.image.cols != w || s.image.type() != CV_8UC3) {
-      throw Error(where_ + ": the letterbox made " + s.path + " " + std::to_string(s.image.cols) + "x" +
-                  std::to_string(s.image.rows) + ", not the batch's " + std::to_string(w) + "x" + std::to_string(h));
+      throw Error(options_.transform_path + " (" + options_.transform.value("plugin", std::string()) + ") made " + s.path +
+                  " " + std::to_string(s.image.cols) + "x" + std::to_string(s.image.rows) + ", not the batch's " +
+                  std::to_string(w) + "x" + std::to_string(h) + " 8-bit 3-channel image");
     }
     cv::Mat dst(h, w, CV_8UC3, out.pixels[static_cast<std::int64_t>(k)].data_ptr<std::uint8_t>());
     cv::cvtColor(s.image, dst, cv::COLOR_BGR2RGB);

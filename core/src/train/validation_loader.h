@@ -6,8 +6,10 @@
 //   use): images ordered by aspect ratio (height / width of the original file), cut into
 //   batches of `batch`, and each batch letterboxed to its own shape: the side of its most
 //   extreme image's aspect ratio scaled to imgsz, plus half a stride, rounded up to the stride.
-// Images are never enlarged by the letterbox (the source already sized them to imgsz), the
-// padding is grey 114 and centred. An image that fails to load is skipped with a warning.
+// Each image is fitted to its batch's shape by the validation transform, an augmentation given
+// that shape as its `height` and `width` parameters: the train sink's `val_transform`, or
+// train-defaults.json's (which never enlarges an image and pads grey 114, centred, as
+// Ultralytics does). An image that fails to load is skipped with a warning.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -30,6 +32,10 @@ struct ValidationOptions {
   std::int64_t batch = 32;
   bool rect = true;
   int stride = 32;  // the model's largest stride
+  // {"plugin": NAME, "params": {...}}: an augmentation declaring `height` and `width`, which are
+  // set to each batch's shape. Null: the train sink's val_transform in train-defaults.json.
+  json transform;
+  std::string transform_path;  // names `transform` in messages ("stages.train.params.val_transform")
 };
 
 struct ValidationBatch {
@@ -41,6 +47,8 @@ struct ValidationBatch {
 class ValidationLoader {
  public:
   // `source` must outlive the loader; `where` names it in messages ("train.validation").
+  // Throws InvalidInput naming options.transform_path when the transform is not a loaded
+  // augmentation with `height` and `width` parameters.
   ValidationLoader(const Registry& registry, DataSource& source, const ValidationOptions& options,
                    std::string where);
   ~ValidationLoader();
@@ -55,7 +63,7 @@ class ValidationLoader {
 
  private:
   void plan();
-  Augmentation& letterbox_for(std::pair<int, int> shape);
+  Augmentation& transform_for(std::pair<int, int> shape);
 
   const Registry& registry_;
   DataSource& source_;
@@ -64,9 +72,13 @@ class ValidationLoader {
   bool planned_ = false;
   std::vector<std::vector<std::size_t>> batches_;  // source indices per batch
   std::vector<std::pair<int, int>> shapes_;        // (height, width) per batch
-  std::map<std::pair<int, int>, std::unique_ptr<Augmentation>> letterboxes_;
+  std::map<std::pair<int, int>, std::unique_ptr<Augmentation>> transforms_;
   std::size_t skipped_ = 0;
 };
+
+// Throws InvalidInput naming `path` unless `spec` ({"plugin": ..., "params": ...}) is a loaded
+// augmentation with `height` and `width` parameters, as a validation transform must be.
+void check_validation_transform(const Registry& registry, const json& spec, const std::string& path);
 
 // Ultralytics' batch shape for images whose aspect ratios (h / w) span [min_ar, max_ar].
 std::pair<int, int> rect_batch_shape(double min_ar, double max_ar, int imgsz, int stride);

@@ -7,6 +7,7 @@
 
 #include "detect/nms.h"
 #include "pipeline/component_factory.h"
+#include "pipeline/default_documents.h"
 #include "predict/checkpoint_model.h"
 #include "train/detection_loss.h"
 #include "train/validation_batch.h"
@@ -16,6 +17,62 @@
 #include "yoloflow/source.h"
 
 namespace yoloflow::core {
+namespace {
+
+// What reads --data and what fits its images to the batches.
+struct ValidationSetup {
+  json source;                 // {"plugin": ..., "params": {...}}, its data and split still to set
+  json transform;              // null: the validation loader's default
+  std::string transform_path;  // names `transform` in messages
+};
+
+// The reader and the transform the run that trained the weights validated with, where its
+// pipeline records them; else train-defaults.json's source stage and the loader's default
+// transform. The reader must take --data and --split as its `data` and `split`.
+ValidationSetup validation_setup(const Registry& registry, const CheckpointModel& described) {
+  ValidationSetup out;
+  std::string source_path;
+  const auto [train_name, train_stage] = sink_stage(described.pipeline, "train");
+  const json recorded = train_stage.is_object() && train_stage.contains("params") && train_stage["params"].is_object()
+                            ? train_stage["params"]
+                            : json::object();
+  const std::string recorded_path = described.pipeline_origin + ": stages." + train_name + ".params.";
+  if (recorded.contains("val_source") && recorded["val_source"].is_object()) {
+    out.source = recorded["val_source"];
+    source_path = recorded_path + "val_source";
+  } else {
+    const DefaultDocument& d = train_defaults();
+    for (const auto& [name, stage] : d.document.at("stages").items()) {
+      if (stage.is_object() && registry.find(Kind::Source, stage.value("plugin", std::string()))) {
+        out.source = {{"plugin", stage["plugin"]}, {"params", stage.value("params", json::object())}};
+        source_path = d.file + ": stages." + name;
+        break;
+      }
+    }
+    if (out.source.is_null()) {
+      throw Error(d.file + " (built in) has no stage of a loaded source plugin to read --data with (`yoloflow plugins` "
+                  "lists the loaded ones)", kExitPluginError);
+    }
+  }
+  if (!out.source.contains("params") || !out.source["params"].is_object()) out.source["params"] = json::object();
+  const std::string plugin = out.source.value("plugin", std::string());
+  const RegisteredComponent* rc = registry.find(Kind::Source, plugin);
+  if (!rc) {
+    throw Error(source_path + ".plugin: no source plugin '" + plugin + "' is loaded (`yoloflow plugins` lists them)",
+                kExitPluginError);
+  }
+  if (!rc->info.schema.find("data") || !rc->info.schema.find("split")) {
+    throw InvalidInput(source_path + ".plugin: '" + plugin + "' has no `data` and `split` parameters, through which "
+                       "`yoloflow val` gives it --data and --split");
+  }
+  if (recorded.contains("val_transform") && recorded["val_transform"].is_object()) {
+    out.transform = recorded["val_transform"];
+    out.transform_path = recorded_path + "val_transform";
+  }
+  return out;
+}
+
+}  // namespace
 
 WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& r) {
   const auto start = std::chrono::steady_clock::now();
@@ -35,7 +92,10 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   ctx.node = "--data";
   ctx.imgsz = report.imgsz;
   ctx.device = device.str();
-  const json source_spec = {{"plugin", "yolo_dataset"}, {"params", {{"data", r.data}, {"split", r.split}}}};
+  const ValidationSetup setup = validation_setup(registry, loaded.described);
+  json source_spec = setup.source;
+  source_spec["params"]["data"] = r.data;
+  source_spec["params"]["split"] = r.split;
   auto source = create_component<DataSource>(registry, Kind::Source, source_spec, "--data", ctx);
   report.names = source->info().names;
   if (static_cast<int>(report.names.size()) != nc) {
@@ -51,6 +111,8 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   vo.batch = r.batch;
   vo.rect = r.rect;
   vo.stride = stride;
+  vo.transform = setup.transform;
+  vo.transform_path = setup.transform_path;
   ValidationLoader loader(registry, *source, vo, "val");
   NmsOptions nms;
   nms.conf = r.conf;

@@ -1,7 +1,10 @@
 #pragma once
 // `yoloflow val`: trained weights validated on a dataset split, as Ultralytics' `yolo val`
 // does it (rectangular batches by default, NMS conf 0.001 iou 0.7 multi-label, the metrics
-// of detection_metrics.h). The command prints and saves; this computes.
+// of detection_metrics.h). The images are read and fitted to the batches as the run that trained
+// the weights validated (its pipeline's `val_source`, given --data and --split, and
+// `val_transform`), or as core/resources/train-defaults.json says for weights without a
+// pipeline. The command prints and saves; this computes.
 #include <array>
 #include <cstdint>
 #include <string>

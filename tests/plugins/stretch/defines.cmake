@@ -1,0 +1,2 @@
+# OpenCV's resize.
+set(_link opencv_core opencv_imgproc)
