@@ -13,7 +13,8 @@
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build (scripts/device-build.sh):
 #   bash bench/gpu/shipped-vs-ultralytics.sh [CONFIGS]
-# CONFIGS: comma list of names below (default: all); EPOCHS (3), BATCH (16).
+# CONFIGS: comma list of names below (default: all); EPOCHS (3), BATCH (16), EXTRA (overrides
+# added to every yoloflow run, e.g. "workers=8").
 # Ultralytics runs when `python3 -c "import ultralytics"` works; otherwise its line says so.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,7 +24,8 @@ mkdir -p "$OUT"
 BIN="${BUILD:-/tmp/yoloflow-build}/bin"
 EPOCHS="${EPOCHS:-3}"
 BATCH="${BATCH:-16}"
-CONFIGS="${1:-ultralytics,shipped,shipped-others-any,shipped-no-channels_last,shipped-eager,shipped-workers12,shipped-fp32,shipped-bf16,shipped-ram}"
+read -r -a EXTRA_OVERRIDES <<< "${EXTRA:-}"
+CONFIGS="${1:-ultralytics,shipped,shipped-others-any,shipped-no-channels_last,shipped-eager,shipped-workers8,shipped-fp32,shipped-bf16,shipped-ram}"
 . bench/gpu/coco128x20.sh
 want() { [[ ",$CONFIGS," == *",$1,"* ]]; }
 RESULTS="$OUT/shipped-vs-ultralytics.jsonl"
@@ -35,7 +37,7 @@ yoloflow() {
   local dir="$OUT/run-$name"
   rm -rf "$dir"
   timeout 400 "$BIN/yoloflow" train pipelines/train-coco128.json --run-dir "$dir" epochs="$EPOCHS" \
-    data="$DATA/data.yaml" batch="$BATCH" "$@" > "$dir.log" 2>&1
+    data="$DATA/data.yaml" batch="$BATCH" "${EXTRA_OVERRIDES[@]}" "$@" > "$dir.log" 2>&1
   local rc=$?
   python3 - "$dir" "$name" "$rc" <<'PY' | tee -a "$RESULTS"
 import csv, json, sys
@@ -104,11 +106,11 @@ PY
 want ultralytics && ultralytics
 want shipped && yoloflow shipped
 # One default changed each: the mosaic's other images drawn among all samples (each decoded
-# again), NCHW, eager steps, 12 graph workers instead of 8.
+# again), NCHW, eager steps, 8 graph workers instead of 12.
 want shipped-others-any && yoloflow shipped-others-any stages.mosaic.params.others=any
 want shipped-no-channels_last && yoloflow shipped-no-channels_last stages.train.params.model.params.channels_last=false
 want shipped-eager && yoloflow shipped-eager stages.train.params.cuda_graph=false
-want shipped-workers12 && yoloflow shipped-workers12 workers=12
+want shipped-workers8 && yoloflow shipped-workers8 workers=8
 want shipped-fp32 && yoloflow shipped-fp32 stages.train.params.precision.plugin=fp32
 want shipped-bf16 && yoloflow shipped-bf16 stages.train.params.precision.plugin=amp_bf16
 want shipped-ram && yoloflow shipped-ram stages.source.params.cache=ram
