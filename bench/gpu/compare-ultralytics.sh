@@ -19,10 +19,7 @@
 # Each part prints as it finishes and appends a JSON line to $OUT/compare.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-/tmp/yoloflow-out}"
-mkdir -p "$OUT"
-. scripts/gpu-env.sh
-BIN="${BUILD:-/tmp/yoloflow-build}/bin"
+. bench/gpu/bench-env.sh
 PARTS="${1:-step,n32,n128,m32,map}"
 EPOCHS="${EPOCHS:-4}"
 MAP_EPOCHS="${MAP_EPOCHS:-20}"

@@ -21,10 +21,7 @@
 #   bash bench/gpu/no-cache-data-path.sh        Env: FILES, BASE_FILES, WORKERS (14), BATCH (32)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-/tmp/yoloflow-out}"
-mkdir -p "$OUT"
-. scripts/gpu-env.sh
-BIN="${BUILD:-/tmp/yoloflow-build}/bin"
+. bench/gpu/bench-env.sh
 FILES="${FILES:-100000}"
 BASE_FILES="${BASE_FILES:-20000}"
 WORKERS="${WORKERS:-14}"

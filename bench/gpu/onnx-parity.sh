@@ -18,11 +18,7 @@
 #   bash bench/gpu/onnx-parity.sh            env: MODELS ("n s"), ITERS (50), WORK (/tmp/yoloflow-onnx)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-/tmp/yoloflow-out}"
-mkdir -p "$OUT"
-. scripts/gpu-env.sh
-BUILD="${BUILD:-/tmp/yoloflow-build}"
-BIN="$BUILD/bin"
+. bench/gpu/bench-env.sh
 MODELS="${MODELS:-n s}"
 ITERS="${ITERS:-50}"
 CPU_ITERS="${CPU_ITERS:-5}"

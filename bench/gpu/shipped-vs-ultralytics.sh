@@ -18,10 +18,7 @@
 # Ultralytics runs when `python3 -c "import ultralytics"` works; otherwise its line says so.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-/tmp/yoloflow-out}"
-mkdir -p "$OUT"
-. scripts/gpu-env.sh
-BIN="${BUILD:-/tmp/yoloflow-build}/bin"
+. bench/gpu/bench-env.sh
 EPOCHS="${EPOCHS:-3}"
 BATCH="${BATCH:-16}"
 read -r -a EXTRA_OVERRIDES <<< "${EXTRA:-}"

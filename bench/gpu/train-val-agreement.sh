@@ -10,9 +10,8 @@
 # built (scripts/device-build.sh):   SEED=0 EPOCHS=30 bash bench/gpu/train-val-agreement.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT="${OUT:-/tmp/yoloflow-out}"; mkdir -p "$OUT"
-. scripts/gpu-env.sh
-BIN=/tmp/yoloflow-build/bin/yoloflow
+. bench/gpu/bench-env.sh
+BIN="$BIN/yoloflow"
 EPOCHS="${EPOCHS:-30}"
 DATA=/tmp/coco128x20; mkdir -p "$DATA"
 : > "$DATA/train.txt"; for _ in $(seq 20); do ls "$COCO"/images/train2017/*.jpg >> "$DATA/train.txt"; done
