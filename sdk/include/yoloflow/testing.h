@@ -1,0 +1,100 @@
+#pragma once
+// Testing a plugin as the host runs it, without the host: load the built plugin library, create
+// its components from their schemas, and check them against the contract of their kind. For a
+// plugin's own tests (any test framework; the checks return what they found wrong instead of
+// asserting), and for the conformance test that runs every shipped component through it.
+//
+//   yoloflow::testing::PluginLibrary lib("build/yoloflow_grayscale.so");
+//   auto aug = lib.make<yoloflow::Augmentation>("grayscale", {{"p", 1.0}});
+//   auto problems = yoloflow::testing::augmentation_contract(*aug, samples, 320);
+//
+// LibTorch-free: model, optimizer and precision plugins are created the same way, their
+// contracts are theirs to test.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "yoloflow/augmentation.h"
+#include "yoloflow/batcher.h"
+#include "yoloflow/component.h"
+#include "yoloflow/params.h"
+#include "yoloflow/plugin.h"
+#include "yoloflow/sample.h"
+#include "yoloflow/source.h"
+
+namespace yoloflow::testing {
+
+// One plugin library, loaded for the whole process (never unloaded: objects it made may outlive
+// any scope), its descriptor checked as the host checks it and its components registered.
+class YOLOFLOW_SDK_API PluginLibrary final : public Registrar {
+ public:
+  // Throws yoloflow::Error when the file cannot be loaded, exports no descriptor, was built for
+  // another SDK ABI (both versions in the message) or registers one name twice for a kind.
+  explicit PluginLibrary(const std::string& path);
+  ~PluginLibrary() override;
+  PluginLibrary(const PluginLibrary&) = delete;
+  PluginLibrary& operator=(const PluginLibrary&) = delete;
+
+  const std::string& plugin_name() const { return plugin_name_; }
+  const std::vector<ComponentInfo>& components() const { return components_; }
+  // Throws yoloflow::Error naming what the library does register when it has no such component.
+  const ComponentInfo& info(Kind kind, const std::string& name) const;
+
+  // Creates `name` and configures it as the host does: `params` validated against its schema
+  // (every problem in one InvalidInput, each with its JSON path under "params") and completed
+  // with the defaults. T is the kind's interface (Augmentation, DataSource, ...).
+  template <class T>
+  std::unique_ptr<T> make(const std::string& name, const json& params = json::object(),
+                          const StageContext& context = {}) {
+    return std::unique_ptr<T>(static_cast<T*>(create(kind_of(static_cast<T*>(nullptr)), name, params, context)));
+  }
+  Component* create(Kind kind, const std::string& name, const json& params, const StageContext& context);
+
+  void add(ComponentInfo info) override;
+
+ private:
+  static Kind kind_of(Augmentation*) { return Kind::Augmentation; }
+  static Kind kind_of(DataSource*) { return Kind::Source; }
+  static Kind kind_of(Batcher*) { return Kind::Batcher; }
+  std::string path_, plugin_name_;
+  std::vector<ComponentInfo> components_;
+};
+
+// A SampleLoader over fixed samples (each load returns a copy that owns its pixels).
+class YOLOFLOW_SDK_API SampleList final : public SampleLoader {
+ public:
+  explicit SampleList(std::vector<Sample> samples) : samples_(std::move(samples)) {}
+  std::size_t size() const override { return samples_.size(); }
+  Sample load(std::size_t index) override;
+
+ private:
+  std::vector<Sample> samples_;
+};
+
+// `sample` after `augmentation`, drawing from a generator seeded with `seed`, as the graph
+// applies it (the loader and recent samples are what mosaic-like augmentations combine).
+YOLOFLOW_SDK_API Sample augmented(Augmentation& augmentation, const Sample& sample, std::uint64_t seed, int imgsz,
+                                  SampleLoader& loader, RecentSamples recent = {});
+
+// What an augmentation must do on every sample and seed (0..seeds-1), with `samples` as its
+// other samples: leave an 8-bit 3-channel continuous image; keep every box inside its image
+// with x1 <= x2 and y1 <= y2 and a class it had; give the same output for the same seed; and
+// not change the loader's samples. Returns one line per problem found (empty: none).
+YOLOFLOW_SDK_API std::vector<std::string> augmentation_contract(Augmentation& augmentation,
+                                                                const std::vector<Sample>& samples, int imgsz,
+                                                                int seeds = 8);
+
+// What a source must do for its first `count` samples: a positive size, loads that give 8-bit
+// 3-channel continuous images whose long side is at most imgsz, boxes inside the image,
+// `index` equal to the index asked for, a path, the same sample when loaded twice, and an
+// out-of-range index refused with an exception. Returns one line per problem found.
+YOLOFLOW_SDK_API std::vector<std::string> source_contract(DataSource& source, int imgsz, std::size_t count = 8);
+
+// What a batcher must do with `samples` (all of one size): batches of batch_size() (the
+// last may be partial, from flush()), pixels RGB in the batch layout, one target row per box
+// with batch-relative indexes and coordinates in 0..1, and every sample accounted for once.
+YOLOFLOW_SDK_API std::vector<std::string> batcher_contract(Batcher& batcher, const std::vector<Sample>& samples);
+
+}  // namespace yoloflow::testing

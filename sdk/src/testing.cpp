@@ -1,0 +1,235 @@
+#include "yoloflow/testing.h"
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "yoloflow/error.h"
+#include "yoloflow/rng.h"
+
+namespace yoloflow::testing {
+
+PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
+  // Never closed: components it made, and their vtables, may outlive this object.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) throw Error("cannot load plugin '" + path + "': " + dlerror());
+  auto fn = reinterpret_cast<yoloflow_plugin_descriptor_fn>(dlsym(handle, YOLOFLOW_DESCRIPTOR_SYMBOL));
+  if (fn == nullptr) throw Error("'" + path + "' is not a yoloflow plugin: it exports no " YOLOFLOW_DESCRIPTOR_SYMBOL);
+  const yoloflow_plugin_descriptor_t* d = fn();
+  if (d == nullptr || d->abi_version != YOLOFLOW_SDK_ABI_VERSION) {
+    throw Error("'" + path + "' was built for SDK ABI " + (d ? std::to_string(d->abi_version) : std::string("?")) +
+                ", this SDK is ABI " + std::to_string(YOLOFLOW_SDK_ABI_VERSION) + ": rebuild it against this SDK");
+  }
+  plugin_name_ = d->name;
+  d->register_components(*this);
+}
+
+PluginLibrary::~PluginLibrary() = default;
+
+void PluginLibrary::add(ComponentInfo info) {
+  for (const auto& c : components_) {
+    if (c.kind == info.kind && c.name == info.name) {
+      throw Error("'" + path_ + "' registers " + kind_name(info.kind) + " '" + info.name + "' twice");
+    }
+  }
+  components_.push_back(std::move(info));
+}
+
+const ComponentInfo& PluginLibrary::info(Kind kind, const std::string& name) const {
+  std::string have;
+  for (const auto& c : components_) {
+    if (c.kind == kind && c.name == name) return c;
+    have += (have.empty() ? "" : ", ") + std::string(kind_name(c.kind)) + " '" + c.name + "'";
+  }
+  throw Error("'" + path_ + "' has no " + kind_name(kind) + " '" + name + "' (it registers " +
+              (have.empty() ? std::string("nothing") : have) + ")");
+}
+
+Component* PluginLibrary::create(Kind kind, const std::string& name, const json& params,
+                                 const StageContext& context) {
+  const ComponentInfo& c = info(kind, name);
+  Diagnostics problems;
+  c.schema.validate(params, "params", problems, nullptr, "plugin '" + name + "'");
+  if (!problems.empty()) {
+    std::string text;
+    for (const auto& p : problems) text += (text.empty() ? "" : "; ") + p.path + ": " + p.message;
+    throw InvalidInput(text);
+  }
+  std::unique_ptr<Component> component(c.factory());
+  StageContext ctx = context;
+  if (ctx.node.empty()) ctx.node = name;
+  component->configure(Params(c.schema.resolve(params, ctx.epoch, ctx.epochs), "params"), ctx);
+  return component.release();
+}
+
+Sample SampleList::load(std::size_t index) {
+  if (index >= samples_.size()) throw InvalidInput("sample " + std::to_string(index) + " of " + std::to_string(samples_.size()));
+  Sample s = samples_[index];
+  s.image = s.image.clone();
+  return s;
+}
+
+Sample augmented(Augmentation& augmentation, const Sample& sample, std::uint64_t seed, int imgsz, SampleLoader& loader,
+                 RecentSamples recent) {
+  Sample out = sample;
+  out.image = sample.image.clone();
+  Rng rng(seed);
+  AugmentContext context{rng, loader, imgsz, 0, recent};
+  augmentation.apply(out, context);
+  return out;
+}
+
+namespace {
+
+// Image and boxes problems of one sample, each line starting with `what`.
+void check_sample(const Sample& s, const std::string& what, std::vector<std::string>& out) {
+  if (s.image.empty() || s.image.type() != CV_8UC3) out.push_back(what + ": the image is not 8-bit with 3 channels");
+  if (!s.image.isContinuous()) out.push_back(what + ": the image is not continuous");
+  const float w = static_cast<float>(s.image.cols), h = static_cast<float>(s.image.rows);
+  constexpr float kSlack = 1e-3f;  // float rounding at the edges
+  for (std::size_t i = 0; i < s.boxes.size(); ++i) {
+    const Box& b = s.boxes[i];
+    std::ostringstream os;
+    os << what << ": box " << i << " (" << b.x1 << ", " << b.y1 << ", " << b.x2 << ", " << b.y2 << ") ";
+    if (!(std::isfinite(b.x1) && std::isfinite(b.y1) && std::isfinite(b.x2) && std::isfinite(b.y2))) {
+      out.push_back(os.str() + "is not finite");
+    } else if (b.x1 > b.x2 || b.y1 > b.y2) {
+      out.push_back(os.str() + "has x1 > x2 or y1 > y2");
+    } else if (b.x1 < -kSlack || b.y1 < -kSlack || b.x2 > w + kSlack || b.y2 > h + kSlack) {
+      os << "leaves the " << s.image.cols << "x" << s.image.rows << " image";
+      out.push_back(os.str());
+    }
+  }
+}
+
+bool same(const Sample& a, const Sample& b) {
+  if (a.image.size() != b.image.size() || a.image.type() != b.image.type() || a.boxes.size() != b.boxes.size()) return false;
+  if (!a.image.empty() && cv::norm(a.image, b.image, cv::NORM_INF) != 0) return false;
+  for (std::size_t i = 0; i < a.boxes.size(); ++i) {
+    const Box &p = a.boxes[i], &q = b.boxes[i];
+    if (p.x1 != q.x1 || p.y1 != q.y1 || p.x2 != q.x2 || p.y2 != q.y2 || p.cls != q.cls) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> augmentation_contract(Augmentation& augmentation, const std::vector<Sample>& samples, int imgsz,
+                                               int seeds) {
+  std::vector<std::string> out;
+  if (samples.empty()) return {"no samples to check with"};
+  std::set<int> classes;
+  for (const auto& s : samples) {
+    for (const auto& b : s.boxes) classes.insert(b.cls);
+  }
+  SampleList loader(samples);
+  std::vector<std::size_t> all(samples.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    for (int seed = 0; seed < seeds; ++seed) {
+      const std::string what = "sample " + std::to_string(i) + ", seed " + std::to_string(seed);
+      Sample a, b;
+      try {
+        const RecentSamples recent{all.data(), all.size()};
+        a = augmented(augmentation, samples[i], static_cast<std::uint64_t>(seed), imgsz, loader, recent);
+        b = augmented(augmentation, samples[i], static_cast<std::uint64_t>(seed), imgsz, loader, recent);
+      } catch (const std::exception& e) {
+        out.push_back(what + ": threw: " + e.what());
+        continue;
+      }
+      check_sample(a, what, out);
+      for (const auto& box : a.boxes) {
+        if (classes.count(box.cls) == 0) out.push_back(what + ": a box of class " + std::to_string(box.cls) + ", which no input had");
+      }
+      if (!same(a, b)) out.push_back(what + ": another output for the same seed");
+    }
+  }
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (!same(loader.load(i), samples[i])) out.push_back("the loader's sample " + std::to_string(i) + " was changed");
+  }
+  return out;
+}
+
+std::vector<std::string> source_contract(DataSource& source, int imgsz, std::size_t count) {
+  std::vector<std::string> out;
+  const std::size_t n = source.size();
+  if (n == 0) return {"size() is 0"};
+  for (std::size_t i = 0; i < std::min(n, count); ++i) {
+    const std::string what = "sample " + std::to_string(i);
+    Sample a, b;
+    try {
+      a = source.load(i);
+      b = source.load(i);
+    } catch (const std::exception& e) {
+      out.push_back(what + ": threw: " + e.what());
+      continue;
+    }
+    check_sample(a, what, out);
+    if (std::max(a.image.cols, a.image.rows) > imgsz) {
+      out.push_back(what + ": " + std::to_string(a.image.cols) + "x" + std::to_string(a.image.rows) +
+                    " is larger than imgsz " + std::to_string(imgsz));
+    }
+    if (a.index != i) out.push_back(what + ": index " + std::to_string(a.index));
+    if (a.path.empty()) out.push_back(what + ": no path");
+    if (!same(a, b)) out.push_back(what + ": another sample when loaded again");
+  }
+  try {
+    source.load(n);
+    out.push_back("load(size()) returned instead of throwing");
+  } catch (const std::exception&) {
+  }
+  return out;
+}
+
+std::vector<std::string> batcher_contract(Batcher& batcher, const std::vector<Sample>& samples) {
+  std::vector<std::string> out;
+  const std::int64_t size = batcher.batch_size();
+  if (size < 1) return {"batch_size() is " + std::to_string(size)};
+  std::vector<Batch> batches;
+  for (const auto& s : samples) {
+    Sample copy = s;
+    copy.image = s.image.clone();
+    if (auto b = batcher.add(std::move(copy))) batches.push_back(std::move(*b));
+  }
+  if (auto b = batcher.flush()) batches.push_back(std::move(*b));
+  std::size_t seen = 0;
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    const Batch& b = batches[k];
+    const std::string what = "batch " + std::to_string(k);
+    const bool last = k + 1 == batches.size();
+    if (b.size != size && !(last && b.size < size)) out.push_back(what + ": " + std::to_string(b.size) + " samples");
+    if (static_cast<std::int64_t>(b.samples.size()) != b.size) out.push_back(what + ": samples does not match size");
+    if (b.targets.size() % 6 != 0) out.push_back(what + ": targets are not rows of 6");
+    std::size_t boxes = 0;
+    for (std::int64_t i = 0; i < b.size && seen + static_cast<std::size_t>(i) < samples.size(); ++i) {
+      const Sample& s = samples[seen + static_cast<std::size_t>(i)];
+      boxes += s.boxes.size();
+      if (b.height != s.image.rows || b.width != s.image.cols) {
+        out.push_back(what + ": " + std::to_string(b.width) + "x" + std::to_string(b.height) + " pixels for a " +
+                      std::to_string(s.image.cols) + "x" + std::to_string(s.image.rows) + " sample");
+        continue;
+      }
+      // RGB: the batch's first pixel is the sample's first BGR pixel reversed.
+      const cv::Vec3b bgr = s.image.at<cv::Vec3b>(0, 0);
+      const std::uint8_t* rgb = b.image_data(i);
+      if (rgb[0] != bgr[2] || rgb[1] != bgr[1] || rgb[2] != bgr[0]) out.push_back(what + ": image " + std::to_string(i) + " is not RGB");
+    }
+    if (static_cast<std::size_t>(b.num_boxes()) != boxes) {
+      out.push_back(what + ": " + std::to_string(b.num_boxes()) + " target rows for " + std::to_string(boxes) + " boxes");
+    }
+    for (std::int64_t r = 0; r < b.num_boxes(); ++r) {
+      const float* t = b.targets.data() + 6 * r;
+      if (t[0] < 0 || t[0] >= static_cast<float>(b.size)) out.push_back(what + ": target row " + std::to_string(r) + " has image index " + std::to_string(t[0]));
+      for (int c = 2; c < 6; ++c) {
+        if (t[c] < -1e-4f || t[c] > 1.0f + 1e-4f) out.push_back(what + ": target row " + std::to_string(r) + " is not in 0..1");
+      }
+    }
+    seen += static_cast<std::size_t>(b.size);
+  }
+  if (seen != samples.size()) out.push_back(std::to_string(seen) + " samples came out for " + std::to_string(samples.size()));
+  return out;
+}
+
+}  // namespace yoloflow::testing
