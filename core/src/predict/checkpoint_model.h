@@ -30,7 +30,4 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
                                             const std::string& architecture = "",
                                             const std::string& architecture_option = "--model");
 
-// "auto" or "": CUDA when available. Throws InvalidInput naming `option` for an unusable value.
-torch::Device pick_inference_device(const std::string& wanted, const std::string& option);
-
 }  // namespace yoloflow::core

@@ -18,6 +18,7 @@
 #include "pipeline/default_documents.h"
 #include "plugin/registry.h"
 #include "train/checkpoint.h"
+#include "util/device_choice.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/model.h"
@@ -155,21 +156,6 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
                      "kept in its run folder (RUN/weights/best.pt beside RUN/pipeline.json)");
 }
 
-torch::Device pick_inference_device(const std::string& wanted, const std::string& option) {
-  if (wanted.empty() || wanted == "auto") {
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  }
-  try {
-    torch::Device d(wanted);
-    if (d.is_cuda() && !torch::cuda::is_available()) {
-      throw InvalidInput(option + " " + wanted + ": LibTorch sees no CUDA device (use cpu)");
-    }
-    return d;
-  } catch (const c10::Error&) {
-    throw InvalidInput(option + " " + wanted + ": not a device (cpu, cuda or cuda:N)");
-  }
-}
-
 LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std::string& weights,
                                             const torch::Device& device, const std::string& option,
                                             const std::string& architecture, const std::string& architecture_option) {
@@ -248,7 +234,7 @@ struct Predictor::Impl {
 Predictor::Predictor(const Registry& registry, const std::string& weights, const PredictOptions& options)
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
-  m.device = pick_inference_device(options.device, options.option_prefix + "device");
+  m.device = pick_device(options.device, options.option_prefix + "device");
   m.loaded = load_checkpoint_model(registry, weights, m.device, options.option_prefix + "weights", options.model,
                                    options.option_prefix + "model");
   m.model = m.loaded.model.get();

@@ -21,6 +21,7 @@
 #include "train/oom_guard.h"
 #include "train/step_engine.h"
 #include "train/train_device.h"
+#include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/model.h"
@@ -145,7 +146,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const json sink = pipeline.stage_params(pipeline.sink, 0);
   std::string wanted = sink.value("device", std::string());
   if (wanted.empty()) wanted = device_override.empty() ? pipeline.device : device_override;
-  const torch::Device device = pick_train_device(wanted);
+  const torch::Device device = pick_device(wanted, "device");
   if (!device.is_cuda()) {
     YF_LOG_WARN(path << ": batch " << asked << " needs a CUDA device; using " << kCpuBatch);
     set_batch(pipeline, batcher, kCpuBatch);

@@ -1,15 +1,11 @@
 #pragma once
-// The device the train sink trains on, from its `device` parameter (else the run's):
-// "auto" = CUDA when LibTorch sees a device, else the CPU; a CUDA device asked for where there
-// is none is an error. Auto batch profiles on the same device before the sink exists.
+// How LibTorch runs on the train sink's device (util/device_choice.h picks the device).
 #include <cstdint>
 #include <string>
 
 #include <c10/core/Device.h>
 
 namespace yoloflow::core {
-
-c10::Device pick_train_device(const std::string& wanted);
 
 // Threads of LibTorch's CPU operations in this process: `cpu_threads` when above 0, else 1
 // beside a CUDA device (the step only launches GPU work, and idle OpenMP threads spinning

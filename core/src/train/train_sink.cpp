@@ -32,6 +32,7 @@
 #include "train/train_sink_schema.h"
 #include "train/train_state.h"
 #include "train/training_validation.h"
+#include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/model.h"
@@ -63,7 +64,7 @@ class TrainSink final : public Sink {
     // Before anything touches CUDA: the allocator reads its configuration once, at initialisation.
     apply_cuda_alloc_conf(p.get_string("cuda_alloc_conf"), ctx.node + ".params.cuda_alloc_conf");
     state_.micro_batch = p.get_int("micro_batch");
-    device_ = dist::rank_device(pick_train_device(p.get_string("device").empty() ? ctx.device : p.get_string("device")));
+    device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"), "device"));
     set_training_threads(device_, p.get_int("cpu_threads"));
     set_cuda_memory_fraction(device_, p.get_float("cuda_memory_fraction"));
     torch::manual_seed(ctx.seed);

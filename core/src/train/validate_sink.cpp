@@ -12,6 +12,7 @@
 #include "train/validation_batch.h"
 #include "util/atomic_file.h"
 #include "util/text_format.h"
+#include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/monitor.h"
@@ -49,7 +50,7 @@ class ValidateSink final : public Sink {
     if (loaded_.model) return;  // reconfigured at an epoch boundary: nothing scheduled here
     const std::string where = ctx.node.empty() ? p.where() : "stages." + ctx.node;
     weights_ = p.get_string("weights");
-    device_ = pick_inference_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"),
+    device_ = pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"),
                                     where + ".params.device");
     loaded_ = load_checkpoint_model(host_registry(), weights_, device_, where + ".params.weights", p.get_string("model"),
                                     where + ".params.model");

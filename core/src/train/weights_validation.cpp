@@ -12,6 +12,7 @@
 #include "train/detection_loss.h"
 #include "train/validation_batch.h"
 #include "train/validation_loader.h"
+#include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/source.h"
@@ -77,7 +78,7 @@ ValidationSetup validation_setup(const Registry& registry, const CheckpointModel
 WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& r) {
   const auto start = std::chrono::steady_clock::now();
   WeightsValidationReport report;
-  const torch::Device device = pick_inference_device(r.device, "--device");
+  const torch::Device device = pick_device(r.device, "--device");
   LoadedCheckpointModel loaded = load_checkpoint_model(registry, r.weights, device, "--weights", r.model, "--model");
   Model& model = *loaded.model;
   const int nc = model.head().nc;
