@@ -21,8 +21,9 @@ using namespace yoloflow;
 
 namespace {
 
-std::string pipeline(const std::string& train_extra) {
+std::string pipeline(const std::string& train_extra, int epochs = 1) {
   test::TrainPipeline p;
+  p.epochs = epochs;
   p.seed = 5;
   p.top = R"("ordered": true, "device": "cpu")";
   p.train = R"("optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}}, "nominal_batch": 4, "warmup_epochs": 0, "val_every": 0, "log_every": 1)" +
@@ -70,6 +71,23 @@ TEST_CASE("loss: a loss plugin named in the pipeline is the one training minimis
   CHECK(csv.series("train/square_loss")[0] > 0);
   CHECK(std::isfinite(csv.series("val/square_loss")[0]));  // validation losses are the same loss's
   CHECK(std::isnan(csv.series("train/box_loss")[0]));      // Ultralytics' columns stay, empty
+  test::remove_tree(dir);
+}
+
+TEST_CASE("loss: a schedule of a loss parameter reaches the loss at each epoch and is recorded") {
+  const auto dir = test::temp_dir("train-loss-schedule");
+  test::write_coco128_subset(dir, 8);
+  test::write_file(dir + "/s.json",
+                   pipeline(R"(, "loss": {"plugin": "square_probe", "params": {"weight": {"steps": {"0": 1.0, "1": 2.5}}}})", 2));
+  const auto r = test::run_cli("--plugin-path " + test::test_plugin_dir("loss_probe") + " train " + dir +
+                               "/s.json --run-dir " + dir + "/run");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  core::ResultsCsv csv(dir + "/run/results.csv");
+  csv.load();
+  REQUIRE(csv.rows().size() == 2);
+  CHECK(csv.series("stages.train.params.loss.params.weight") == std::vector<double>{1.0, 2.5});
+  CHECK(csv.series("train/weight_loss") == std::vector<double>{1.0, 2.5});  // what the loss was configured with
   test::remove_tree(dir);
 }
 

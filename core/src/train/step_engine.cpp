@@ -1,6 +1,7 @@
 #include "train/step_engine.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <torch/version.h>
@@ -163,6 +164,11 @@ torch::Tensor StepEngine::forward_backward(TrainState& state, const torch::Tenso
       auto scope = precision_.autocast(device_);
       auto levels = model_.forward_train(images);
       loss = loss_.compute(levels, targets.narrow(0, chunk.start, chunk.size), share);
+    }
+    // A shape, known on the host: no synchronisation.
+    if (loss.items.numel() != k) {
+      throw Error("the loss returned " + std::to_string(loss.items.numel()) + " items, but its item_names() lists " +
+                  std::to_string(k));
     }
     // A loss without a normaliser is a mean over its images: chunks weigh by their share.
     if (exact && !loss.normaliser.defined()) loss.normaliser = torch::full({}, share, on_device);

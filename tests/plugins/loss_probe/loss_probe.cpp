@@ -1,6 +1,7 @@
 // A loss whose value a test can predict: the mean square of the model's raw outputs times
-// `weight`, logged as one component, "square". It has no normaliser, so micro-batches weigh
-// by their share of the images.
+// `weight`, logged as "square". A second logged value, "weight", is the weight it was last
+// configured with, so that a test sees a schedule reach the loss. It has no normaliser, so
+// micro-batches weigh by their share of the images.
 #include "yoloflow/loss.h"
 #include "yoloflow/plugin.h"
 
@@ -12,7 +13,7 @@ class SquareLoss final : public yoloflow::Loss {
  public:
   void configure(const yoloflow::Params& p, const yoloflow::StageContext&) override { weight_ = p.get_float("weight"); }
   void setup(const yoloflow::DetectionHead&) override {}
-  std::vector<std::string> item_names() const override { return {"square"}; }
+  std::vector<std::string> item_names() const override { return {"square", "weight"}; }
   yoloflow::LossOutput compute(const std::vector<at::Tensor>& levels, const at::Tensor& targets, double) override {
     auto sum = torch::zeros({}, levels[0].options().dtype(torch::kFloat));
     std::int64_t count = 0;
@@ -23,7 +24,7 @@ class SquareLoss final : public yoloflow::Loss {
     const auto loss = sum / static_cast<double>(count) * weight_;
     yoloflow::LossOutput out;
     out.total = loss * static_cast<double>(targets.size(0));
-    out.items = loss.detach().view({1});
+    out.items = torch::stack({loss.detach(), torch::full({}, weight_, loss.options())});
     return out;
   }
 
