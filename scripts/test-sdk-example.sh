@@ -8,7 +8,7 @@ src="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$src/build}" && pwd)"
 shift || true
 examples=("$@")
-[ "${#examples[@]}" -gt 0 ] || examples=(custom_augmentation custom_monitor custom_source custom_optimizer custom_callback)
+[ "${#examples[@]}" -gt 0 ] || examples=(custom_augmentation custom_monitor custom_source custom_optimizer custom_callback custom_loss)
 coco="${YOLOFLOW_SHARED_DIR:-$src/../shared}/datasets/coco128"
 work="$(mktemp -d /tmp/yoloflow-sdk-example.XXXXXX)"
 trap 'rm -rf "$work"' EXIT

@@ -18,7 +18,7 @@ namespace yoloflow {
 namespace {
 const char* const kKindNames[kKindCount] = {"source",  "augmentation", "batcher",  "sink",
                                             "model",   "optimizer",    "precision", "monitor",
-                                            "scheduler", "callback"};
+                                            "scheduler", "callback", "loss"};
 }
 
 const char* kind_name(Kind kind) {

@@ -387,6 +387,12 @@ void Schema::validate(const json& params, const std::string& path, Diagnostics& 
   const auto known = names();
   for (auto it = params.begin(); it != params.end(); ++it) {
     if (!it.key().empty() && it.key()[0] == '_') continue;  // "_doc" and other comments
+    if (auto moved = moved_.find(it.key()); moved != moved_.end()) {
+      out.push_back({path + "." + it.key(), "'" + it.key() + "' is no longer a parameter" +
+                                                (owner.empty() ? std::string() : " of " + owner) +
+                                                ": it moved to " + path + "." + moved->second});
+      continue;
+    }
     if (find(it.key()) == nullptr) {
       std::string msg = "unknown parameter '" + it.key() + "'";
       if (!owner.empty()) msg += " of " + owner;
@@ -419,6 +425,8 @@ void Schema::validate(const json& params, const std::string& path, Diagnostics& 
     check_value(*it, spec, p, out, components);
   }
 }
+
+void Schema::add_moved(std::string name, std::string to) { moved_[std::move(name)] = std::move(to); }
 
 json Schema::resolve(const json& params, int epoch, int epochs) const {
   json out = json::object();

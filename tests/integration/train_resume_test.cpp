@@ -220,7 +220,8 @@ TEST_CASE("SIGKILL at any moment leaves a loadable last.pt that resumes to the e
 TEST_CASE("per-epoch schedules are applied at epoch boundaries and recorded in results.csv") {
   const auto t = make_tiny("train-schedule");
   test::write_file(t.dir + "/sched.json",
-                   tiny_pipeline(2, R"(, "box": {"steps": {"0": 7.5, "1": 5.0}})", R"({"steps": {"0": 2, "1": 4}})"));
+                   tiny_pipeline(2, R"(, "loss": {"plugin": "yolo11_detection", "params": {"box": {"steps": {"0": 7.5, "1": 5.0}}}})",
+                                 R"({"steps": {"0": 2, "1": 4}})"));
   auto r = test::run_cli("train " + t.dir + "/sched.json --run-dir " + t.run("r"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -228,7 +229,8 @@ TEST_CASE("per-epoch schedules are applied at epoch boundaries and recorded in r
   csv.load();
   REQUIRE(csv.rows().size() == 2);
   CHECK(csv.series("stages.batch.params.batch") == std::vector<double>{2, 4});
-  CHECK(csv.series("stages.train.params.box") == std::vector<double>{7.5, 5.0});
+  // A schedule inside the sink's loss component: recorded, and the loss reconfigured with it.
+  CHECK(csv.series("stages.train.params.loss.params.box") == std::vector<double>{7.5, 5.0});
   CHECK(csv.series("batch") == std::vector<double>{2, 4});
   test::remove_tree(t.dir);
 }

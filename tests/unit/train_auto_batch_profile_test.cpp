@@ -12,7 +12,7 @@
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "train/auto_batch_profiler.h"
-#include "train/detection_loss.h"
+#include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/precision.h"
 #include "yoloflow/source.h"
@@ -25,7 +25,8 @@ TEST_CASE("auto batch profile: real steps at each batch, measured after backward
   auto fp32 = test::make_component<PrecisionStrategy>(pm, Kind::Precision, "fp32", json::object(),
                                                       {64, "precision", "precision_standard"});
   model->module().train();
-  core::DetectionLoss loss(model->head());
+  auto loss = test::make_component<Loss>(pm, Kind::Loss, "yolo11_detection", json::object(), {64, "loss"});
+  loss->setup(model->head());
   const c10::Device cpu(c10::kCPU);
   int restarts = 0;
   std::vector<std::int64_t> measured;
@@ -44,7 +45,7 @@ TEST_CASE("auto batch profile: real steps at each batch, measured after backward
     measured.push_back(static_cast<std::int64_t>(measured.size()));
     return 1e6 * static_cast<double>(measured.size());
   };
-  auto profile = core::profile_step_memory(*model, *fp32, loss, cpu, 64, 4, {1, 2}, [&] { ++restarts; }, measure_step);
+  auto profile = core::profile_step_memory(*model, *fp32, *loss, cpu, 64, 4, {1, 2}, [&] { ++restarts; }, measure_step);
   REQUIRE(profile.points.size() == 2);
   CHECK(profile.points[0].batch == 1);
   CHECK(profile.points[1].batch == 2);
@@ -56,7 +57,7 @@ TEST_CASE("auto batch profile: real steps at each batch, measured after backward
   // An allocation failure at batch 4 (as the CUDA allocator's at its cap): the profile ends
   // there with the batches before it, and the failed step's gradients are dropped.
   measured.clear();
-  profile = core::profile_step_memory(*model, *fp32, loss, cpu, 64, 4, {1, 4, 8}, [] {}, [&]() -> double {
+  profile = core::profile_step_memory(*model, *fp32, *loss, cpu, 64, 4, {1, 4, 8}, [] {}, [&]() -> double {
     if (!measured.empty()) throw std::bad_alloc();
     return measure_step();
   });
@@ -65,7 +66,7 @@ TEST_CASE("auto batch profile: real steps at each batch, measured after backward
   for (const auto& p : model->module().parameters()) CHECK_FALSE(p.grad().defined());
 
   // Any other error is not an out-of-memory error: it propagates.
-  CHECK_THROWS_AS(core::profile_step_memory(*model, *fp32, loss, cpu, 64, 4, {1}, [] {},
+  CHECK_THROWS_AS(core::profile_step_memory(*model, *fp32, *loss, cpu, 64, 4, {1}, [] {},
                                             []() -> double { throw std::runtime_error("broken"); }),
                   std::runtime_error);
 }

@@ -9,13 +9,15 @@
 #include <c10/util/Exception.h>
 #include <torch/torch.h>
 
-#include "train/detection_loss.h"
+#include "loss/yolo11_detection/detection_loss.h"
+#include "train/batch_targets.h"
 #include "train/micro_batches.h"
 #include "train/oom_guard.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;
 using namespace yoloflow::core;
+using yoloflow::yolo11_loss::DetectionLoss;
 
 namespace {
 

@@ -84,6 +84,19 @@ TEST_CASE("results.csv has Ultralytics' columns first, extras after, and reloads
   CHECK(resumed.rows().size() == 1);
 }
 
+TEST_CASE("results.csv reloads rows whose last columns are empty (a loss's columns before its first validation)") {
+  const auto dir = test::temp_dir("results-trailing");
+  core::ResultsCsv csv(dir + "/results.csv");
+  csv.add_row({{"epoch", 1}, {"train/square_loss", 0.5}});
+  csv.add_row({{"epoch", 2}, {"train/square_loss", 0.4}, {"val/square_loss", 0.3}});
+  csv.save();
+  core::ResultsCsv again(dir + "/results.csv");
+  again.load();
+  REQUIRE(again.rows().size() == 2);
+  CHECK(std::isnan(again.series("val/square_loss")[0]));
+  CHECK(again.series("val/square_loss")[1] == doctest::Approx(0.3));
+}
+
 TEST_CASE("results.png is a real image with a panel per column") {
   const auto dir = test::temp_dir("plot");
   core::ResultsCsv csv(dir + "/results.csv");

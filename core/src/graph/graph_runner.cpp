@@ -189,9 +189,27 @@ std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
   for (const auto& s : stages_) {
     const json& raw = s.spec->params;
     const json resolved = pipeline_.stage_params(s.spec->name, epoch);
+    const std::string prefix = "stages." + s.spec->name + ".params.";
     for (auto it = resolved.begin(); it != resolved.end(); ++it) {
       if (!it.value().is_number() || !raw.contains(it.key()) || !raw[it.key()].is_object()) continue;
-      out["stages." + s.spec->name + ".params." + it.key()] = it.value().get<double>();
+      out[prefix + it.key()] = it.value().get<double>();
+    }
+    // Schedules inside a component the stage names ("loss": {"plugin": ..., "params": {"box":
+    // {"steps": ...}}}): the stage is reconfigured when one of them changes.
+    for (const auto& spec : s.spec->component->info.schema.params()) {
+      if (spec.type != ParamType::Component || !raw.contains(spec.name)) continue;
+      const json& nested = raw[spec.name];
+      Kind kind;
+      if (!nested.is_object() || !nested.contains("plugin") || !nested["plugin"].is_string() ||
+          !nested.contains("params") || !kind_from_name(spec.kind, kind)) {
+        continue;
+      }
+      const RegisteredComponent* rc = registry_.find(kind, nested["plugin"].get<std::string>());
+      if (rc == nullptr) continue;
+      const json values = rc->info.schema.resolve(nested["params"], epoch, pipeline_.epochs);
+      for (const auto& name : rc->info.schema.scheduled(nested["params"])) {
+        if (values[name].is_number()) out[prefix + spec.name + ".params." + name] = values[name].get<double>();
+      }
     }
   }
   return out;

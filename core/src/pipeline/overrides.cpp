@@ -42,13 +42,14 @@ json parse_value(const std::string& text) {
 bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
 
 // The components `stage` names in its Component and ComponentList parameters, each with its
-// path below the stage's params ("scheduler", "callbacks.0").
+// path below the stage's params ("scheduler", "callbacks.0"); a parameter the stage leaves out
+// names its default's.
 std::vector<std::pair<std::string, const RegisteredComponent*>> nested_components(const json& stage,
                                                                                   const RegisteredComponent& rc,
                                                                                   const Registry& registry) {
   std::vector<std::pair<std::string, const RegisteredComponent*>> out;
-  if (!stage.contains("params") || !stage["params"].is_object()) return out;
-  const json& params = stage["params"];
+  static const json kNoParams = json::object();
+  const json& params = stage.contains("params") && stage["params"].is_object() ? stage["params"] : kNoParams;
   auto add = [&](const std::string& path, const json& spec, const std::string& kind_text) {
     Kind kind;
     if (!spec.is_object() || !spec.contains("plugin") || !spec["plugin"].is_string() || !kind_from_name(kind_text, kind)) {
@@ -57,8 +58,7 @@ std::vector<std::pair<std::string, const RegisteredComponent*>> nested_component
     if (const auto* c = registry.find(kind, spec["plugin"].get<std::string>())) out.emplace_back(path, c);
   };
   for (const auto& spec : rc.info.schema.params()) {
-    if (!params.contains(spec.name)) continue;
-    const json& v = params[spec.name];
+    const json& v = params.contains(spec.name) ? params[spec.name] : spec.default_json;
     if (spec.type == ParamType::Component) add(spec.name, v, spec.kind);
     if (spec.type == ParamType::ComponentList && v.is_array()) {
       for (std::size_t i = 0; i < v.size(); ++i) add(spec.name + "." + std::to_string(i), v[i], spec.kind);
@@ -155,8 +155,20 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
   if (owners.empty() && sink_rc) {
     // A parameter of a component the sink's pipeline entry names (patience=: its early_stopping
     // callback's, lrf=: its scheduler's).
-    const std::string path = nested_param_path(document["stages"][sink], *sink_rc, key, registry);
-    if (!path.empty()) return {"stages." + sink + ".params." + path + "=" + text};
+    const json& stage = document["stages"][sink];
+    const std::string path = nested_param_path(stage, *sink_rc, key, registry);
+    if (!path.empty()) {
+      // A component the pipeline leaves to the sink's default (box=: the default loss's) is
+      // written out first, so that the word changes only its parameter.
+      const std::string component = path.substr(0, path.find('.'));
+      std::vector<std::string> expanded;
+      if (!stage.contains("params") || !stage["params"].is_object() || !stage["params"].contains(component)) {
+        expanded.push_back("stages." + sink + ".params." + component + "=" +
+                           sink_rc->info.schema.find(component)->default_json.dump());
+      }
+      expanded.push_back("stages." + sink + ".params." + path + "=" + text);
+      return expanded;
+    }
   }
   if (owners.size() > 1) {
     std::string list;
@@ -181,7 +193,8 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_i
       overrides.push_back(item);
     } else {
       for (const auto& e : expanded) {
-        if (!e.empty()) overrides.push_back(e);
+        // Two words for one defaulted component (box= cls=) write it out once.
+        if (!e.empty() && std::find(overrides.begin(), overrides.end(), e) == overrides.end()) overrides.push_back(e);
       }
     }
   }

@@ -15,8 +15,8 @@
 #include "graph/augmented_samples.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/pipeline.h"
+#include "train/batch_targets.h"
 #include "train/cuda_memory.h"
-#include "train/detection_loss.h"
 #include "train/multi_scale.h"
 #include "train/oom_guard.h"
 #include "train/step_engine.h"
@@ -24,6 +24,7 @@
 #include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
+#include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/precision.h"
 #include "yoloflow/source.h"
@@ -88,7 +89,7 @@ AugmentedBoxes densest_augmented_boxes(const Pipeline& pipeline, const Registry&
   return out;
 }
 
-StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, DetectionLoss& loss,
+StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, Loss& loss,
                                       const c10::Device& device, int imgsz, std::int64_t rows,
                                       const std::vector<std::int64_t>& batches, const std::function<void()>& restart,
                                       const std::function<double()>& measure) {
@@ -105,7 +106,7 @@ StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision
         {
           auto images = pixels.permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
           auto scope = precision.autocast(device);
-          objective = loss(model.forward_train(images), targets).total;
+          objective = loss.compute(model.forward_train(images), targets, 1.0).total;
         }
         precision.scale_loss(objective).backward();
       }
@@ -199,7 +200,8 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   if (!precision->supports(device, why)) throw InvalidInput(sink_path + ".precision: " + why);
   model->module().to(device);
   model->module().train();
-  DetectionLoss loss(model->head(), LossGains{sink.value("box", 7.5), sink.value("cls", 0.5), sink.value("dfl", 1.5)});
+  auto loss = create_component<Loss>(registry, Kind::Loss, sink.at("loss"), sink_path + ".loss", ctx);
+  loss->setup(model->head());
   // The rows the sink pads to (train_sink.cpp consume): with cuda_graph, a batch that fits
   // the captured cuda_graph_rows gets exactly those.
   const std::int64_t rows = padded_target_rows(
@@ -216,7 +218,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   // Multi-scale batches reach (1 + multi_scale) x imgsz: the largest is what must fit.
   const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.value("multi_scale", 0.0),
                                              static_cast<int>(largest_stride(model->head())));
-  const auto profile = profile_step_memory(*model, *precision, loss, device, imgsz, rows, kProfiledBatches, restart, measure);
+  const auto profile = profile_step_memory(*model, *precision, *loss, device, imgsz, rows, kProfiledBatches, restart, measure);
   // State the profiled step does not hold: the optimizer's moments (two per parameter for
   // Adam-type optimizers, one for SGD: the larger) and the EMA copy of parameters and buffers.
   double parameter_bytes = 0, buffer_bytes = 0;
@@ -240,7 +242,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   std::int64_t batch = choice.batch;
   const BatchMemory anchor = profile.points.back();
   for (int check = 0; check < 3 && batch > anchor.batch; ++check) {
-    const auto checked = profile_step_memory(*model, *precision, loss, device, imgsz, rows, {batch}, restart, measure);
+    const auto checked = profile_step_memory(*model, *precision, *loss, device, imgsz, rows, {batch}, restart, measure);
     if (checked.points.empty()) {  // out of memory (logged): halfway back to what was measured
       batch = anchor.batch + (batch - anchor.batch) / 2;
       continue;

@@ -18,6 +18,7 @@
 #include "yoloflow/source.h"
 
 namespace yoloflow {
+class Loss;
 class Model;
 class PrecisionStrategy;
 }  // namespace yoloflow
@@ -25,7 +26,6 @@ class PrecisionStrategy;
 namespace yoloflow::core {
 
 class Registry;
-class DetectionLoss;
 struct Pipeline;
 
 // Resolves an auto or fractional batch of `pipeline`'s batcher in place: the stage's params
@@ -54,7 +54,7 @@ struct StepMemoryProfile {
 // on `device` with random uint8 images of `imgsz` and `rows` random boxes per image, calling
 // `restart` before and `measure` after each (the peak in bytes). Stops at the first
 // out-of-memory error. The device-specific part is only `restart` and `measure`.
-StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, DetectionLoss& loss,
+StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, Loss& loss,
                                       const c10::Device& device, int imgsz, std::int64_t rows,
                                       const std::vector<std::int64_t>& batches, const std::function<void()>& restart,
                                       const std::function<double()>& measure);

@@ -1,11 +1,12 @@
 #pragma once
-// A Batch's boxes as the padded (B, M, 5) targets the loss takes (detection_loss.h,
-// pad_targets), by the train sink's target_rows rules; boxes beyond a fixed row count are
-// dropped with one warning per epoch.
+// A Batch's boxes as the padded (B, M, 5) targets a loss takes (yoloflow/loss.h), by the
+// train sink's target_rows rules; boxes beyond a fixed row count are dropped with one warning
+// per epoch.
 #include <cstdint>
 
 #include <torch/torch.h>
 
+#include "yoloflow/detection_head.h"
 #include "yoloflow/sample.h"
 
 namespace yoloflow::core {
@@ -26,5 +27,23 @@ class BatchTargets {
   TargetRows rows_;
   int warned_epoch_ = -1;  // epoch whose dropped boxes were already reported
 };
+
+// Converts Batch targets rows [batch_idx, cls, cx, cy, w, h] (N, 6) into the padded
+// (B, M, 5) layout above. M = `fixed_rows` when > 0 (static shapes, as a captured CUDA graph
+// needs; boxes beyond it are dropped and counted in `dropped` if given), otherwise the
+// fullest image's box count rounded up to a multiple of `round_up`: padding rows are ignored
+// by the loss, and few distinct shapes let the CUDA caching allocator and kernels settle.
+// `fit_rows` > 0 (without fixed_rows): a batch whose fullest image fits gets exactly that many
+// rows (a captured CUDA graph's shape), a fuller one the rounded count (nothing dropped).
+torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
+                          std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr,
+                          std::int64_t round_up = 1, std::int64_t fit_rows = 0);
+// The head's largest stride (32 for YOLO11; 32 when the head lists none): image sizes are
+// multiples of it.
+std::int64_t largest_stride(const DetectionHead& head);
+// pad_targets' M for a batch whose fullest image has `fullest` boxes (auto batch profiles
+// the step with the rows the sink will pad to).
+std::int64_t padded_target_rows(std::int64_t fullest, std::int64_t fixed_rows = 0, std::int64_t round_up = 1,
+                                std::int64_t fit_rows = 0);
 
 }  // namespace yoloflow::core

@@ -19,9 +19,7 @@ ResultsRow EpochReport::training_row(const EpochFacts& f, const TrainState& stat
   ResultsRow row;
   row["epoch"] = f.epoch + 1;
   row["time"] = state.total_seconds;
-  row["train/box_loss"] = f.train_loss[0];
-  row["train/cls_loss"] = f.train_loss[1];
-  row["train/dfl_loss"] = f.train_loss[2];
+  for (const auto& [name, value] : f.train_loss) row["train/" + name + "_loss"] = value;
   for (std::size_t g = 0; g < groups.size() && g < 3; ++g) row["lr/pg" + std::to_string(g)] = groups[g].lr;
   row["images_per_second"] = state.images / std::max(f.seconds, 1e-9);
   row["imgsz"] = f.imgsz;
@@ -43,9 +41,7 @@ void EpochReport::add_validation(ResultsRow& row, const TrainingValidationResult
   row["metrics/recall(B)"] = v.metrics.recall;
   row["metrics/mAP50(B)"] = v.metrics.map50;
   row["metrics/mAP50-95(B)"] = v.metrics.map50_95;
-  row["val/box_loss"] = v.losses[0];
-  row["val/cls_loss"] = v.losses[1];
-  row["val/dfl_loss"] = v.losses[2];
+  for (const auto& [name, value] : v.losses) row["val/" + name + "_loss"] = value;
 }
 
 void EpochReport::add_memory(ResultsRow& row, const torch::Device& device) {
@@ -83,12 +79,13 @@ std::string EpochReport::summary(double total_seconds, const MetricsResult* v) c
   return os.str();
 }
 
-std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row, const MetricsResult* v,
+std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row,
+                       const std::vector<std::string>& loss_names, const MetricsResult* v,
                        double validation_seconds, double results_seconds, double checkpoint_seconds) {
   std::ostringstream os;
-  os << "epoch " << epoch + 1 << "/" << epochs << " done in " << format_duration(seconds) << ": box "
-     << row.at("train/box_loss") << " cls " << row.at("train/cls_loss") << " dfl " << row.at("train/dfl_loss")
-     << (v ? ", mAP50 " + std::to_string(v->map50) + " mAP50-95 " + std::to_string(v->map50_95) : std::string())
+  os << "epoch " << epoch + 1 << "/" << epochs << " done in " << format_duration(seconds) << ":";
+  for (const auto& name : loss_names) os << " " << name << " " << row.at("train/" + name + "_loss");
+  os << (v ? ", mAP50 " + std::to_string(v->map50) + " mAP50-95 " + std::to_string(v->map50_95) : std::string())
      << "; then " << (validation_seconds >= 0 ? "validation " + format_fixed(validation_seconds, 2) + " s, " : "")
      << "results " << format_fixed(results_seconds, 2) << " s, checkpoints " << format_fixed(checkpoint_seconds, 2)
      << " s";

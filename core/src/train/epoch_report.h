@@ -2,13 +2,13 @@
 // What a finished epoch leaves behind: its results.csv row (Ultralytics' columns: losses,
 // metrics, learning rates; then ours: speed, batch, schedules, memory, step profile), the
 // results.png plot, the epoch's log line, and the run's closing summary.
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "train/detection_metrics.h"
+#include "train/progress_report.h"
 #include "train/results_csv.h"
 #include "train/step_profile.h"
 #include "train/train_state.h"
@@ -23,7 +23,7 @@ using ResultsRow = std::map<std::string, double>;
 struct EpochFacts {
   int epoch = 0;                        // 0-based
   double seconds = 0;                   // the epoch's training time
-  std::array<double, 3> train_loss{};   // mean box, cls, dfl
+  NamedLosses train_loss;               // the loss's mean components
   int imgsz = 640;
   std::int64_t accumulate = 1;          // after warmup
   std::map<std::string, double> schedule;  // the pipeline's per-epoch values (StageContext::schedule)
@@ -53,8 +53,10 @@ class EpochReport {
   ResultsCsv csv_;
 };
 
-// "epoch 3/100 done in 1:02: box ... cls ... dfl ...[, mAP50 ... mAP50-95 ...]; then ..."
-std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row, const MetricsResult* validation,
+// "epoch 3/100 done in 1:02: box ... cls ... dfl ...[, mAP50 ... mAP50-95 ...]; then ...", the loss's
+// components (`loss_names`) as `row` has them.
+std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row,
+                       const std::vector<std::string>& loss_names, const MetricsResult* validation,
                        double validation_seconds, double results_seconds, double checkpoint_seconds);
 
 }  // namespace yoloflow::core

@@ -20,6 +20,12 @@ std::string format_duration(double seconds) {
   return os.str();
 }
 
+NamedLosses named_losses(const std::vector<std::string>& names, const std::vector<double>& values) {
+  NamedLosses out;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) out.emplace_back(names[i], values[i]);
+  return out;
+}
+
 double images_per_second(const ProgressSnapshot& s) { return s.images / std::max(s.epoch_seconds, 1e-9); }
 
 double eta_seconds(const ProgressSnapshot& s) {
@@ -31,8 +37,9 @@ double eta_seconds(const ProgressSnapshot& s) {
 std::string progress_line(const ProgressSnapshot& s) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(4) << "epoch " << s.epoch + 1 << "/" << s.epochs << "  step " << s.step << "/"
-     << s.steps_in_epoch << "  box " << s.losses[0] << "  cls " << s.losses[1] << "  dfl " << s.losses[2]
-     << std::setprecision(1) << "  " << images_per_second(s) << " img/s  data wait " << s.data_wait_ms << " ms  step "
+     << s.steps_in_epoch;
+  for (const auto& [name, value] : s.losses) os << "  " << name << " " << value;
+  os << std::setprecision(1) << "  " << images_per_second(s) << " img/s  data wait " << s.data_wait_ms << " ms  step "
      << s.step_ms << " ms  ETA " << format_duration(eta_seconds(s));
   if (s.size > 0) os << "  size " << s.size;
   return os.str();
@@ -46,9 +53,7 @@ StepEvent progress_event(const ProgressSnapshot& s) {
   ev.global_step = s.global_step;
   ev.images_per_second = images_per_second(s);
   ev.eta_seconds = eta_seconds(s);
-  ev.values["train/box_loss"] = s.losses[0];
-  ev.values["train/cls_loss"] = s.losses[1];
-  ev.values["train/dfl_loss"] = s.losses[2];
+  for (const auto& [name, value] : s.losses) ev.values["train/" + name + "_loss"] = value;
   for (std::size_t g = 0; g < s.lrs.size() && g < 3; ++g) ev.values["lr/pg" + std::to_string(g)] = s.lrs[g];
   ev.values["time/data_wait"] = s.data_wait_ms / 1e3;
   ev.values["time/step"] = s.step_ms / 1e3;

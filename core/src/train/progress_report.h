@@ -1,20 +1,26 @@
 #pragma once
 // What a training run shows while it runs: the progress line every `log_every` steps (epoch,
 // step, losses, img/s, data wait, step time, ETA) and the same as a StepEvent for monitors.
-#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "yoloflow/monitor.h"
 
 namespace yoloflow::core {
 
+// A loss's components by name, in its order: {"box", 1.2}, {"cls", 3.4}, ...
+using NamedLosses = std::vector<std::pair<std::string, double>>;
+
+// `sums` (K) divided by `count`, read back to the host (a synchronisation), named by `names`.
+NamedLosses named_losses(const std::vector<std::string>& names, const std::vector<double>& values);
+
 struct ProgressSnapshot {
   int epoch = 0, epochs = 1;  // epoch 0-based
   std::int64_t step = 0, steps_in_epoch = 1, global_step = 0, images = 0;  // step: batches done this epoch
   double epoch_seconds = 0;
-  std::array<double, 3> losses{};        // mean box, cls, dfl over the epoch so far
+  NamedLosses losses;                    // the loss's mean components over the epoch so far
   double data_wait_ms = 0, step_ms = 0;  // host time per batch since the last line
   int size = 0;                          // multi-scale image size of the last batch (0 = none)
   std::vector<double> lrs;               // per parameter group

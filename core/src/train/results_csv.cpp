@@ -36,6 +36,10 @@ std::vector<std::string> split_csv(const std::string& line) {
     cell.erase(cell.find_last_not_of(" \t\r") + 1);
     out.push_back(cell);
   }
+  // getline drops a last empty cell ("1,2,"): a row whose last columns are empty (a loss's
+  // validation columns before its first validation) still has one cell per column.
+  const auto end = line.find_last_not_of(" \t\r");
+  if (end != std::string::npos && line[end] == ',') out.emplace_back();
   return out;
 }
 }  // namespace

@@ -1,12 +1,14 @@
 #include "train/step_engine.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <torch/version.h>
 
 #include "dist/data_parallel.h"
 #include "dist/runtime.h"
+#include "train/batch_targets.h"
 #include "train/cuda_memory.h"
 #include "train/micro_batches.h"
 #include "train/oom_guard.h"
@@ -72,7 +74,7 @@ void StepEngine::log_capture_counts() const {
                                     << " eager (warm-up, or more target rows than cuda_graph_rows)");
 }
 
-StepEngine::StepEngine(Model& model, DetectionLoss& loss, PrecisionStrategy& precision, ModelEma* ema,
+StepEngine::StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, ModelEma* ema,
                        dist::DataParallel* dp, StepProfile* profile, torch::Device device, double clip_grad)
     : model_(model),
       loss_(loss),
@@ -146,31 +148,39 @@ torch::Tensor StepEngine::forward_backward(TrainState& state, const torch::Tenso
     }
   }
   const auto on_device = torch::TensorOptions().device(device_);
-  torch::Tensor sums = torch::zeros({3}, on_device);  // unnormalised losses
-  torch::Tensor items = torch::zeros({3}, on_device);
+  const auto k = static_cast<std::int64_t>(state.loss_sum.numel());  // the loss's logged components
+  torch::Tensor sums = torch::zeros({k}, on_device);  // unnormalised losses
+  torch::Tensor items = torch::zeros({k}, on_device);
   torch::Tensor score_sum = torch::zeros({}, on_device);
   torch::Tensor provisional;  // K
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto& chunk = chunks[c];
     const double share = static_cast<double>(chunk.size) / static_cast<double>(batch);
-    LossResult loss;
+    LossOutput loss;
     {
       // NHWC memory seen as NCHW: a channels-last tensor.
       auto images = device_pixels.narrow(0, chunk.start, chunk.size).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
       if (size > 0) images = resize_for_multi_scale(images, size);
       auto scope = precision_.autocast(device_);
       auto levels = model_.forward_train(images);
-      loss = loss_(levels, targets.narrow(0, chunk.start, chunk.size), share);
+      loss = loss_.compute(levels, targets.narrow(0, chunk.start, chunk.size), share);
     }
+    // A shape, known on the host: no synchronisation.
+    if (loss.items.numel() != k) {
+      throw Error("the loss returned " + std::to_string(loss.items.numel()) + " items, but its item_names() lists " +
+                  std::to_string(k));
+    }
+    // A loss without a normaliser is a mean over its images: chunks weigh by their share.
+    if (exact && !loss.normaliser.defined()) loss.normaliser = torch::full({}, share, on_device);
     if (profile_) profile_->end_phase(StepProfile::kForward);
     torch::Tensor objective = loss.total;
     if (exact) {
       // total = images(chunk) * sums(chunk) / max(score sum(chunk), share)
-      const auto used = loss.score_sum.clamp_min(share);
-      if (c == 0) provisional = (loss.score_sum / share).clamp_min(1.0);
+      const auto used = loss.normaliser.clamp_min(share);
+      if (c == 0) provisional = (loss.normaliser / share).clamp_min(1.0);
       objective = loss.total * (used / (share * provisional));  // images(batch) * sums(chunk) / K
       sums += loss.items * used;
-      score_sum += loss.score_sum;
+      score_sum += loss.normaliser;
     } else {
       items += loss.items * share;
     }

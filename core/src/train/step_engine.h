@@ -12,10 +12,10 @@
 #include <torch/torch.h>
 
 #include "train/captured_step.h"
-#include "train/detection_loss.h"
 #include "train/model_ema.h"
 #include "train/step_profile.h"
 #include "train/train_state.h"
+#include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/optimizer.h"
 #include "yoloflow/precision.h"
@@ -37,7 +37,7 @@ bool capture_requested(const nlohmann::json& setting, const torch::Device& devic
 class StepEngine {
  public:
   // Everything must outlive the engine; `ema`, `dp` and `profile` may be null.
-  StepEngine(Model& model, DetectionLoss& loss, PrecisionStrategy& precision, ModelEma* ema, dist::DataParallel* dp,
+  StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, ModelEma* ema, dist::DataParallel* dp,
              StepProfile* profile, torch::Device device, double clip_grad);
   ~StepEngine();
 
@@ -54,7 +54,7 @@ class StepEngine {
 
   // Trains on one batch: `pixels` (B, H, W, 3) uint8 on the host, viewing memory `owner`
   // keeps alive; `targets` (B, M, 5) padded rows on the host. `size`: this batch's multi-scale
-  // image size (0 = as collated). `key` names values a captured graph bakes in (loss gains).
+  // image size (0 = as collated). `key` names values a captured graph bakes in (the loss's parameters).
   // Adds the batch's mean losses into state.loss_sum; steps the optimizer once `accumulate`
   // batches have contributed.
   void train(TrainState& state, const torch::Tensor& pixels, const torch::Tensor& targets,
@@ -70,7 +70,7 @@ class StepEngine {
   void allocate_missing_grads();
 
   Model& model_;
-  DetectionLoss& loss_;
+  Loss& loss_;
   PrecisionStrategy& precision_;
   ModelEma* ema_;
   dist::DataParallel* dp_;

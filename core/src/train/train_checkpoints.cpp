@@ -30,8 +30,8 @@ Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& p
     c.epoch = state.epoch;
     c.step_in_epoch = state.step;
     c.next_sequence = state.next_sequence;
-    const auto l = state.loss_sum.to(torch::kCPU).to(torch::kDouble);
-    meta["epoch_loss_sum"] = std::vector<double>{l[0].item<double>(), l[1].item<double>(), l[2].item<double>()};
+    const auto l = state.loss_sum.to(torch::kCPU, torch::kDouble).contiguous();
+    meta["epoch_loss_sum"] = std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
     meta["epoch_images"] = state.images;
     meta["epoch_oom_retries"] = state.oom_retries;
     meta["epoch_seconds"] = epoch_seconds;

@@ -25,8 +25,8 @@ ProgressSnapshot progress_snapshot(const TrainState& state, int epochs, std::int
   snap.global_step = state.global_step;
   snap.images = state.images;
   snap.epoch_seconds = epoch_seconds;
-  const auto l = (state.loss_sum / std::max<std::int64_t>(state.step, 1)).to(torch::kCPU);
-  snap.losses = {l[0].item<double>(), l[1].item<double>(), l[2].item<double>()};
+  const auto l = (state.loss_sum / std::max<std::int64_t>(state.step, 1)).to(torch::kCPU, torch::kDouble).contiguous();
+  snap.losses = named_losses(state.loss_names, std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel()));
   for (const auto& g : groups) snap.lrs.push_back(g.lr);
   return snap;
 }

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <sstream>
 
 #include <torch/torch.h>
 
@@ -16,7 +15,6 @@
 #include "train/checkpoint.h"
 #include "train/checkpoint_writer.h"
 #include "train/cuda_memory.h"
-#include "train/detection_loss.h"
 #include "train/epoch_report.h"
 #include "train/fitness_tracker.h"
 #include "train/model_ema.h"
@@ -35,6 +33,7 @@
 #include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
+#include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/monitor.h"
 #include "yoloflow/optimizer.h"
@@ -55,9 +54,8 @@ class TrainSink final : public Sink {
 
   void configure(const Params& p, const StageContext& ctx) override {
     ctx_ = ctx;
-    gains_ = LossGains{p.get_float("box"), p.get_float("cls"), p.get_float("dfl")};
     if (loss_) {  // reconfigured at an epoch boundary: only scheduled values change
-      loss_->set_gains(gains_);
+      configure_loss(p.get_json("loss"));
       return;
     }
     p_ = p;
@@ -89,7 +87,14 @@ class TrainSink final : public Sink {
     schedule_ = std::make_unique<OptimizerSchedule>(
         *scheduler_, WarmupOptions{p.get_float("warmup_epochs"), p.get_float("warmup_momentum"), p.get_float("warmup_bias_lr")},
         p.get_int("nominal_batch"), dp_ ? dp_->world_size() : 1, ctx.epochs);
-    loss_ = std::make_unique<DetectionLoss>(model_->head(), gains_);
+    loss_ = make<Loss>(Kind::Loss, p.get_json("loss"), "loss");
+    loss_params_ = resolved_loss_params(p.get_json("loss"));
+    loss_->setup(model_->head());
+    state_.loss_names = loss_->item_names();
+    if (state_.loss_names.empty()) {
+      throw Error("stages." + ctx.node + ".params.loss: the loss '" + p.get_json("loss").at("plugin").get<std::string>() +
+                  "' names no components (item_names() is empty)");
+    }
     targets_ = std::make_unique<BatchTargets>(
         TargetRows{p.get_int("target_rows"), p.get_int("target_rows_multiple"), p.get_int("cuda_graph_rows")});
     if (p.get_bool("ema")) ema_ = std::make_unique<ModelEma>(model_->module());
@@ -132,7 +137,8 @@ class TrainSink final : public Sink {
       const double seconds = resume_epoch(*resume_, state_);
       window_.restart(state_.step);
       epoch_start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-      const auto l = resume_->meta.value("epoch_loss_sum", std::vector<double>{0.0, 0.0, 0.0});
+      auto l = resume_->meta.value("epoch_loss_sum", std::vector<double>{});
+      if (l.size() != state_.loss_names.size()) l.assign(state_.loss_names.size(), 0.0);
       reset_loss_sum(torch::tensor(std::vector<float>(l.begin(), l.end())));
       return;
     }
@@ -143,7 +149,7 @@ class TrainSink final : public Sink {
     state_.images = 0;
     state_.next_sequence = 0;
     window_.restart(0);
-    reset_loss_sum(torch::zeros({3}));
+    reset_loss_sum(torch::zeros({static_cast<std::int64_t>(state_.loss_names.size())}));
   }
 
   // On a GPU, batches are collated straight into pinned memory (cuda_memory.h says why).
@@ -218,12 +224,15 @@ class TrainSink final : public Sink {
     engine_->log_capture_counts();
     const double seconds = seconds_since(epoch_start_);
     state_.total_seconds += seconds;
-    const auto loss = ((dp_ ? dp_->mean(state_.loss_sum) : state_.loss_sum) / std::max<std::int64_t>(state_.step, 1)).to(torch::kCPU);
+    const auto loss = ((dp_ ? dp_->mean(state_.loss_sum) : state_.loss_sum) / std::max<std::int64_t>(state_.step, 1))
+                          .to(torch::kCPU, torch::kDouble)
+                          .contiguous();
     if (!dist::is_main_process()) {  // rank 0 validates and writes; the others wait for its verdict
       if (dp_->rank0_decides(false) && ctx_.reporter != nullptr) ctx_.reporter->request_stop("rank 0 stopped the run");
       return;
     }
-    EpochFacts facts{epoch, seconds, {loss[0].item<double>(), loss[1].item<double>(), loss[2].item<double>()},
+    EpochFacts facts{epoch, seconds,
+                     named_losses(state_.loss_names, std::vector<double>(loss.data_ptr<double>(), loss.data_ptr<double>() + loss.numel())),
                      ctx_.imgsz, schedule_->target_accumulate(), ctx_.schedule};
     ResultsRow row = EpochReport::training_row(facts, state_, optimizer_->groups(), profile_.get());
     EpochSummary summary;
@@ -257,7 +266,7 @@ class TrainSink final : public Sink {
     const double save_seconds = seconds_since(save_start);
     if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
     if (stopping && ctx_.reporter != nullptr) ctx_.reporter->request_stop(requests.stop_reason);
-    YF_LOG_INFO(epoch_line(epoch, ctx_.epochs, seconds, row, summary.validated ? &last_metrics_ : nullptr, val_seconds,
+    YF_LOG_INFO(epoch_line(epoch, ctx_.epochs, seconds, row, state_.loss_names, summary.validated ? &last_metrics_ : nullptr, val_seconds,
                            std::chrono::duration<double>(save_start - results_start).count(), save_seconds));
     if (dp_) dp_->rank0_decides(stopping);
     if (summary.last || stopping) end_training();
@@ -286,11 +295,25 @@ class TrainSink final : public Sink {
     }
   }
 
-  // Values the captured kernels hold as constants; a change needs another graph.
-  std::string graph_key() const {
-    std::ostringstream os;
-    os << gains_.box << ',' << gains_.cls << ',' << gains_.dfl;
-    return os.str();
+  // Values the captured kernels hold as constants (the loss's parameters, e.g. its gains); a
+  // change needs another graph.
+  std::string graph_key() const { return loss_params_.dump(); }
+
+  // The loss's parameters at this epoch, schedules evaluated.
+  json resolved_loss_params(const json& spec) const {
+    const RegisteredComponent* rc = host_registry().find(Kind::Loss, spec.at("plugin").get<std::string>());
+    return rc->info.schema.resolve(spec.value("params", json::object()), ctx_.epoch, ctx_.epochs);
+  }
+
+  // At an epoch boundary: the loss again with this epoch's parameters, where a schedule changed them.
+  void configure_loss(const json& spec) {
+    json params = resolved_loss_params(spec);
+    if (params == loss_params_) return;
+    StageContext sub = ctx_;
+    sub.node = ctx_.node + ".params.loss";
+    configure_component(*loss_, *host_registry().find(Kind::Loss, spec.at("plugin").get<std::string>()), params,
+                        sub.node, sub);
+    loss_params_ = std::move(params);
   }
 
   TrainProgress progress() const { return train_progress(state_, ctx_.epochs, schedule_->batches_per_epoch()); }
@@ -364,7 +387,8 @@ class TrainSink final : public Sink {
   std::unique_ptr<PrecisionStrategy> precision_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<OptimizerSchedule> schedule_;
-  std::unique_ptr<DetectionLoss> loss_;
+  std::unique_ptr<Loss> loss_;
+  json loss_params_;  // the loss's parameters as it was last configured with
   std::unique_ptr<BatchTargets> targets_;
   std::unique_ptr<ModelEma> ema_;
   std::unique_ptr<dist::DataParallel> dp_;
@@ -378,7 +402,6 @@ class TrainSink final : public Sink {
   std::vector<std::string> names_;
   json model_spec_;  // {"plugin", "params"} as built, nc resolved
   json pipeline_;    // the run folder's resolved pipeline.json; null when there is none
-  LossGains gains_;
   std::string run_dir_;
   MetricsResult last_metrics_;
   bool validated_ = false;  // last_metrics_ holds a validation of this process

@@ -52,6 +52,11 @@ Schema train_sink_schema() {
       "Images per forward + backward pass: each batch runs as chunks of at most this many images whose "
       "gradients add up before the optimizer step (same step per nominal batch; peak activation memory "
       "scales with the chunk). 0 = the whole batch. Halved automatically after an out-of-memory error.");
+  add_defaulted_component(
+      s, "loss", "loss",
+      "What training minimises: any loss plugin (`yoloflow plugins` lists them; docs/plugin-guide.md says how to "
+      "write one), with its parameters, e.g. {\"plugin\": \"yolo11_detection\", \"params\": {\"box\": 7.5}}. "
+      "Its components are logged and written to results.csv as train/<name>_loss and val/<name>_loss.");
   s.add_component("scheduler", "scheduler", json()).required().doc(
       "Learning-rate decay over the run: a factor per epoch of the optimizer's lr0, e.g. "
       "{\"plugin\": \"linear\", \"params\": {\"lrf\": 0.01}} (Ultralytics' default) or \"cosine\".");
@@ -62,9 +67,8 @@ Schema train_sink_schema() {
   s.add_float("warmup_epochs", 3.0).min(0.0).doc("Warmup length in epochs (at least 100 iterations).");
   s.add_float("warmup_momentum", 0.8).range(0.0, 1.0).doc("Momentum at the start of warmup.");
   s.add_float("warmup_bias_lr", 0.1).min(0.0).doc("Bias learning rate at the start of warmup.");
-  s.add_float("box", 7.5).min(0.0).doc("Box (CIoU) loss gain.");
-  s.add_float("cls", 0.5).min(0.0).doc("Class (BCE) loss gain.");
-  s.add_float("dfl", 1.5).min(0.0).doc("Distribution focal loss gain.");
+  // The loss's gains were the sink's own parameters; they belong to the loss component now.
+  for (const char* gain : {"box", "cls", "dfl"}) s.add_moved(gain, std::string("loss.params.") + gain);
   s.add_float("clip_grad", 10.0).greater_than(0.0).doc("Gradient norm clipping threshold.");
   s.add_float("multi_scale", 0.0).range(0.0, 0.9).doc(
       "Multi-scale training (Ultralytics' multi_scale): each batch is resized on the train device to a random "

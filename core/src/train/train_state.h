@@ -4,6 +4,8 @@
 // epoch's running totals, the gradient accumulation in progress, the best fitness (best.pt).
 // The callbacks' state travels beside it (train_callbacks.h).
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -21,7 +23,8 @@ struct TrainState {
   std::int64_t micro_batch = 0;      // images per forward + backward; 0 = the whole batch
   double total_seconds = 0.0;        // training time of the finished epochs
   double best_fitness = -1.0;        // -1 until a validation
-  torch::Tensor loss_sum;            // (3) box, cls, dfl summed over `epoch`'s batches, on the train device
+  torch::Tensor loss_sum;            // (K) the loss's components summed over `epoch`'s batches, on the train device
+  std::vector<std::string> loss_names;  // the K components' names (Loss::item_names: box, cls, dfl)
 };
 
 }  // namespace yoloflow::core

@@ -1,5 +1,6 @@
 #include "train/training_validation.h"
 
+#include "train/batch_targets.h"
 #include "train/validation_batch.h"
 
 namespace yoloflow::core {
@@ -16,7 +17,7 @@ TrainingValidation::TrainingValidation(const Registry& registry, std::unique_ptr
 TrainingValidation::~TrainingValidation() = default;
 
 TrainingValidationResult TrainingValidation::run(Model& model, ModelEma* ema, PrecisionStrategy* precision,
-                                                 DetectionLoss* loss, const torch::Device& device) {
+                                                 Loss* loss, const torch::Device& device) {
   std::vector<torch::Tensor> saved;
   if (ema != nullptr) saved = ema->swap_into(model.module());
   model.module().eval();
@@ -36,21 +37,24 @@ TrainingValidationResult TrainingValidation::run(Model& model, ModelEma* ema, Pr
     loader_ = std::make_unique<ValidationLoader>(registry_, *source_, o, where_);
   }
   DetectionMetrics metrics(model.head().nc);
-  torch::Tensor loss_sum = torch::zeros({3});
+  torch::Tensor loss_sum;
   std::int64_t batches = 0;
   for (std::size_t b = 0; b < loader_->batches(); ++b) {
     const ValidationBatch vb = loader_->load(b);
     if (vb.samples.empty()) continue;
     const auto items = validate_batch(model, device, precision, loss, vb.pixels, vb.rows, nms_, metrics);
-    if (items.defined()) loss_sum += items;
+    if (items.defined()) loss_sum = loss_sum.defined() ? loss_sum + items : items.to(torch::kDouble);
     ++batches;
   }
   model.module().train();
   if (ema != nullptr) ema->restore(model.module(), saved);
-  const auto mean = loss_sum / std::max<std::int64_t>(batches, 1);
   TrainingValidationResult out;
   out.metrics = metrics.compute();
-  out.losses = {mean[0].item<double>(), mean[1].item<double>(), mean[2].item<double>()};
+  if (loss != nullptr && loss_sum.defined()) {
+    const auto mean = (loss_sum / std::max<std::int64_t>(batches, 1)).contiguous();
+    out.losses = named_losses(loss->item_names(),
+                              std::vector<double>(mean.data_ptr<double>(), mean.data_ptr<double>() + mean.numel()));
+  }
   return out;
 }
 

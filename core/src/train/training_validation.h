@@ -12,7 +12,8 @@
 
 #include "detect/nms.h"
 #include "plugin/registry.h"
-#include "train/detection_loss.h"
+#include "train/progress_report.h"
+#include "yoloflow/loss.h"
 #include "train/detection_metrics.h"
 #include "train/model_ema.h"
 #include "train/validation_loader.h"
@@ -24,7 +25,7 @@ namespace yoloflow::core {
 
 struct TrainingValidationResult {
   MetricsResult metrics;
-  std::array<double, 3> losses{};  // mean box, cls, dfl validation losses
+  NamedLosses losses;  // the loss's mean components over the validation images (none without a loss)
 };
 
 class TrainingValidation {
@@ -40,7 +41,7 @@ class TrainingValidation {
 
   // Validates `model` (its EMA weights when `ema` is given; put back afterwards) in eval mode
   // under `precision`'s autocast; returns to train mode.
-  TrainingValidationResult run(Model& model, ModelEma* ema, PrecisionStrategy* precision, DetectionLoss* loss,
+  TrainingValidationResult run(Model& model, ModelEma* ema, PrecisionStrategy* precision, Loss* loss,
                                const torch::Device& device);
 
  private:

@@ -2,10 +2,12 @@
 
 #include <vector>
 
+#include "train/batch_targets.h"
+
 namespace yoloflow::core {
 
 torch::Tensor validate_batch(Model& model, const torch::Device& device, PrecisionStrategy* precision,
-                             DetectionLoss* loss, const torch::Tensor& pixels, const torch::Tensor& rows,
+                             Loss* loss, const torch::Tensor& pixels, const torch::Tensor& rows,
                              const NmsOptions& nms, DetectionMetrics& metrics, std::vector<torch::Tensor>* kept_out) {
   const std::int64_t n = pixels.size(0);
   const float h = static_cast<float>(pixels.size(1)), w = static_cast<float>(pixels.size(2));
@@ -18,7 +20,7 @@ torch::Tensor validate_batch(Model& model, const torch::Device& device, Precisio
     for (auto& l : levels) l = l.to(torch::kFloat);
   }
   torch::Tensor items;
-  if (loss != nullptr) items = (*loss)(levels, pad_targets(rows, n).to(device)).items.to(torch::kCPU);
+  if (loss != nullptr) items = loss->compute(levels, pad_targets(rows, n).to(device), 1.0).items.to(torch::kCPU);
   const std::vector<torch::Tensor> kept = non_max_suppression(model.decode(levels), nms);
   // Labels back in the letterboxed pixels: [cls, x1, y1, x2, y2] per image.
   const auto r = rows.to(torch::kCPU).contiguous();

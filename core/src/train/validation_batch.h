@@ -9,8 +9,8 @@
 #include <torch/torch.h>
 
 #include "detect/nms.h"
-#include "train/detection_loss.h"
 #include "train/detection_metrics.h"
+#include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/precision.h"
 
@@ -23,7 +23,7 @@ namespace yoloflow::core {
 // when `loss` is null. `kept`, when given, receives each image's detections after NMS
 // ((N, 6) [x1, y1, x2, y2, score, cls] in the batch's pixels).
 torch::Tensor validate_batch(Model& model, const torch::Device& device, PrecisionStrategy* precision,
-                             DetectionLoss* loss, const torch::Tensor& pixels, const torch::Tensor& rows,
+                             Loss* loss, const torch::Tensor& pixels, const torch::Tensor& rows,
                              const NmsOptions& nms, DetectionMetrics& metrics,
                              std::vector<torch::Tensor>* kept = nullptr);
 

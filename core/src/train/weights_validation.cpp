@@ -9,7 +9,7 @@
 #include "pipeline/component_factory.h"
 #include "pipeline/default_documents.h"
 #include "predict/checkpoint_model.h"
-#include "train/detection_loss.h"
+#include "train/batch_targets.h"
 #include "train/validation_batch.h"
 #include "train/validation_loader.h"
 #include "util/device_choice.h"

@@ -23,6 +23,7 @@ namespace yoloflow {
 //   Monitor       yoloflow/monitor.h       receives run, step and epoch events
 //   Scheduler     yoloflow/scheduler.h     component used by the train sink: lr factor per epoch
 //   Callback      yoloflow/callback.h      component used by the train sink: hooks into training
+//   Loss          yoloflow/loss.h          component used by the train sink: what training minimises (LibTorch)
 enum class Kind : int {
   Source = 0,
   Augmentation = 1,
@@ -34,8 +35,9 @@ enum class Kind : int {
   Monitor = 7,
   Scheduler = 8,
   Callback = 9,
+  Loss = 10,
 };
-constexpr int kKindCount = 10;
+constexpr int kKindCount = 11;
 YOLOFLOW_SDK_API const char* kind_name(Kind kind);          // "source", "augmentation", ...
 YOLOFLOW_SDK_API bool kind_from_name(const std::string& name, Kind& out);
 YOLOFLOW_SDK_API std::vector<std::string> kind_names();

@@ -7,16 +7,11 @@
 #include <torch/torch.h>
 
 #include "yoloflow/component.h"
+#include "yoloflow/detection_head.h"
 #include "yoloflow/error.h"
 #include "yoloflow/graph_builder.h"
 
 namespace yoloflow {
-
-struct DetectionHead {
-  int nc = 80;                        // classes
-  int reg_max = 16;                   // DFL bins per box side
-  std::vector<std::int64_t> strides;  // per output level, e.g. {8, 16, 32}
-};
 
 // Decoded predictions for every anchor: boxes xyxy in input pixels, class probabilities.
 struct Detections {

@@ -15,6 +15,7 @@
 // component plain values for the current epoch.
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +108,10 @@ class YOLOFLOW_SDK_API Schema {
   // sink's callbacks); `default_value` is a JSON array.
   ParamSpec& add_component_list(std::string name, std::string kind, json default_value);
 
+  // A parameter that moved to `to`, a path below the same params ("loss.params.box"):
+  // validate() refuses it with an error that names its new place.
+  void add_moved(std::string name, std::string to);
+
   const ParamSpec* find(const std::string& name) const;
   const std::deque<ParamSpec>& params() const { return params_; }
   std::vector<std::string> names() const;
@@ -130,6 +135,7 @@ class YOLOFLOW_SDK_API Schema {
 
  private:
   std::deque<ParamSpec> params_;  // deque: references returned by add() stay valid
+  std::map<std::string, std::string> moved_;  // old name -> new path below the same params
 };
 
 // Schedules. A numeric parameter may be given as

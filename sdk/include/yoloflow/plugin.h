@@ -25,8 +25,8 @@
 #include "yoloflow/params.h"
 #include "yoloflow/version.h"
 
-// The LibTorch version a plugin was compiled against is part of its ABI: Model, Optimizer
-// and Precision components exchange torch::Tensor with the host. torch/version.h holds
+// The LibTorch version a plugin was compiled against is part of its ABI: Model, Optimizer,
+// Precision and Loss components exchange torch::Tensor with the host. torch/version.h holds
 // only macros and is cheap to include.
 #if __has_include(<torch/version.h>)
 #include <torch/version.h>
@@ -38,6 +38,7 @@ class Augmentation;
 class Batcher;
 class Callback;
 class DataSource;
+class Loss;
 class Model;
 class Monitor;
 class Optimizer;
@@ -108,6 +109,10 @@ class YOLOFLOW_SDK_API Registrar {
   template <class T>
   void add_callback(std::string name, Schema schema, std::string summary) {
     add_typed<T, Callback>(Kind::Callback, std::move(name), std::move(schema), std::move(summary));
+  }
+  template <class T>
+  void add_loss(std::string name, Schema schema, std::string summary) {
+    add_typed<T, Loss>(Kind::Loss, std::move(name), std::move(schema), std::move(summary));
   }
 
  private:

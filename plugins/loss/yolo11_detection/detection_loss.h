@@ -2,14 +2,13 @@
 // YOLO11 detection loss (Ultralytics' v8DetectionLoss semantics, our own implementation):
 // TaskAlignedAssigner, CIoU box loss, DFL loss, BCE class loss. Written for few, large
 // kernels and no host synchronisation: targets arrive padded to a fixed number of rows.
-#include <cstdint>
 #include <vector>
 
 #include <torch/torch.h>
 
-#include "yoloflow/model.h"
+#include "yoloflow/detection_head.h"
 
-namespace yoloflow::core {
+namespace yoloflow::yolo11_loss {
 
 struct LossGains {
   double box = 7.5;
@@ -44,7 +43,7 @@ class DetectionLoss {
   // image width and height; rows with cls < 0 are padding. Image size is inferred from the
   // level shapes and strides. The losses are divided by the target-score sum, at least
   // `min_score_sum` (Ultralytics' floor: 1); a micro-batch passes its share of the batch's images
-  // (micro_batches.h), so that its floor adds up to the whole batch's.
+  // (yoloflow/loss.h), so that its floor adds up to the whole batch's.
   LossResult operator()(const std::vector<torch::Tensor>& levels, const torch::Tensor& targets,
                         double min_score_sum = 1.0);
   void set_gains(const LossGains& gains) { gains_ = gains; }
@@ -55,22 +54,4 @@ class DetectionLoss {
   AssignerOptions assigner_;
 };
 
-// Converts Batch targets rows [batch_idx, cls, cx, cy, w, h] (N, 6) into the padded
-// (B, M, 5) layout above. M = `fixed_rows` when > 0 (static shapes, as a captured CUDA graph
-// needs; boxes beyond it are dropped and counted in `dropped` if given), otherwise the
-// fullest image's box count rounded up to a multiple of `round_up`: padding rows are ignored
-// by the loss, and few distinct shapes let the CUDA caching allocator and kernels settle.
-// `fit_rows` > 0 (without fixed_rows): a batch whose fullest image fits gets exactly that many
-// rows (a captured CUDA graph's shape), a fuller one the rounded count (nothing dropped).
-torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
-                          std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr,
-                          std::int64_t round_up = 1, std::int64_t fit_rows = 0);
-// The head's largest stride (32 for YOLO11; 32 when the head lists none): image sizes are
-// multiples of it.
-std::int64_t largest_stride(const DetectionHead& head);
-// pad_targets' M for a batch whose fullest image has `fullest` boxes (auto batch profiles
-// the step with the rows the sink will pad to).
-std::int64_t padded_target_rows(std::int64_t fullest, std::int64_t fixed_rows = 0, std::int64_t round_up = 1,
-                                std::int64_t fit_rows = 0);
-
-}  // namespace yoloflow::core
+}  // namespace yoloflow::yolo11_loss

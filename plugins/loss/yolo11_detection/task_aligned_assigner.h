@@ -7,9 +7,9 @@
 // Batched over padded GTs with masks: fixed shapes, no host synchronisation.
 #include <torch/torch.h>
 
-#include "train/detection_loss.h"
+#include "detection_loss.h"
 
-namespace yoloflow::core {
+namespace yoloflow::yolo11_loss {
 
 struct Assignment {
   torch::Tensor labels;   // (B, A) int64 class of the assigned GT (0 where background)
@@ -34,4 +34,4 @@ class TaskAlignedAssigner {
   AssignerOptions opt_;
 };
 
-}  // namespace yoloflow::core
+}  // namespace yoloflow::yolo11_loss

@@ -1,10 +1,10 @@
-#include "train/task_aligned_assigner.h"
+#include "task_aligned_assigner.h"
 
 #include <algorithm>
 
-#include "train/box_ops.h"
+#include "box_ops.h"
 
-namespace yoloflow::core {
+namespace yoloflow::yolo11_loss {
 
 Assignment TaskAlignedAssigner::operator()(const torch::Tensor& pd_scores,
                                            const torch::Tensor& pd_bboxes,
@@ -81,4 +81,4 @@ Assignment TaskAlignedAssigner::operator()(const torch::Tensor& pd_scores,
   return out;
 }
 
-}  // namespace yoloflow::core
+}  // namespace yoloflow::yolo11_loss

@@ -1,4 +1,6 @@
-// The detection loss and its task-aligned assigner on hand-built cases.
+// The YOLO11 detection loss and its task-aligned assigner on hand-built cases (the plugin's
+// sources are compiled into the test binary), and the same loss as the train sink gets it:
+// loaded from its plugin library, configured from pipeline parameters.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -6,14 +8,18 @@
 #include <set>
 #include <vector>
 
-#include "train/box_ops.h"
-#include "train/detection_loss.h"
-#include "train/task_aligned_assigner.h"
+#include "loss/yolo11_detection/box_ops.h"
+#include "loss/yolo11_detection/detection_loss.h"
+#include "loss/yolo11_detection/task_aligned_assigner.h"
+#include "support/plugins.h"
+#include "train/batch_targets.h"
 #include "yoloflow/error.h"
+#include "yoloflow/loss.h"
 #include "yoloflow/torch_compat.h"
 
 using namespace yoloflow;
-using namespace yoloflow::core;
+using namespace yoloflow::yolo11_loss;
+using yoloflow::core::pad_targets;
 
 namespace {
 
@@ -379,4 +385,83 @@ TEST_CASE("loss computes in fp32 inside a bf16 autocast region") {
   }
   CHECK((inside.scalar_type() == torch::kFloat));
   CHECK(torch::allclose(inside, plain.items, 1e-5, 1e-6));
+}
+
+namespace {
+
+std::unique_ptr<Loss> plugin_loss(const DetectionHead& head, const json& params = json::object()) {
+  auto loss = test::make_component<Loss>(test::plugins_with("yolo11_detection"), Kind::Loss, "yolo11_detection", params,
+                                         {640, "train.params.loss", "yolo11_detection"});
+  loss->setup(head);
+  return loss;
+}
+
+// Five boxes over two images, [batch_idx, cls, cx, cy, w, h], padded to 8 rows.
+torch::Tensor five_boxes() {
+  auto rows = torch::tensor({0.f, 1.f, 0.30f, 0.40f, 0.20f, 0.30f,  //
+                             0.f, 0.f, 0.70f, 0.60f, 0.05f, 0.04f,  //
+                             1.f, 2.f, 0.50f, 0.50f, 0.60f, 0.70f,  //
+                             1.f, 1.f, 0.20f, 0.80f, 0.10f, 0.15f,  //
+                             1.f, 0.f, 0.85f, 0.15f, 0.25f, 0.20f})
+                  .view({5, 6});
+  return pad_targets(rows, 2, 8);
+}
+
+}  // namespace
+
+TEST_CASE("yolo11_detection plugin: exactly the loss the train sink used before it was a plugin") {
+  const DetectionHead head{3, 16, {8, 16, 32}};
+  torch::manual_seed(21);
+  auto levels = random_levels(2, 96, 3, /*grad=*/true);
+  const auto targets = five_boxes();
+  const auto plugin = plugin_loss(head);
+  CHECK(plugin->item_names() == std::vector<std::string>{"box", "cls", "dfl"});
+  const LossOutput out = plugin->compute(levels, targets, 1.0);
+  const LossResult direct = DetectionLoss(head)(levels, targets);  // Ultralytics' gains 7.5 / 0.5 / 1.5
+  CHECK(torch::equal(out.total, direct.total));
+  CHECK(torch::equal(out.items, direct.items));
+  CHECK(torch::equal(out.normaliser, direct.score_sum));
+  CHECK_FALSE(out.items.requires_grad());
+  // A micro-batch's floor reaches the loss as given.
+  CHECK(torch::equal(plugin->compute(levels, targets, 0.5).total, DetectionLoss(head)(levels, targets, 0.5).total));
+  // Gradients flow from the plugin's total into the model's outputs.
+  out.total.backward();
+  for (const auto& l : levels) CHECK(l.grad().abs().sum().item<double>() > 0);
+}
+
+TEST_CASE("yolo11_detection plugin: its gains and assigner are its parameters") {
+  const DetectionHead head{3, 16, {8, 16, 32}};
+  torch::manual_seed(22);
+  const auto levels = random_levels(2, 96, 3);
+  const auto targets = five_boxes();
+  const auto base = plugin_loss(head)->compute(levels, targets, 1.0).items;
+  const auto gained = plugin_loss(head, {{"box", 1.0}, {"cls", 2.0}, {"dfl", 0.0}})->compute(levels, targets, 1.0);
+  CHECK(gained.items[0].item<double>() == doctest::Approx(base[0].item<double>() / 7.5));
+  CHECK(gained.items[1].item<double>() == doctest::Approx(base[1].item<double>() * 4.0));
+  CHECK(gained.items[2].item<double>() == 0.0);
+  CHECK(gained.total.item<double>() == doctest::Approx(gained.items.sum().item<double>() * 2));  // times the batch
+  AssignerOptions wide;
+  wide.topk = 3;
+  const auto topk = plugin_loss(head, {{"topk", 3}})->compute(levels, targets, 1.0);
+  CHECK(torch::equal(topk.items, DetectionLoss(head, LossGains{}, wide)(levels, targets).items));
+  CHECK_FALSE(torch::equal(topk.items, base));
+}
+
+TEST_CASE("yolo11_detection plugin: bad parameters are refused at their JSON path") {
+  auto& pm = test::plugins_with("yolo11_detection");
+  const core::RegisteredComponent* rc = pm.registry().find(Kind::Loss, "yolo11_detection");
+  REQUIRE(rc != nullptr);
+  Diagnostics d;
+  rc->info.schema.validate(json{{"box", -1.0}, {"topk", 0}, {"boxx", 2.0}}, "stages.train.params.loss.params", d);
+  REQUIRE(d.size() == 3);
+  std::set<std::string> paths;
+  for (const auto& problem : d) paths.insert(problem.path);
+  CHECK(paths == std::set<std::string>{"stages.train.params.loss.params.box", "stages.train.params.loss.params.topk",
+                                       "stages.train.params.loss.params.boxx"});
+  // topk is fixed: no schedule; the gains may follow one.
+  Diagnostics scheduled;
+  rc->info.schema.validate(json{{"box", {{"steps", {{"0", 7.5}, {"5", 5.0}}}}}, {"topk", {{"steps", {{"0", 10}}}}}},
+                           "stages.train.params.loss.params", scheduled);
+  REQUIRE(scheduled.size() == 1);
+  CHECK(scheduled[0].path == "stages.train.params.loss.params.topk");
 }

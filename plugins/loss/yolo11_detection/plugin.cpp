@@ -1,0 +1,62 @@
+// Registers `yolo11_detection`, the train sink's default loss: DetectionLoss (detection_loss.h)
+// behind the Loss interface, its gains and assigner as parameters.
+#include <memory>
+
+#include "detection_loss.h"
+#include "yoloflow/error.h"
+#include "yoloflow/loss.h"
+#include "yoloflow/plugin.h"
+
+namespace yoloflow::yolo11_loss {
+namespace {
+
+class Yolo11DetectionLoss final : public Loss {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_float("box", 7.5).min(0.0).doc("Box (CIoU) loss gain (Ultralytics' box).");
+    s.add_float("cls", 0.5).min(0.0).doc("Class (BCE) loss gain (Ultralytics' cls).");
+    s.add_float("dfl", 1.5).min(0.0).doc("Distribution focal loss gain (Ultralytics' dfl).");
+    s.add_int("topk", 10).min(1).fixed().doc("Task-aligned assigner: candidate anchors kept per ground-truth box.");
+    s.add_float("alpha", 0.5).min(0.0).fixed().doc(
+        "Task-aligned assigner: exponent of the class score in the alignment metric score^alpha * IoU^beta.");
+    s.add_float("beta", 6.0).min(0.0).fixed().doc("Task-aligned assigner: exponent of the IoU in the alignment metric.");
+    return s;
+  }
+
+  void configure(const Params& p, const StageContext&) override {
+    gains_ = LossGains{p.get_float("box"), p.get_float("cls"), p.get_float("dfl")};
+    assigner_.topk = static_cast<int>(p.get_int("topk"));
+    assigner_.alpha = p.get_float("alpha");
+    assigner_.beta = p.get_float("beta");
+    // Configured again at an epoch boundary (a scheduled gain): the assigner stays.
+    if (loss_) loss_->set_gains(gains_);
+  }
+
+  void setup(const DetectionHead& head) override { loss_ = std::make_unique<DetectionLoss>(head, gains_, assigner_); }
+
+  std::vector<std::string> item_names() const override { return {"box", "cls", "dfl"}; }
+
+  LossOutput compute(const std::vector<at::Tensor>& levels, const at::Tensor& targets, double min_normaliser) override {
+    if (!loss_) throw Error("yolo11_detection: compute() before setup()");
+    LossResult r = (*loss_)(levels, targets, min_normaliser);
+    return LossOutput{r.total, r.items, r.score_sum};
+  }
+
+ private:
+  LossGains gains_;
+  AssignerOptions assigner_;
+  std::unique_ptr<DetectionLoss> loss_;
+};
+
+void register_losses(Registrar& r) {
+  r.add_loss<Yolo11DetectionLoss>(
+      "yolo11_detection", Yolo11DetectionLoss::schema(),
+      "YOLO11 detection loss (Ultralytics' v8DetectionLoss): task-aligned assignment, CIoU box loss, BCE class "
+      "loss and distribution focal loss, weighted by box, cls and dfl.");
+}
+
+}  // namespace
+}  // namespace yoloflow::yolo11_loss
+
+YOLOFLOW_PLUGIN("yolo11_detection", "1.0.0", yoloflow::yolo11_loss::register_losses)

@@ -1,0 +1,2 @@
+# A loss plugin: it links LibTorch.
+set(_torch TORCH)
