@@ -18,6 +18,7 @@
 #include "support/plugins.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
+#include "yoloflow/testing.h"
 
 namespace yoloflow::test {
 
@@ -53,20 +54,8 @@ inline Sample painted_sample(int w, int h, const std::vector<cv::Rect>& rects, i
   return s;
 }
 
-// Serves copies of fixed samples to mosaic and mixup.
-class FixedLoader final : public SampleLoader {
- public:
-  explicit FixedLoader(std::vector<Sample> samples) : samples_(std::move(samples)) {}
-  std::size_t size() const override { return samples_.size(); }
-  Sample load(std::size_t i) override {
-    Sample s = samples_.at(i);
-    s.image = s.image.clone();
-    return s;
-  }
-
- private:
-  std::vector<Sample> samples_;
-};
+// Serves copies of fixed samples to mosaic and mixup (the SDK's test harness).
+using FixedLoader = testing::SampleList;
 
 // Bounding rectangle of the pixels within `window` (grown by `margin`) whose colour is
 // within `tol` of `colour` on every channel; empty when there are none.
@@ -131,15 +120,7 @@ inline void check_boxes_on_paint(const Sample& s, double min_iou = 0.9, double m
 }
 
 // Runs `aug` on a copy of `s` with a generator seeded by `seed`.
-inline Sample augmented(Augmentation& aug, const Sample& s, std::uint64_t seed, int imgsz,
-                        SampleLoader& loader, RecentSamples recent = {}) {
-  Sample out = s;
-  out.image = s.image.clone();
-  Rng rng(seed);
-  AugmentContext ctx{rng, loader, imgsz, 0, recent};
-  aug.apply(out, ctx);
-  return out;
-}
+using testing::augmented;
 
 inline bool same_output(const Sample& a, const Sample& b) {
   if (a.image.size() != b.image.size() || a.boxes.size() != b.boxes.size()) return false;
