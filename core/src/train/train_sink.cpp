@@ -281,9 +281,17 @@ class TrainSink final : public Sink {
   // A component the sink's parameter `param` names, configured through the host registry.
   template <class T>
   std::unique_ptr<T> make(Kind kind, const json& spec, const std::string& param) {
+    const StageContext sub = component_context(param);
+    return create_component<T>(host_registry(), kind, spec, sub.node, sub);
+  }
+
+  // What a component this sink makes sees: its JSON path, and the device this sink resolved
+  // (not the run's "auto").
+  StageContext component_context(const std::string& param) const {
     StageContext sub = ctx_;
     sub.node = ctx_.node + ".params." + param;
-    return create_component<T>(host_registry(), kind, spec, sub.node, sub);
+    sub.device = device_.str();
+    return sub;
   }
 
   // In place once it exists: a captured step adds into this very tensor.
@@ -309,8 +317,7 @@ class TrainSink final : public Sink {
   void configure_loss(const json& spec) {
     json params = resolved_loss_params(spec);
     if (params == loss_params_) return;
-    StageContext sub = ctx_;
-    sub.node = ctx_.node + ".params.loss";
+    const StageContext sub = component_context("loss");
     configure_component(*loss_, *host_registry().find(Kind::Loss, spec.at("plugin").get<std::string>()), params,
                         sub.node, sub);
     loss_params_ = std::move(params);

@@ -17,7 +17,7 @@ using torch::Tensor;
 
 class Yolo11Model final : public Model {
  public:
-  void configure(const Params& p, const StageContext&) override {
+  void configure(const Params& p, const StageContext& context) override {
     const std::string scale = p.get_string("scale");
     // 0 = automatic: the train sink fills in its dataset's class count; built alone, COCO's 80.
     const auto nc = p.get_int("nc") > 0 ? p.get_int("nc") : 80;
@@ -28,9 +28,10 @@ class Yolo11Model final : public Model {
       net_ = std::make_shared<Yolo11Net>(scale[0], nc);
       channels_last_ = false;
     }
-    // "auto": decided by the device of the first images (forward_train).
-    channels_last_auto_ = p.is_special("channels_last", "auto");
-    if (!channels_last_auto_) set_channels_last(p.get_bool("channels_last"));
+    // "auto": on for the CUDA device the model is made for (the train sink's), before the EMA
+    // and the optimizer copy or hold the weights.
+    set_channels_last(p.is_special("channels_last", "auto") ? context.device.rfind("cuda", 0) == 0
+                                                            : p.get_bool("channels_last"));
     set_activation_checkpointing(p.get_bool("checkpoint_backbone"), p.get_bool("checkpoint_neck"));
   }
 
@@ -58,11 +59,6 @@ class Yolo11Model final : public Model {
       throw InvalidInput("yolo11: image size " + std::to_string(h) + "x" + std::to_string(w) +
                          " is not a multiple of 32, the largest stride; letterbox or pad images to a "
                          "multiple of 32 (e.g. imgsz 640)");
-    }
-    if (channels_last_auto_) {
-      // Before the first step, so optimizer state and a captured step see the final layout.
-      channels_last_auto_ = false;
-      set_channels_last(images.is_cuda());
     }
     const auto x = channels_last_ ? images.contiguous(torch::MemoryFormat::ChannelsLast) : images;
     return net.forward(x);
@@ -169,7 +165,6 @@ class Yolo11Model final : public Model {
 
   std::shared_ptr<Yolo11Net> net_;
   bool channels_last_ = false;
-  bool channels_last_auto_ = false;  // "auto" not yet resolved
 };
 
 Schema yolo11_schema() {
@@ -184,9 +179,9 @@ Schema yolo11_schema() {
       .default_value("auto")
       .accepts("auto")
       .doc("Store conv weights and feed inputs in channels_last (NHWC) memory format; faster with "
-           "cuDNN on tensor cores (bench/gpu/shipped-vs-ultralytics.sh shipped-eager against "
-           "shipped-eager-channels_last). \"auto\": on when the first training images are on a "
-           "CUDA device, off on the CPU.");
+           "cuDNN on tensor cores (bench/gpu/shipped-vs-ultralytics.sh shipped against "
+           "shipped-no-channels_last). \"auto\": on when the model is made for a CUDA device "
+           "(training on CUDA), off elsewhere.");
   s.add_bool("checkpoint_backbone", false)
       .doc("Recompute the backbone (layers 0-10) in backward instead of storing its activations: "
            "less memory, same results.");

@@ -33,11 +33,11 @@ std::unique_ptr<Model> make(const std::string& arch, int nc = 80) {
   return core::create_model(plugins().registry(), arch, nc);
 }
 
-std::unique_ptr<Model> make_with(const json& params) {
+std::unique_ptr<Model> make_with(const json& params, const StageContext& context = {}) {
   const auto* rc = plugins().registry().find(Kind::Model, "yolo11");
   REQUIRE(rc != nullptr);
   auto m = plugins().registry().create_as<Model>(Kind::Model, "yolo11", "test");
-  m->configure(Params(rc->info.schema.resolve(params), "test"), StageContext{});
+  m->configure(Params(rc->info.schema.resolve(params), "test"), context);
   return m;
 }
 
@@ -563,15 +563,17 @@ TEST_CASE("channels_last converts weights and inputs and gives the same results"
       worst_i = i;
     }
   }
-  // The default, "auto": channels_last where the first training images are on a CUDA device.
-  auto a = make_with({{"scale", "n"}, {"nc", 3}});
-  const auto aw = a->module().named_parameters()["model.0.conv.weight"];
-  CHECK_FALSE(aw.is_contiguous(torch::MemoryFormat::ChannelsLast));
-  const auto device = torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  a->module().to(device);
-  a->forward_train(torch::zeros({1, 3, 64, 64}, torch::TensorOptions().device(device)));
-  CHECK(a->module().named_parameters()["model.0.conv.weight"].is_contiguous(torch::MemoryFormat::ChannelsLast) ==
-        device.is_cuda());
+  // The default, "auto": channels_last when the model is made for a CUDA device.
+  const auto weight_is_nhwc = [](Model& m) {
+    return m.module().named_parameters()["model.0.conv.weight"].is_contiguous(torch::MemoryFormat::ChannelsLast);
+  };
+  CHECK_FALSE(weight_is_nhwc(*make_with({{"scale", "n"}, {"nc", 3}})));
+  StageContext on_cpu, on_cuda;
+  on_cpu.device = "cpu";
+  on_cuda.device = "cuda:0";
+  CHECK_FALSE(weight_is_nhwc(*make_with({{"scale", "n"}, {"nc", 3}}, on_cpu)));
+  CHECK(weight_is_nhwc(*make_with({{"scale", "n"}, {"nc", 3}}, on_cuda)));
+  CHECK_FALSE(weight_is_nhwc(*make_with({{"scale", "n"}, {"nc", 3}, {"channels_last", false}}, on_cuda)));
   MESSAGE("channels_last: worst relative gradient difference " << worst << " at parameter " << worst_i
                                                                << " of size " << ref.grads[worst_i].sizes()
                                                                << " max " << ref.grads[worst_i].abs().max().item<double>());
