@@ -2,22 +2,22 @@
 
 namespace yoloflow::core {
 
+namespace {
+
+// A copy of `sample` that shares no pixels with it.
 Sample deep_copy(const Sample& sample) {
   Sample copy = sample;
   copy.image = sample.image.clone();
   return copy;
 }
 
+}  // namespace
+
 void RecentImages::reset(std::size_t capacity) {
   std::lock_guard<std::mutex> lock(mutex_);
   capacity_ = capacity;
   order_.clear();
   samples_.clear();
-}
-
-std::size_t RecentImages::capacity() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return capacity_;
 }
 
 void RecentImages::put(std::size_t index, const Sample& sample) {

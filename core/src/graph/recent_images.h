@@ -21,7 +21,6 @@ class RecentImages {
  public:
   // Empties the store and sets how many samples it keeps (0: none).
   void reset(std::size_t capacity);
-  std::size_t capacity() const;
   // Keeps a copy of `sample` as the source's sample `index`, dropping the oldest when full;
   // nothing until someone asked for a sample (get), so a chain that loads no other samples
   // pays no copies.
@@ -38,8 +37,5 @@ class RecentImages {
   std::deque<std::size_t> order_;  // oldest first
   std::unordered_map<std::size_t, std::shared_ptr<const Sample>> samples_;
 };
-
-// A copy of `sample` that shares no pixels with it.
-Sample deep_copy(const Sample& sample);
 
 }  // namespace yoloflow::core
