@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
 
+#include "plugin/builtin_components.h"
 #include "log/logging.h"
 #include "model/yolo11/autocast_state.h"
 #include "model/model_factory.h"
@@ -94,6 +95,7 @@ void print(const std::string& label, const Timing& t, const Timing& base) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  yoloflow::core::use_builtin_components();
   CLI::App app{"yoloflow_bench_model: forward and forward+backward time per image of a model"};
   std::string arch = "yolo11n", device_name = "cpu";
   Config cfg;

@@ -37,6 +37,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "plugin/builtin_components.h"
 #include "graph/graph_runner.h"
 #include "pipeline/pipeline.h"
 #include "plugin/plugin_manager.h"
@@ -302,6 +303,7 @@ void print_stage_table(const std::vector<Result>& results) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  yoloflow::core::use_builtin_components();
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

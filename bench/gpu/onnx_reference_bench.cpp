@@ -20,6 +20,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include "plugin/builtin_components.h"
 #include "model/model_factory.h"
 #include "model/weights_io.h"
 #include "plugin/plugin_manager.h"
@@ -84,6 +85,7 @@ void randomise(torch::nn::Module& module, std::uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  yoloflow::core::use_builtin_components();
   CLI::App app{"Reference outputs and LibTorch latency for the ONNX parity check"};
   std::string model_name = "yolo11n", out, weights, device = "cuda", shapes = "2x640x640,1x384x640,3x320x320",
               batches = "1,32";

@@ -25,10 +25,11 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include "plugin/builtin_components.h"
 #include "pipeline/component_factory.h"
 #include "plugin/host_registry.h"
 #include "plugin/plugin_manager.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 #include "util/remove_tree.h"
 #include "yoloflow/error.h"
 #include "yoloflow/sink.h"
@@ -143,6 +144,7 @@ Result measure(const Options& o, const std::string& config, const std::string& r
 }  // namespace
 
 int main(int argc, char** argv) {
+  yoloflow::core::use_builtin_components();
   Options o;
   CLI::App app{"yoloflow_bench_train_step: the training step alone through the train sink, eager vs CUDA graph"};
   app.add_option("--data", o.data, "data.yaml (validation split and class names; nothing is validated)")->required();

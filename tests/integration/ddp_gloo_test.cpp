@@ -23,7 +23,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 
 using namespace yoloflow;
 namespace fs = std::filesystem;

@@ -31,7 +31,7 @@
 #endif
 #include "support/train_pipeline.h"
 #include "train/checkpoint.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

@@ -13,7 +13,7 @@
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
 #include "train/checkpoint.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 
 using namespace yoloflow;
 

@@ -15,7 +15,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 
 using namespace yoloflow;
 

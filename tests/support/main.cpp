@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "plugin/builtin_components.h"
 #include "log/logging.h"
 
 int main(int argc, char** argv) {
+  yoloflow::core::use_builtin_components();
   yoloflow::LogLevel level = yoloflow::LogLevel::Warn;
   if (const char* env = std::getenv("YOLOFLOW_TEST_LOG")) {
     yoloflow::core::parse_log_level(env, level);

@@ -14,7 +14,7 @@
 #include "support/run_cli.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_writer.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 #include "train/results_plot.h"
 #include "util/atomic_file.h"
 #include "yoloflow/error.h"

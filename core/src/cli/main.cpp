@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "plugin/builtin_components.h"
 #include "cli/cli.h"
 #include "log/logging.h"
 #include "yoloflow/error.h"
@@ -54,6 +55,7 @@ std::string first_command_word(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace yoloflow;
+  core::use_builtin_components();
   cli::CliContext ctx;
   cli::Action selected;
 

@@ -1,3 +1,5 @@
+#include "plugin/builtin_components.h"
+
 #include "plugin/plugin_manager.h"
 #include "predict/predict_sink.h"
 #include "train/train_batch_images.h"
@@ -15,5 +17,7 @@ void register_builtin_components(Registry& registry) {
   register_predict_sink(registry);
   register_train_batch_images(registry);
 }
+
+void use_builtin_components() { set_builtin_registration(&register_builtin_components); }
 
 }  // namespace yoloflow::core

@@ -1,6 +1,7 @@
 #include "plugin/plugin_manager.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +13,6 @@
 #include <boost/dll/library_info.hpp>
 #include <boost/core/demangle.hpp>
 #include <boost/dll/shared_library.hpp>
-#include <torch/version.h>
 
 #include "plugin/host_registry.h"
 #include "yoloflow/error.h"
@@ -58,7 +58,7 @@ HostAbi HostAbi::current() {
 #else
   const int abi = -1;
 #endif
-  return HostAbi{YOLOFLOW_SDK_ABI_VERSION, TORCH_VERSION, abi};
+  return HostAbi{YOLOFLOW_SDK_ABI_VERSION, YOLOFLOW_HOST_TORCH_VERSION, abi};
 }
 
 namespace {
@@ -106,9 +106,15 @@ std::string load_failure(const std::string& what) {
 
 }  // namespace
 
+namespace {
+std::atomic<BuiltinRegistration> g_builtin_registration{nullptr};
+}  // namespace
+
+void set_builtin_registration(BuiltinRegistration registration) { g_builtin_registration = registration; }
+
 PluginManager::PluginManager() {
   for (const auto& d : default_search_dirs()) add_search_dir(d);
-  register_builtin_components(registry_);
+  if (const auto registration = g_builtin_registration.load()) registration(registry_);
   set_host_registry(&registry_);  // the newest manager is the host's
 }
 

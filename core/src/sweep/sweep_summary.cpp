@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "sweep/run_state.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 #include "util/atomic_file.h"
 
 namespace yoloflow::core {

@@ -9,7 +9,7 @@
 
 #include "train/detection_metrics.h"
 #include "train/progress_report.h"
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 #include "train/step_profile.h"
 #include "train/train_state.h"
 #include "train/training_validation.h"

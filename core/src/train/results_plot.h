@@ -3,7 +3,7 @@
 // library needed), laid out like Ultralytics' results.png.
 #include <string>
 
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 
 namespace yoloflow::core {
 

@@ -1,4 +1,4 @@
-#include "train/results_csv.h"
+#include "run/results_csv.h"
 
 #include <algorithm>
 #include <cmath>
