@@ -3,6 +3,7 @@
 #include <map>
 
 #include "support/paths.h"
+#include "support/plugin_set.h"
 
 namespace yoloflow::test {
 
@@ -23,10 +24,7 @@ Params checked_params(core::PluginManager& pm, Kind kind, const std::string& nam
                       const std::string& path) {
   const auto* rc = pm.registry().find(kind, name);
   REQUIRE_MESSAGE(rc != nullptr, "no component '" << name << "' registered");
-  Diagnostics diags;
-  rc->info.schema.validate(params, path, diags);
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? std::string() : diags[0].message));
-  return Params(rc->info.schema.resolve(params), path);
+  return plugin_test::checked_params(rc->info, params, path);
 }
 
 }  // namespace yoloflow::test

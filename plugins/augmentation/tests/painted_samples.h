@@ -15,18 +15,12 @@
 #include <opencv2/imgproc.hpp>
 
 #include "support/paths.h"
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/testing.h"
 
 namespace yoloflow::test {
-
-
-inline std::unique_ptr<Augmentation> make_augmentation(core::PluginManager& pm, const std::string& name,
-                                                       const json& params, int imgsz) {
-  return make_component<Augmentation>(pm, Kind::Augmentation, name, params, {imgsz});
-}
 
 // Pure colours far apart from each other, from black and from the grey 114 padding.
 inline const std::vector<cv::Scalar>& paint_colours() {

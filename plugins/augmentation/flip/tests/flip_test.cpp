@@ -12,8 +12,8 @@ const std::vector<cv::Rect> kRects = {{10, 20, 60, 40}, {150, 90, 40, 70}, {90, 
 }
 
 TEST_CASE("flip moves boxes with the mirrored pixels, at the configured rates") {
-  core::PluginManager pm;
-  auto flip = test::make_augmentation(pm, "flip", {{"fliplr", 0.5}, {"flipud", 0.5}}, 200);
+  plugin_test::PluginSet pm;
+  auto flip = plugin_test::make_augmentation(pm, "flip", {{"fliplr", 0.5}, {"flipud", 0.5}}, 200);
   const Sample base = test::painted_sample(200, 160, kRects);
   test::FixedLoader loader({});
   int lr = 0, ud = 0;
@@ -32,8 +32,8 @@ TEST_CASE("flip moves boxes with the mirrored pixels, at the configured rates") 
   CHECK(ud > 60);
   CHECK(ud < 140);
 
-  auto never = test::make_augmentation(pm, "flip", {{"fliplr", 0.0}, {"flipud", 0.0}}, 200);
-  auto always = test::make_augmentation(pm, "flip", {{"fliplr", 1.0}, {"flipud", 0.0}}, 200);
+  auto never = plugin_test::make_augmentation(pm, "flip", {{"fliplr", 0.0}, {"flipud", 0.0}}, 200);
+  auto always = plugin_test::make_augmentation(pm, "flip", {{"fliplr", 1.0}, {"flipud", 0.0}}, 200);
   CHECK(test::same_output(test::augmented(*never, base, 3, 200, loader), base));
   const Sample mirrored = test::augmented(*always, base, 3, 200, loader);
   CHECK(mirrored.boxes[0].x1 == doctest::Approx(200 - 70));
@@ -42,9 +42,9 @@ TEST_CASE("flip moves boxes with the mirrored pixels, at the configured rates") 
 }
 
 TEST_CASE("flip mirrors a coco128 image like cv::flip, in place only when the sample owns it") {
-  core::PluginManager pm;
-  auto both = test::make_augmentation(pm, "flip", {{"fliplr", 1.0}, {"flipud", 1.0}}, 640);
-  auto lr_only = test::make_augmentation(pm, "flip", {{"fliplr", 1.0}, {"flipud", 0.0}}, 640);
+  plugin_test::PluginSet pm;
+  auto both = plugin_test::make_augmentation(pm, "flip", {{"fliplr", 1.0}, {"flipud", 1.0}}, 640);
+  auto lr_only = plugin_test::make_augmentation(pm, "flip", {{"fliplr", 1.0}, {"flipud", 0.0}}, 640);
   test::FixedLoader loader({});
   Sample s;
   s.path = test::coco128_dir() + "/images/train2017/000000000025.jpg";  // 640x426

@@ -9,8 +9,8 @@
 using namespace yoloflow;
 
 TEST_CASE("hsv changes colours within the gains, never the boxes") {
-  core::PluginManager pm;
-  auto hsv = test::make_augmentation(pm, "hsv", json::object(), 160);  // 0.015, 0.7, 0.4
+  plugin_test::PluginSet pm;
+  auto hsv = plugin_test::make_augmentation(pm, "hsv", json::object(), 160);  // 0.015, 0.7, 0.4
   Sample base = test::painted_sample(160, 120, {{10, 10, 50, 40}, {80, 60, 60, 50}});
   // A grey patch: saturation 0 stays 0, value 100 becomes 100 * (1 +- 0.4).
   cv::rectangle(base.image, cv::Rect(120, 0, 40, 20), cv::Scalar(100, 100, 100), cv::FILLED);
@@ -53,7 +53,7 @@ TEST_CASE("hsv changes colours within the gains, never the boxes") {
   CHECK(vmax > 125);
 
   // Hue is shifted around the colour circle, not scaled: pure red (hue 0) changes too.
-  auto hue_only = test::make_augmentation(pm, "hsv", {{"hsv_h", 0.1}, {"hsv_s", 0.0}, {"hsv_v", 0.0}}, 160);
+  auto hue_only = plugin_test::make_augmentation(pm, "hsv", {{"hsv_h", 0.1}, {"hsv_s", 0.0}, {"hsv_v", 0.0}}, 160);
   Sample red = base;
   red.image = cv::Mat(120, 160, CV_8UC3, cv::Scalar(0, 0, 255));
   int recoloured = 0;
@@ -63,7 +63,7 @@ TEST_CASE("hsv changes colours within the gains, never the boxes") {
   }
   CHECK(recoloured >= 18);
 
-  auto off = test::make_augmentation(pm, "hsv", {{"hsv_h", 0.0}, {"hsv_s", 0.0}, {"hsv_v", 0.0}}, 160);
+  auto off = plugin_test::make_augmentation(pm, "hsv", {{"hsv_h", 0.0}, {"hsv_s", 0.0}, {"hsv_v", 0.0}}, 160);
   CHECK(test::same_output(test::augmented(*off, base, 1, 160, loader), base));
 }
 
@@ -93,10 +93,10 @@ cv::Mat reference_hsv(const cv::Mat& bgr, std::uint64_t seed, const double gains
 }  // namespace
 
 TEST_CASE("hsv equals whole-image BGR2HSV -> LUT -> HSV2BGR bit for bit on coco128 images") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const double defaults[3] = {0.015, 0.7, 0.4}, strong[3] = {0.5, 0.9, 0.9};
-  auto hsv_default = test::make_augmentation(pm, "hsv", json::object(), 640);
-  auto hsv_strong = test::make_augmentation(pm, "hsv", {{"hsv_h", 0.5}, {"hsv_s", 0.9}, {"hsv_v", 0.9}}, 640);
+  auto hsv_default = plugin_test::make_augmentation(pm, "hsv", json::object(), 640);
+  auto hsv_strong = plugin_test::make_augmentation(pm, "hsv", {{"hsv_h", 0.5}, {"hsv_s", 0.9}, {"hsv_v", 0.9}}, 640);
   test::FixedLoader loader({});
   const std::string dir = test::coco128_dir() + "/images/train2017/";
   int images = 0;

@@ -4,7 +4,7 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 
@@ -12,8 +12,8 @@ using namespace yoloflow;
 
 namespace {
 
-std::unique_ptr<Augmentation> make_letterbox(core::PluginManager& pm, const json& params, int imgsz) {
-  return test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", params, {imgsz});
+std::unique_ptr<Augmentation> make_letterbox(plugin_test::PluginSet& pm, const json& params, int imgsz) {
+  return plugin_test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", params, {imgsz});
 }
 
 // Letterbox never needs other samples.
@@ -77,7 +77,7 @@ const std::vector<cv::Rect> kRects = {{20, 30, 100, 80}, {200, 50, 80, 130}, {14
 }  // namespace
 
 TEST_CASE("letterbox enlarges, centres and pads like Ultralytics, boxes on their pixels") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto lb = make_letterbox(pm, json::object(), 640);
   Sample s = painted_sample(300, 200, kRects);
   apply(*lb, s, 640);
@@ -105,7 +105,7 @@ TEST_CASE("letterbox enlarges, centres and pads like Ultralytics, boxes on their
 }
 
 TEST_CASE("letterbox shrinks to the size parameter, overriding imgsz") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto lb = make_letterbox(pm, {{"size", 150}}, 640);
   Sample s = painted_sample(300, 200, kRects);
   apply(*lb, s, 640);
@@ -121,7 +121,7 @@ TEST_CASE("letterbox shrinks to the size parameter, overriding imgsz") {
 }
 
 TEST_CASE("letterbox to height x width: a rectangular output, padding centred on the short axis") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   // A validation batch's shape: 512 high, 672 wide; a 640x480 image is not enlarged.
   auto lb = make_letterbox(pm, {{"height", 512}, {"width", 672}, {"scaleup", false}}, 640);
   Sample s = painted_sample(640, 480, kRects);
@@ -143,7 +143,7 @@ TEST_CASE("letterbox to height x width: a rectangular output, padding centred on
 }
 
 TEST_CASE("letterbox without scaleup pads a small image without enlarging it") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto lb = make_letterbox(pm, {{"scaleup", false}, {"pad_value", 0}}, 640);
   Sample s = painted_sample(300, 200, kRects);
   const cv::Mat before = s.image.clone();
@@ -159,7 +159,7 @@ TEST_CASE("letterbox without scaleup pads a small image without enlarging it") {
 }
 
 TEST_CASE("letterbox auto pads only to the stride multiple; center false pads right and bottom") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto lb = make_letterbox(pm, {{"auto", true}, {"stride", 32}}, 640);
   Sample s = painted_sample(300, 200, kRects);
   apply(*lb, s, 640);
@@ -181,7 +181,7 @@ TEST_CASE("letterbox auto pads only to the stride multiple; center false pads ri
 }
 
 TEST_CASE("letterbox composes with the source's resize in Geometry") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto lb = make_letterbox(pm, json::object(), 640);
   Sample s = painted_sample(300, 200, kRects);
   // As if the source had shrunk a 600x400 file by 0.5.

@@ -5,8 +5,8 @@
 using namespace yoloflow;
 
 TEST_CASE("mixup blends another sample in and keeps both samples' boxes on their pixels") {
-  core::PluginManager pm;
-  auto mixup = test::make_augmentation(pm, "mixup", {{"p", 1.0}}, 160);
+  plugin_test::PluginSet pm;
+  auto mixup = plugin_test::make_augmentation(pm, "mixup", {{"p", 1.0}}, 160);
   const Sample base = test::painted_sample(160, 160, {{10, 10, 50, 60}, {20, 100, 40, 40}}, 0);
   test::FixedLoader loader({test::painted_sample(160, 160, {{100, 20, 50, 50}, {90, 90, 60, 60}}, 2, 0),
                             test::painted_sample(160, 160, {{110, 40, 30, 100}}, 4, 1)});
@@ -42,8 +42,8 @@ TEST_CASE("mixup blends another sample in and keeps both samples' boxes on their
 }
 
 TEST_CASE("mixup letterboxes another sample of a different size into this one's") {
-  core::PluginManager pm;
-  auto mixup = test::make_augmentation(pm, "mixup", {{"p", 1.0}}, 160);
+  plugin_test::PluginSet pm;
+  auto mixup = plugin_test::make_augmentation(pm, "mixup", {{"p", 1.0}}, 160);
   const Sample base = test::painted_sample(160, 160, {{10, 10, 50, 60}}, 0);
   // 160x80: fitted unscaled, 40 rows of grey above and below.
   test::FixedLoader loader({test::painted_sample(160, 80, {{100, 20, 50, 40}}, 2)});
@@ -53,6 +53,6 @@ TEST_CASE("mixup letterboxes another sample of a different size into this one's"
   CHECK(out.boxes[1].y1 == doctest::Approx(60));
   CHECK(out.boxes[1].y2 == doctest::Approx(100));
 
-  auto never = test::make_augmentation(pm, "mixup", json::object(), 160);  // p = 0 by default
+  auto never = plugin_test::make_augmentation(pm, "mixup", json::object(), 160);  // p = 0 by default
   CHECK(test::same_output(test::augmented(*never, base, 5, 160, loader), base));
 }

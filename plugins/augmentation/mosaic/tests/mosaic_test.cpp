@@ -15,8 +15,8 @@ std::vector<Sample> tiles() {
 }  // namespace
 
 TEST_CASE("mosaic places four tiles around a random centre, boxes on their pixels") {
-  core::PluginManager pm;
-  auto mosaic = test::make_augmentation(pm, "mosaic", {{"p", 1.0}}, 160);
+  plugin_test::PluginSet pm;
+  auto mosaic = plugin_test::make_augmentation(pm, "mosaic", {{"p", 1.0}}, 160);
   test::FixedLoader loader(tiles());
   const Sample base = loader.load(0);
   std::set<std::pair<int, int>> corners;
@@ -37,13 +37,13 @@ TEST_CASE("mosaic places four tiles around a random centre, boxes on their pixel
   }
   CHECK(corners.size() > 50);  // the centre moves
 
-  auto never = test::make_augmentation(pm, "mosaic", {{"p", 0.0}}, 160);
+  auto never = plugin_test::make_augmentation(pm, "mosaic", {{"p", 0.0}}, 160);
   CHECK(test::same_output(test::augmented(*never, base, 1, 160, loader), base));
 }
 
 TEST_CASE("mosaic keeps every box of the tiles that lands on the canvas") {
-  core::PluginManager pm;
-  auto mosaic = test::make_augmentation(pm, "mosaic", json::object(), 160);
+  plugin_test::PluginSet pm;
+  auto mosaic = plugin_test::make_augmentation(pm, "mosaic", json::object(), 160);
   // Four identical tiles of 160x160: each quadrant holds one whole tile or a cut one, the
   // canvas holds all four boxes' visible parts; every painted pixel belongs to a box.
   std::vector<Sample> same(4, test::painted_sample(160, 160, {{40, 40, 80, 80}}, 6));
@@ -83,14 +83,14 @@ class RecordingLoader final : public SampleLoader {
 }  // namespace
 
 TEST_CASE("mosaic draws its other images among the recent samples, or among all with others=any") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   std::vector<Sample> samples;
   for (int i = 0; i < 12; ++i) samples.push_back(test::painted_sample(160, 120, {{10, 10, 60, 40}}, i % 7, i % 5));
   const std::size_t recent[] = {7, 2, 9};  // this sample (7) and the two loaded before it
   for (const char* name : {"mosaic", "mosaic_perspective"}) {
     CAPTURE(name);
     RecordingLoader loader(samples);
-    auto from_recent = test::make_augmentation(pm, name, json::object(), 160);  // the default: recent
+    auto from_recent = plugin_test::make_augmentation(pm, name, json::object(), 160);  // the default: recent
     for (std::uint64_t seed = 0; seed < 40; ++seed) {
       test::augmented(*from_recent, samples[7], seed, 160, loader, RecentSamples{recent, 3});
     }
@@ -101,7 +101,7 @@ TEST_CASE("mosaic draws its other images among the recent samples, or among all 
     CHECK(loader.loaded.size() > 8);
 
     RecordingLoader any_loader(samples);
-    auto any = test::make_augmentation(pm, name, {{"others", "any"}}, 160);
+    auto any = plugin_test::make_augmentation(pm, name, {{"others", "any"}}, 160);
     for (std::uint64_t seed = 0; seed < 40; ++seed) {
       test::augmented(*any, samples[7], seed, 160, any_loader, RecentSamples{recent, 3});
     }

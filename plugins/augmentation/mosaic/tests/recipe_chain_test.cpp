@@ -1,7 +1,6 @@
 // The YOLO11 training recipe on real data: coco128 -> mosaic -> random_perspective -> hsv ->
 // flip -> collate, each a real plugin library, driven directly (no graph runner).
 #include "augmentation/tests/painted_samples.h"
-#include "graph/source_sample_loader.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/source.h"
 
@@ -9,17 +8,17 @@ using namespace yoloflow;
 
 namespace {
 
-std::vector<std::uint8_t> run_recipe(core::PluginManager& pm, std::uint64_t seed, std::size_t& boxes) {
+std::vector<std::uint8_t> run_recipe(plugin_test::PluginSet& pm, std::uint64_t seed, std::size_t& boxes) {
   const int imgsz = 256;
-  auto source = test::make_component<DataSource>(
+  auto source = plugin_test::make_component<DataSource>(
       pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}}, {imgsz});
   std::vector<std::unique_ptr<Augmentation>> recipe;
-  recipe.push_back(test::make_augmentation(pm, "mosaic", json::object(), imgsz));
-  recipe.push_back(test::make_augmentation(pm, "random_perspective", json::object(), imgsz));
-  recipe.push_back(test::make_augmentation(pm, "hsv", json::object(), imgsz));
-  recipe.push_back(test::make_augmentation(pm, "flip", json::object(), imgsz));
-  auto collate = test::make_component<Batcher>(pm, Kind::Batcher, "collate", {{"batch", 8}}, {imgsz});
-  core::SourceSampleLoader loader(*source);
+  recipe.push_back(plugin_test::make_augmentation(pm, "mosaic", json::object(), imgsz));
+  recipe.push_back(plugin_test::make_augmentation(pm, "random_perspective", json::object(), imgsz));
+  recipe.push_back(plugin_test::make_augmentation(pm, "hsv", json::object(), imgsz));
+  recipe.push_back(plugin_test::make_augmentation(pm, "flip", json::object(), imgsz));
+  auto collate = plugin_test::make_component<Batcher>(pm, Kind::Batcher, "collate", {{"batch", 8}}, {imgsz});
+  plugin_test::SourceSamples loader(*source);
   std::vector<std::uint8_t> bytes;
   boxes = 0;
   for (std::size_t i = 0; i < 16; ++i) {
@@ -49,7 +48,7 @@ std::vector<std::uint8_t> run_recipe(core::PluginManager& pm, std::uint64_t seed
 }  // namespace
 
 TEST_CASE("the augmentation recipe runs on coco128 and is reproducible from its seed") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   std::size_t boxes_a = 0, boxes_b = 0, boxes_c = 0;
   const auto a = run_recipe(pm, 1, boxes_a);
   const auto b = run_recipe(pm, 1, boxes_b);

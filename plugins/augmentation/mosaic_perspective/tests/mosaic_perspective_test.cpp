@@ -5,7 +5,6 @@
 // images match pixel for pixel away from edges and the boxes match; over many seeds the
 // surviving boxes and their areas agree in the mean.
 #include "augmentation/tests/painted_samples.h"
-#include "graph/source_sample_loader.h"
 #include "yoloflow/source.h"
 
 using namespace yoloflow;
@@ -22,14 +21,14 @@ std::vector<Sample> tiles() {
 }
 
 struct Chains {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   std::unique_ptr<Augmentation> fused, mosaic, perspective;
   Chains(const json& mosaic_params, const json& perspective_params) {
     json both = mosaic_params;
     both.update(perspective_params);
-    fused = test::make_augmentation(pm, "mosaic_perspective", both, kImgsz);
-    mosaic = test::make_augmentation(pm, "mosaic", mosaic_params, kImgsz);
-    perspective = test::make_augmentation(pm, "random_perspective", perspective_params, kImgsz);
+    fused = plugin_test::make_augmentation(pm, "mosaic_perspective", both, kImgsz);
+    mosaic = plugin_test::make_augmentation(pm, "mosaic", mosaic_params, kImgsz);
+    perspective = plugin_test::make_augmentation(pm, "random_perspective", perspective_params, kImgsz);
   }
   Sample run_fused(const Sample& s, std::uint64_t seed, SampleLoader& loader) {
     return test::augmented(*fused, s, seed, kImgsz, loader);
@@ -222,8 +221,8 @@ TEST_CASE("mosaic_perspective and the two-stage chain agree in the mean over man
 }
 
 TEST_CASE("mosaic_perspective names its stage when the source is empty") {
-  core::PluginManager pm;
-  auto fused = test::make_augmentation(pm, "mosaic_perspective", json::object(), kImgsz);
+  plugin_test::PluginSet pm;
+  auto fused = plugin_test::make_augmentation(pm, "mosaic_perspective", json::object(), kImgsz);
   test::FixedLoader empty({});
   const Sample base = tiles()[0];
   CHECK_THROWS_WITH_AS(test::augmented(*fused, base, 0, kImgsz, empty),
@@ -232,13 +231,13 @@ TEST_CASE("mosaic_perspective names its stage when the source is empty") {
 
 TEST_CASE("mosaic_perspective on coco128 gives the two-stage chain's boxes") {
   const int imgsz = 320;
-  core::PluginManager pm;
-  auto source = test::make_component<DataSource>(
+  plugin_test::PluginSet pm;
+  auto source = plugin_test::make_component<DataSource>(
       pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}}, {imgsz});
-  auto fused = test::make_augmentation(pm, "mosaic_perspective", json::object(), imgsz);
-  auto mosaic = test::make_augmentation(pm, "mosaic", json::object(), imgsz);
-  auto perspective = test::make_augmentation(pm, "random_perspective", json::object(), imgsz);
-  core::SourceSampleLoader loader(*source);
+  auto fused = plugin_test::make_augmentation(pm, "mosaic_perspective", json::object(), imgsz);
+  auto mosaic = plugin_test::make_augmentation(pm, "mosaic", json::object(), imgsz);
+  auto perspective = plugin_test::make_augmentation(pm, "random_perspective", json::object(), imgsz);
+  plugin_test::SourceSamples loader(*source);
   std::size_t boxes_fused = 0, boxes_two = 0, same_count = 0;
   const std::size_t n = 32;
   for (std::size_t i = 0; i < n; ++i) {

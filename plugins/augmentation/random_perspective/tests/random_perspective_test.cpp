@@ -10,8 +10,8 @@ const std::vector<cv::Rect> kRects = {{20, 30, 90, 60}, {180, 40, 100, 120}, {60
 }
 
 TEST_CASE("random_perspective keeps boxes on their pixels through rotation, scale, shear, translation") {
-  core::PluginManager pm;
-  auto rp = test::make_augmentation(
+  plugin_test::PluginSet pm;
+  auto rp = plugin_test::make_augmentation(
       pm, "random_perspective",
       {{"degrees", 15.0}, {"translate", 0.2}, {"scale", 0.5}, {"shear", 3.0}}, 320);
   const Sample base = test::painted_sample(320, 320, kRects);
@@ -38,8 +38,8 @@ TEST_CASE("random_perspective keeps boxes on their pixels through rotation, scal
 }
 
 TEST_CASE("random_perspective with perspective terms keeps boxes on their pixels") {
-  core::PluginManager pm;
-  auto rp = test::make_augmentation(pm, "random_perspective",
+  plugin_test::PluginSet pm;
+  auto rp = plugin_test::make_augmentation(pm, "random_perspective",
                                     {{"perspective", 0.0005}, {"scale", 0.3}, {"degrees", 5.0}}, 320);
   const Sample base = test::painted_sample(320, 320, kRects);
   test::FixedLoader loader({});
@@ -51,8 +51,8 @@ TEST_CASE("random_perspective with perspective terms keeps boxes on their pixels
 }
 
 TEST_CASE("random_perspective with all ranges 0 is the identity; a 2x input is centre-cropped") {
-  core::PluginManager pm;
-  auto id = test::make_augmentation(pm, "random_perspective", {{"translate", 0.0}, {"scale", 0.0}}, 320);
+  plugin_test::PluginSet pm;
+  auto id = plugin_test::make_augmentation(pm, "random_perspective", {{"translate", 0.0}, {"scale", 0.0}}, 320);
   const Sample base = test::painted_sample(320, 320, kRects);
   test::FixedLoader loader({});
   const Sample same = test::augmented(*id, base, 7, 320, loader);

@@ -6,7 +6,7 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
 
@@ -14,8 +14,8 @@ using namespace yoloflow;
 
 namespace {
 
-std::unique_ptr<Batcher> make_collate(core::PluginManager& pm, const json& params) {
-  return test::make_component<Batcher>(pm, Kind::Batcher, "collate", params, {640, "batch"});
+std::unique_ptr<Batcher> make_collate(plugin_test::PluginSet& pm, const json& params) {
+  return plugin_test::make_component<Batcher>(pm, Kind::Batcher, "collate", params, {640, "batch"});
 }
 
 // A w x h image whose pixel (x, y) is BGR (x, y, seed): every byte tells where it came from.
@@ -35,7 +35,7 @@ Sample coded_sample(std::size_t index, int w, int h, int seed, std::vector<Box> 
 }  // namespace
 
 TEST_CASE("collate builds NHWC RGB batches with normalised [batch_idx, cls, cx, cy, w, h] targets") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto c = make_collate(pm, {{"batch", 2}});
   CHECK(c->batch_size() == 2);
   const int W = 8, H = 4;
@@ -91,7 +91,7 @@ TEST_CASE("collate builds NHWC RGB batches with normalised [batch_idx, cls, cx, 
 }
 
 TEST_CASE("collate drop_last drops the partial batch; the allocator supplies pixel memory") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto c = make_collate(pm, {{"batch", 3}, {"drop_last", true}});
   std::size_t calls = 0, bytes_asked = 0;
   c->set_allocator([&](std::size_t bytes) {
@@ -108,7 +108,7 @@ TEST_CASE("collate drop_last drops the partial batch; the allocator supplies pix
 }
 
 TEST_CASE("collate refuses images of different sizes, asking for a letterbox stage") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto c = make_collate(pm, {{"batch", 4}});
   c->add(coded_sample(0, 8, 4, 0));
   try {
@@ -124,7 +124,7 @@ TEST_CASE("collate refuses images of different sizes, asking for a letterbox sta
 }
 
 TEST_CASE("collate copies large batches in parallel, reuses returned buffers, and batches outlive it") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto c = make_collate(pm, {{"batch", 8}});
   const int W = 16, H = 8;
   auto fill = [&](int seed_base) {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "yoloflow/callback.h"
 
 using namespace yoloflow;
@@ -13,7 +13,7 @@ using namespace yoloflow;
 namespace {
 
 std::unique_ptr<Callback> make(const std::string& name, const json& params = json::object()) {
-  return test::make_component<Callback>(test::plugins_with("callback_standard"), Kind::Callback, name, params,
+  return plugin_test::make_component<Callback>(plugin_test::plugins_with("callback_standard"), Kind::Callback, name, params,
                                         {640, "train", "callback_standard"});
 }
 

@@ -21,7 +21,7 @@
 #include "yoloflow/monitor.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "support/run_cli.h"
 
 using namespace yoloflow;
@@ -319,10 +319,10 @@ class RecordingReporter final : public RunReporter {
 TEST_CASE("gpu monitor reports the epoch's utilisation, memory and power as run values for other monitors") {
   const std::string dir = test::temp_dir("gpu-values");
   const std::string library = test::test_plugin_dir("fake_nvml") + "/libfake_nvml.so";
-  auto& pm = test::plugins_with("gpu");
-  const Params params = test::checked_params(pm, Kind::Monitor, "gpu", {{"library", library}, {"interval_ms", 10}},
+  auto& pm = plugin_test::plugins_with("gpu");
+  const Params params = plugin_test::checked_params(pm, Kind::Monitor, "gpu", {{"library", library}, {"interval_ms", 10}},
                                              "monitors[0].params");
-  auto monitor = pm.registry().create_as<Monitor>(Kind::Monitor, "gpu", "monitors[0]");
+  auto monitor = std::unique_ptr<Monitor>(static_cast<Monitor*>(plugin_test::create(pm, Kind::Monitor, "gpu")));
   RecordingReporter reporter;
   StageContext ctx;
   ctx.reporter = &reporter;
@@ -347,12 +347,12 @@ TEST_CASE("gpu monitor reports the epoch's utilisation, memory and power as run 
 
 TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the trainer's data wait and step times") {
   const std::string library = test::test_plugin_dir("fake_nvml") + "/libfake_nvml.so";
-  auto& pm = test::plugins_with("gpu");
+  auto& pm = plugin_test::plugins_with("gpu");
   auto run_epoch = [&](double busy_target, double data_wait_s, double step_s, EpochEvent epoch = {}) {
-    const Params params = test::checked_params(
+    const Params params = plugin_test::checked_params(
         pm, Kind::Monitor, "gpu", {{"library", library}, {"interval_ms", 10}, {"busy_target", busy_target}},
         "monitors[0].params");
-    auto monitor = pm.registry().create_as<Monitor>(Kind::Monitor, "gpu", "monitors[0]");
+    auto monitor = std::unique_ptr<Monitor>(static_cast<Monitor*>(plugin_test::create(pm, Kind::Monitor, "gpu")));
     monitor->configure(params, StageContext{});
     RunEvent run;
     run.device = "cuda:0";  // "Fake GPU 0": 40% busy

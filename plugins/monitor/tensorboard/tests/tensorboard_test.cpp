@@ -18,7 +18,7 @@
 #include "monitor/tensorboard/tests/tfevent_reader.h"
 #include "monitor/tensorboard/tfevent_format.h"
 #include "support/coco_subset.h"
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "support/run_cli.h"
 #include "yoloflow/error.h"
 #include "yoloflow/monitor.h"
@@ -58,8 +58,8 @@ const rd::Value* find_value(const rd::Event& e, const std::string& tag) {
 }
 
 std::unique_ptr<Monitor> make_monitor(const json& params) {
-  static core::PluginManager pm;
-  return test::make_component<Monitor>(pm, Kind::Monitor, "tensorboard", params, {640, "monitors[0]", "tensorboard"});
+  static plugin_test::PluginSet pm;
+  return plugin_test::make_component<Monitor>(pm, Kind::Monitor, "tensorboard", params, {640, "monitors[0]", "tensorboard"});
 }
 
 // results.csv as rows of column -> value.

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include "support/plugins.h"
+#include <torch/torch.h>
+
+#include "support/plugin_set.h"
 #include "yoloflow/optimizer.h"
 
 using namespace yoloflow;
@@ -12,7 +14,7 @@ using namespace yoloflow;
 namespace {
 
 std::unique_ptr<Optimizer> make(const std::string& name, const json& params = json::object()) {
-  return test::make_component<Optimizer>(test::plugins_with("optimizer_standard"), Kind::Optimizer, name, params,
+  return plugin_test::make_component<Optimizer>(plugin_test::plugins_with("optimizer_standard"), Kind::Optimizer, name, params,
                                          {640, "", "optimizer_standard"});
 }
 

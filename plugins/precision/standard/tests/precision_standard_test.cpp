@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "support/plugins.h"
+#include <torch/torch.h>
+
+#include "support/plugin_set.h"
 #include "yoloflow/precision.h"
 #include "yoloflow/torch_compat.h"
 
@@ -14,7 +16,7 @@ using namespace yoloflow;
 namespace {
 
 std::unique_ptr<PrecisionStrategy> make(const std::string& name, const json& params = json::object()) {
-  return test::make_component<PrecisionStrategy>(test::plugins_with("precision_standard"), Kind::Precision, name,
+  return plugin_test::make_component<PrecisionStrategy>(plugin_test::plugins_with("precision_standard"), Kind::Precision, name,
                                                  params, {640, "", "precision_standard"});
 }
 

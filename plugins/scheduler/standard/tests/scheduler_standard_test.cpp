@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "yoloflow/scheduler.h"
 
 using namespace yoloflow;
@@ -11,7 +11,7 @@ using namespace yoloflow;
 namespace {
 
 std::unique_ptr<Scheduler> make(const std::string& name, const json& params = json::object()) {
-  return test::make_component<Scheduler>(test::plugins_with("scheduler_standard"), Kind::Scheduler, name, params,
+  return plugin_test::make_component<Scheduler>(plugin_test::plugins_with("scheduler_standard"), Kind::Scheduler, name, params,
                                          {640, "train", "scheduler_standard"});
 }
 
@@ -39,11 +39,11 @@ TEST_CASE("scheduler cosine: ((1 - cos(pi e/E)) / 2) * (lrf - 1) + 1") {
 }
 
 TEST_CASE("scheduler: lrf outside (0, 1] is refused with its JSON path") {
-  auto& pm = test::plugins_with("scheduler_standard");
-  const auto* rc = pm.registry().find(Kind::Scheduler, "linear");
+  auto& pm = plugin_test::plugins_with("scheduler_standard");
+  const auto* rc = pm.find(Kind::Scheduler, "linear");
   REQUIRE(rc != nullptr);
   Diagnostics out;
-  rc->info.schema.validate(json{{"lrf", 0.0}}, "stages.train.params.scheduler.params", out);
+  rc->schema.validate(json{{"lrf", 0.0}}, "stages.train.params.scheduler.params", out);
   REQUIRE(out.size() == 1);
   CHECK(out[0].path == "stages.train.params.scheduler.params.lrf");
 }

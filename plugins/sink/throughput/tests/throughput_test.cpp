@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "support/paths.h"
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
@@ -19,9 +19,9 @@ using namespace yoloflow;
 namespace {
 
 template <class T>
-std::unique_ptr<T> make(core::PluginManager& pm, Kind kind, const std::string& name,
+std::unique_ptr<T> make(plugin_test::PluginSet& pm, Kind kind, const std::string& name,
                         const json& params, int imgsz = 640) {
-  return test::make_component<T>(pm, kind, name, params, {imgsz});
+  return plugin_test::make_component<T>(pm, kind, name, params, {imgsz});
 }
 
 // A 640x640 batch of `n` images with the given target rows.
@@ -52,7 +52,7 @@ class NoLoader final : public SampleLoader {
 }  // namespace
 
 TEST_CASE("throughput counts images, empty images, boxes, classes and COCO box sizes") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto sink = make<Sink>(pm, Kind::Sink, "throughput",
                          {{"top_classes", 2}, {"names", json::array({"a", "b", "c", "d", "e", "f"})}});
   sink->begin_epoch(0);
@@ -86,7 +86,7 @@ TEST_CASE("throughput counts images, empty images, boxes, classes and COCO box s
 }
 
 TEST_CASE("inspect chain on coco128: yolo_dataset -> letterbox -> collate -> throughput") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto source = make<DataSource>(pm, Kind::Source, "yolo_dataset",
                                  {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "train"}}, 320);
   auto letterbox = make<Augmentation>(pm, Kind::Augmentation, "letterbox", json::object(), 320);

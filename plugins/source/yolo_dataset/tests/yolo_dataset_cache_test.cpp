@@ -13,7 +13,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "support/paths.h"
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "support/run_cli.h"
 #include "yoloflow/error.h"
 #include "yoloflow/source.h"
@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<DataSource> open_source(core::PluginManager& pm, const json& params, int imgsz) {
-  return test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", params, {imgsz, "source"});
+std::unique_ptr<DataSource> open_source(plugin_test::PluginSet& pm, const json& params, int imgsz) {
+  return plugin_test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", params, {imgsz, "source"});
 }
 
 void check_same_sample(const Sample& a, const Sample& b) {
@@ -80,7 +80,7 @@ void tamper_pixels(const std::string& file, std::size_t pixel_bytes, unsigned ch
 }  // namespace
 
 TEST_CASE("yolo_dataset cache 'ram' returns the same samples as uncached loads") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const std::string data = test::coco128_dir() + "/data.yaml";
   auto plain = open_source(pm, {{"data", data}}, 320);
   auto cached = open_source(pm, {{"data", data}, {"cache", "ram"}, {"cache_budget_gb", 1.0}}, 320);
@@ -96,7 +96,7 @@ TEST_CASE("yolo_dataset cache 'ram' returns the same samples as uncached loads")
   StageContext ctx;
   ctx.node = "source";
   ctx.imgsz = 160;
-  cached->configure(test::checked_params(pm, Kind::Source, "yolo_dataset",
+  cached->configure(plugin_test::checked_params(pm, Kind::Source, "yolo_dataset",
                                          {{"data", data}, {"cache", "ram"}, {"cache_budget_gb", 1.0}},
                                          "stages.source.params"),
                     ctx);
@@ -109,7 +109,7 @@ TEST_CASE("yolo_dataset cache 'ram' returns the same samples as uncached loads")
 }
 
 TEST_CASE("yolo_dataset cache 'ram' is filled safely from several threads") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const std::string data = test::coco128_dir() + "/data.yaml";
   auto plain = open_source(pm, {{"data", data}, {"split", "val"}}, 160);
   auto cached = open_source(pm, {{"data", data}, {"split", "val"}, {"cache", "ram"}}, 160);
@@ -124,7 +124,7 @@ TEST_CASE("yolo_dataset cache 'ram' is filled safely from several threads") {
 }
 
 TEST_CASE("yolo_dataset cache 'ram' refuses a too small budget, naming the need and the budget") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const std::string data = test::coco128_dir() + "/data.yaml";
   // The need, from the images themselves: every resized image's bytes at imgsz 640.
   auto plain = open_source(pm, {{"data", data}}, 640);
@@ -148,7 +148,7 @@ TEST_CASE("yolo_dataset cache 'ram' refuses a too small budget, naming the need 
 }
 
 TEST_CASE("yolo_dataset cache 'disk' is reused by a second open and invalidated by mtime or imgsz") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const std::string dir = write_dataset("yolo-disk-cache", 3);
   const std::string data = dir + "/data.yaml";
   const std::string cache_dir = dir + "/.yoloflow_cache";  // the documented default
@@ -193,7 +193,7 @@ TEST_CASE("yolo_dataset cache 'disk' is reused by a second open and invalidated 
 }
 
 TEST_CASE("yolo_dataset cache 'disk' filled by two sources at once holds correct entries") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const int n = 8;
   const std::string dir = write_dataset("yolo-disk-race", n);
   const std::string data = dir + "/data.yaml";
@@ -229,7 +229,7 @@ TEST_CASE("yolo_dataset cache 'disk' filled by two sources at once holds correct
 }
 
 TEST_CASE("yolo_dataset cache 'disk' reports a cache folder it cannot create") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const std::string dir = write_dataset("yolo-disk-bad", 1);
   test::write_file(dir + "/blocker", "a file, not a folder\n");
   CHECK_THROWS_WITH_AS(open_source(pm, {{"data", dir + "/data.yaml"}, {"cache", "disk"}, {"cache_dir", dir + "/blocker/cache"}}, 128),
@@ -237,7 +237,7 @@ TEST_CASE("yolo_dataset cache 'disk' reports a cache folder it cannot create") {
 }
 
 TEST_CASE("yolo_dataset cache_fill 'eager' decodes every image at configure time") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const int n = 5;
   const std::string dir = write_dataset("yolo-eager", n);
   const std::string data = dir + "/data.yaml";

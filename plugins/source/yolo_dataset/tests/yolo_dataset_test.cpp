@@ -12,7 +12,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "support/paths.h"
-#include "support/plugins.h"
+#include "support/plugin_set.h"
 #include "support/run_cli.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
@@ -23,9 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<DataSource> make_source(core::PluginManager& pm, const json& params,
+std::unique_ptr<DataSource> make_source(plugin_test::PluginSet& pm, const json& params,
                                         int imgsz = 640) {
-  return test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", params, {imgsz, "source"});
+  return plugin_test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", params, {imgsz, "source"});
 }
 
 // "path | problem category | action" for every issue, sorted, for exact comparison.
@@ -76,7 +76,7 @@ void write_bytes(const std::string& path, const std::vector<uchar>& bytes) {
 
 TEST_CASE("yolo_dataset reports coco128's quirks exactly: 2 background images, 2 orphan labels") {
   // 128 usable images: the two without label file are kept as backgrounds (as Ultralytics does).
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const std::string root = test::coco128_dir();
   auto src = make_source(pm, {{"data", root + "/data.yaml"}, {"split", "train"}});
   CHECK(src->size() == 128);
@@ -108,7 +108,7 @@ TEST_CASE("yolo_dataset reports coco128's quirks exactly: 2 background images, 2
 }
 
 TEST_CASE("yolo_dataset reads coco128's val split without issues") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto src = make_source(pm, {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "val"}});
   CHECK(src->size() == 128);
   CHECK(src->issues().empty());
@@ -116,7 +116,7 @@ TEST_CASE("yolo_dataset reads coco128's val split without issues") {
 }
 
 TEST_CASE("yolo_dataset load() resizes the long side to imgsz and maps boxes to its pixels") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const std::string root = test::coco128_dir();
   auto src = make_source(pm, {{"data", root + "/data.yaml"}}, 320);
   // Sorted order: index 1 is 000000000025.jpg, 640x426, two giraffes.
@@ -156,7 +156,7 @@ TEST_CASE("yolo_dataset load() resizes the long side to imgsz and maps boxes to 
 }
 
 TEST_CASE("yolo_dataset load() is safe to call from several threads") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto src = make_source(pm, {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "val"}}, 160);
   std::vector<std::size_t> boxes(16, 0);
   std::vector<std::thread> threads;
@@ -211,7 +211,7 @@ TEST_CASE("yolo_dataset survives every kind of bad data and names each problem")
   test::write_file(lbl + "orphan.txt", "0 0.5 0.5 0.1 0.1\n");
   test::write_file(img + "notes.md", "not an image extension: ignored\n");
 
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto src = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}}, 100);
   // good1, good2, background, empty_label.
   CHECK(src->size() == 4);
@@ -286,7 +286,7 @@ TEST_CASE("yolo_dataset splits listed in .txt files may share one folder without
   test::write_file(dir + "/labels/gone.txt", "0 0.5 0.5 0.5 0.5\n");
   test::write_file(dir + "/train.txt", "./images/t1.jpg\n" + dir + "/images/t2.jpg\n");
   test::write_file(dir + "/val.txt", "images/v1.jpg\n");
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto train = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}});
   CHECK(train->size() == 2);
   auto val = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "val"}});
@@ -312,7 +312,7 @@ TEST_CASE("yolo_dataset reads Roboflow's exports: `train: ../train/images` besid
     REQUIRE(cv::imwrite(dir + "/" + split + "/images/x.jpg", im));
     test::write_file(dir + "/" + split + "/labels/x.txt", "1 0.5 0.5 0.5 0.5\n");
   }
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto train = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}});
   CHECK(train->size() == 1);
   CHECK(train->info().boxes == 1);
@@ -328,7 +328,7 @@ TEST_CASE("yolo_dataset: an empty split lists its problems; no label file at all
   fs::create_directories(dir + "/images");
   test::write_file(dir + "/images/broken.jpg", "not a jpeg");
   test::write_file(dir + "/images/empty.png", "");
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   try {
     make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "train"}});
     FAIL("an empty split was accepted");
@@ -364,7 +364,7 @@ TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws namin
   fs::create_directories(dir + "/ds/images");
   REQUIRE(cv::imwrite(dir + "/ds/images/a.jpg", im));
   test::write_file(dir + "/ds/labels/a.txt", "0 0.5 0.5 0.5 0.5\n");
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto src = make_source(pm, {{"data", dir + "/data.yaml"}});
   REQUIRE(src->size() == 1);
   CHECK(src->load(0).boxes.size() == 1);
@@ -383,7 +383,7 @@ TEST_CASE("yolo_dataset load() of an image corrupted after the scan throws namin
 
 TEST_CASE("yolo_dataset refuses unusable data.yaml files with the file named") {
   const std::string dir = test::temp_dir("yolo-yaml");
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto expect_error = [&](const std::string& yaml, const std::string& message, const std::string& split = "train") {
     test::write_file(dir + "/data.yaml", yaml);
     try {
@@ -432,10 +432,10 @@ TEST_CASE("labels read from files land on their painted pixels after load() and 
     REQUIRE(cv::imwrite(dir + "/images/p" + std::to_string(i) + ".png", m));
     test::write_file(dir + "/labels/p" + std::to_string(i) + ".txt", labels);
   }
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   auto src = make_source(pm, {{"data", dir + "/data.yaml"}}, 320);
   REQUIRE(src->size() == 2);
-  auto letterbox = test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", json::object(), {320});
+  auto letterbox = plugin_test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", json::object(), {320});
   class NoLoader final : public SampleLoader {
    public:
     std::size_t size() const override { return 0; }
@@ -471,7 +471,7 @@ TEST_CASE("labels read from files land on their painted pixels after load() and 
 }
 
 TEST_CASE("yolo_dataset: an image listed N times in a .txt list is N samples (a repeated epoch), cached once") {
-  core::PluginManager pm;
+  plugin_test::PluginSet pm;
   const auto dir = test::temp_dir("yolo-repeats");
   std::vector<std::string> images;
   for (const auto& e : fs::directory_iterator(test::coco128_dir() + "/images/train2017")) images.push_back(e.path().string());

@@ -1,6 +1,7 @@
 // The YOLO11 detection loss and its task-aligned assigner on hand-built cases (the plugin's
 // sources are compiled into the test binary), and the same loss as the train sink gets it:
-// loaded from its plugin library, configured from pipeline parameters.
+// loaded from its plugin library, configured from pipeline parameters. Here rather than beside
+// the plugin: its targets come from the host's batch_targets (core/src/train).
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 // The yolo11 model plugin: architecture as released (parameter counts, names, shapes),
 // decoding, parity with Ultralytics, weights interchange, checkpointing and channels_last.
+// Here rather than beside the plugin: it checks the plugin through the host's model helpers
+// (core/src/model: the model factory, weights files, FLOP counting).
 #include <doctest/doctest.h>
 
 #include <cmath>
