@@ -20,6 +20,7 @@
 #include "train/model_ema.h"
 #include "train/multi_scale.h"
 #include "train/optimizer_schedule.h"
+#include "train/scheduled_loss.h"
 #include "train/step_engine.h"
 #include "train/step_profile.h"
 #include "train/train_callbacks.h"
@@ -55,7 +56,7 @@ class TrainSink final : public Sink {
   void configure(const Params& p, const StageContext& ctx) override {
     ctx_ = ctx;
     if (loss_) {  // reconfigured at an epoch boundary: only scheduled values change
-      configure_loss(p.get_json("loss"));
+      loss_->at_epoch(p.get_json("loss"), component_context("loss"));
       return;
     }
     p_ = p;
@@ -87,10 +88,9 @@ class TrainSink final : public Sink {
     schedule_ = std::make_unique<OptimizerSchedule>(
         *scheduler_, WarmupOptions{p.get_float("warmup_epochs"), p.get_float("warmup_momentum"), p.get_float("warmup_bias_lr")},
         p.get_int("nominal_batch"), dp_ ? dp_->world_size() : 1, ctx.epochs);
-    loss_ = make<Loss>(Kind::Loss, p.get_json("loss"), "loss");
-    loss_params_ = resolved_loss_params(p.get_json("loss"));
-    loss_->setup(model_->head());
-    state_.loss_names = loss_->item_names();
+    loss_ = std::make_unique<ScheduledLoss>(p.get_json("loss"), component_context("loss"));
+    loss_->loss().setup(model_->head());
+    state_.loss_names = loss_->loss().item_names();
     if (state_.loss_names.empty()) {
       throw Error("stages." + ctx.node + ".params.loss: the loss '" + p.get_json("loss").at("plugin").get<std::string>() +
                   "' names no components (item_names() is empty)");
@@ -107,7 +107,7 @@ class TrainSink final : public Sink {
                                                });
       callbacks_ = TrainCallbacks(host_registry(), p.get_json("callbacks"), "stages." + ctx.node + ".params.callbacks", ctx);
     }
-    engine_ = std::make_unique<StepEngine>(*model_, *loss_, *precision_, ema_.get(), dp_.get(), profile_.get(), device_,
+    engine_ = std::make_unique<StepEngine>(*model_, loss_->loss(), *precision_, ema_.get(), dp_.get(), profile_.get(), device_,
                                            p.get_float("clip_grad"));
     if (!p.get_string("resume").empty()) {  // a checkpoint of this sink: same architecture and class count
       resume_ = resume_from(p.get_string("resume"), parts(), state_);
@@ -178,7 +178,7 @@ class TrainSink final : public Sink {
 
     auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
     const torch::Tensor targets = (*targets_)(batch, engine_->captured() != nullptr, state_.epoch, state_.step);
-    engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(), graph_key());
+    engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(), loss_->key());
     if (profile_) {
       profile_->end_phase(StepProfile::kOptimizer);
       profile_->end_step();
@@ -241,7 +241,7 @@ class TrainSink final : public Sink {
     double val_seconds = -1.0;
     if (summary.last || (p_.get_int("val_every") > 0 && (epoch + 1) % p_.get_int("val_every") == 0)) {
       const auto val_start = Clock::now();
-      const auto v = validation_->run(*model_, ema_.get(), precision_.get(), loss_.get(), device_);
+      const auto v = validation_->run(*model_, ema_.get(), precision_.get(), loss_->get(), device_);
       val_seconds = seconds_since(val_start);
       EpochReport::add_validation(row, v);
       summary.validated = true;
@@ -301,26 +301,6 @@ class TrainSink final : public Sink {
     } else {
       state_.loss_sum = values.to(device_);
     }
-  }
-
-  // Values the captured kernels hold as constants (the loss's parameters, e.g. its gains); a
-  // change needs another graph.
-  std::string graph_key() const { return loss_params_.dump(); }
-
-  // The loss's parameters at this epoch, schedules evaluated.
-  json resolved_loss_params(const json& spec) const {
-    const RegisteredComponent* rc = host_registry().find(Kind::Loss, spec.at("plugin").get<std::string>());
-    return rc->info.schema.resolve(spec.value("params", json::object()), ctx_.epoch, ctx_.epochs);
-  }
-
-  // At an epoch boundary: the loss again with this epoch's parameters, where a schedule changed them.
-  void configure_loss(const json& spec) {
-    json params = resolved_loss_params(spec);
-    if (params == loss_params_) return;
-    const StageContext sub = component_context("loss");
-    configure_component(*loss_, *host_registry().find(Kind::Loss, spec.at("plugin").get<std::string>()), params,
-                        sub.node, sub);
-    loss_params_ = std::move(params);
   }
 
   TrainProgress progress() const { return train_progress(state_, ctx_.epochs, schedule_->batches_per_epoch()); }
@@ -394,8 +374,7 @@ class TrainSink final : public Sink {
   std::unique_ptr<PrecisionStrategy> precision_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<OptimizerSchedule> schedule_;
-  std::unique_ptr<Loss> loss_;
-  json loss_params_;  // the loss's parameters as it was last configured with
+  std::unique_ptr<ScheduledLoss> loss_;
   std::unique_ptr<BatchTargets> targets_;
   std::unique_ptr<ModelEma> ema_;
   std::unique_ptr<dist::DataParallel> dp_;
