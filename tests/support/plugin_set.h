@@ -72,16 +72,4 @@ inline std::unique_ptr<Augmentation> make_augmentation(PluginSet& plugins, const
   return make_component<Augmentation>(plugins, Kind::Augmentation, name, params, {imgsz});
 }
 
-// What the host hands an augmentation that loads other samples (mosaic, mixup): the samples of
-// the stage's own source, by index.
-class SourceSamples final : public SampleLoader {
- public:
-  explicit SourceSamples(DataSource& source) : source_(source) {}
-  std::size_t size() const override { return source_.size(); }
-  Sample load(std::size_t index) override { return source_.load(index); }
-
- private:
-  DataSource& source_;
-};
-
 }  // namespace yoloflow::plugin_test

@@ -7,13 +7,13 @@
 #include <opencv2/imgproc.hpp>
 #include <tbb/parallel_for.h>
 
-#include "graph/source_sample_loader.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/component_spec.h"
 #include "pipeline/default_documents.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/rng.h"
+#include "yoloflow/source.h"
 
 namespace yoloflow::core {
 
@@ -136,7 +136,7 @@ ValidationBatch ValidationLoader::load(std::size_t batch) {
   const std::size_t count = indices.size();
   std::vector<Sample> samples(count);
   std::vector<char> ok(count, 0);
-  SourceSampleLoader loader(source_);
+  SourceSamples loader(source_);
   tbb::parallel_for<std::size_t>(0, count, [&](std::size_t i) {
     try {
       samples[i] = source_.load(indices[i]);

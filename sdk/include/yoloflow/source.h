@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "yoloflow/augmentation.h"
 #include "yoloflow/component.h"
 #include "yoloflow/sample.h"
 
@@ -38,6 +39,18 @@ class YOLOFLOW_SDK_API DataSource : public Component {
   virtual DatasetInfo info() const = 0;
   // Every problem found so far (scan and loads), for the summary.
   virtual std::vector<DataIssue> issues() const = 0;
+};
+
+// A source's samples by index, as a SampleLoader: what the host hands an augmentation that
+// loads other samples (mosaic, mixup) when nothing else is kept, and what a test hands one.
+class SourceSamples final : public SampleLoader {
+ public:
+  explicit SourceSamples(DataSource& source) : source_(source) {}
+  std::size_t size() const override { return source_.size(); }
+  Sample load(std::size_t index) override { return source_.load(index); }
+
+ private:
+  DataSource& source_;
 };
 
 }  // namespace yoloflow

@@ -18,7 +18,7 @@ std::vector<std::uint8_t> run_recipe(plugin_test::PluginSet& pm, std::uint64_t s
   recipe.push_back(plugin_test::make_augmentation(pm, "hsv", json::object(), imgsz));
   recipe.push_back(plugin_test::make_augmentation(pm, "flip", json::object(), imgsz));
   auto collate = plugin_test::make_component<Batcher>(pm, Kind::Batcher, "collate", {{"batch", 8}}, {imgsz});
-  plugin_test::SourceSamples loader(*source);
+  SourceSamples loader(*source);
   std::vector<std::uint8_t> bytes;
   boxes = 0;
   for (std::size_t i = 0; i < 16; ++i) {

@@ -237,7 +237,7 @@ TEST_CASE("mosaic_perspective on coco128 gives the two-stage chain's boxes") {
   auto fused = plugin_test::make_augmentation(pm, "mosaic_perspective", json::object(), imgsz);
   auto mosaic = plugin_test::make_augmentation(pm, "mosaic", json::object(), imgsz);
   auto perspective = plugin_test::make_augmentation(pm, "random_perspective", json::object(), imgsz);
-  plugin_test::SourceSamples loader(*source);
+  SourceSamples loader(*source);
   std::size_t boxes_fused = 0, boxes_two = 0, same_count = 0;
   const std::size_t n = 32;
   for (std::size_t i = 0; i < n; ++i) {
