@@ -9,10 +9,10 @@
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
 
-#include "plugin/builtin_components.h"
 #include "log/logging.h"
-#include "model/yolo11/autocast_state.h"
 #include "model/model_factory.h"
+#include "model/yolo11/autocast_state.h"
+#include "plugin/builtin_components.h"
 #include "plugin/plugin_manager.h"
 #include "yoloflow/error.h"
 

@@ -37,9 +37,9 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "plugin/builtin_components.h"
 #include "graph/graph_runner.h"
 #include "pipeline/pipeline.h"
+#include "plugin/builtin_components.h"
 #include "plugin/plugin_manager.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"

@@ -20,9 +20,9 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "plugin/builtin_components.h"
 #include "model/model_factory.h"
 #include "model/weights_io.h"
+#include "plugin/builtin_components.h"
 #include "plugin/plugin_manager.h"
 #include "yoloflow/error.h"
 

@@ -25,8 +25,8 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "plugin/builtin_components.h"
 #include "pipeline/component_factory.h"
+#include "plugin/builtin_components.h"
 #include "plugin/host_registry.h"
 #include "plugin/plugin_manager.h"
 #include "run/results_csv.h"

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "plugin/builtin_components.h"
 #include "log/logging.h"
+#include "plugin/builtin_components.h"
 
 int main(int argc, char** argv) {
   yoloflow::core::use_builtin_components();

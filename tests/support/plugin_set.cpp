@@ -3,7 +3,6 @@
 #include <exception>
 
 #include "support/paths.h"
-#include "yoloflow/source.h"
 
 namespace yoloflow::plugin_test {
 
@@ -32,6 +31,12 @@ const ComponentInfo* PluginSet::find(Kind kind, const std::string& name) const {
   return nullptr;
 }
 
+const ComponentInfo& PluginSet::component(Kind kind, const std::string& name) const {
+  const ComponentInfo* info = find(kind, name);
+  REQUIRE_MESSAGE(info != nullptr, "no " << kind_name(kind) << " '" << name << "' registered");
+  return *info;
+}
+
 PluginSet& plugins_with(const std::string& library) {
   static auto* sets = new std::map<std::string, PluginSet>();
   auto& set = (*sets)[library];
@@ -41,9 +46,7 @@ PluginSet& plugins_with(const std::string& library) {
 
 Params checked_params(const PluginSet& plugins, Kind kind, const std::string& name, const json& params,
                       const std::string& path) {
-  const ComponentInfo* info = plugins.find(kind, name);
-  REQUIRE_MESSAGE(info != nullptr, "no " << kind_name(kind) << " '" << name << "' registered");
-  return checked_params(*info, params, path);
+  return checked_params(plugins.component(kind, name), params, path);
 }
 
 Params checked_params(const ComponentInfo& component, const json& params, const std::string& path) {
@@ -54,9 +57,7 @@ Params checked_params(const ComponentInfo& component, const json& params, const 
 }
 
 Component* create(const PluginSet& plugins, Kind kind, const std::string& name) {
-  const ComponentInfo* info = plugins.find(kind, name);
-  REQUIRE_MESSAGE(info != nullptr, "no " << kind_name(kind) << " '" << name << "' registered");
-  return info->factory();
+  return plugins.component(kind, name).factory();
 }
 
 }  // namespace yoloflow::plugin_test

@@ -28,6 +28,8 @@ class PluginSet {
   testing::PluginLibrary& load(const std::string& library);
   // Component `name` of `kind` among the loaded libraries; null when none registers it.
   const ComponentInfo* find(Kind kind, const std::string& name) const;
+  // The same, failing the test when no loaded library registers it.
+  const ComponentInfo& component(Kind kind, const std::string& name) const;
 
  private:
   std::map<std::string, testing::PluginLibrary*> libraries_;
@@ -58,8 +60,9 @@ std::unique_ptr<T> make_component(PluginSet& plugins, Kind kind, const std::stri
                                   const ComponentSetup& setup = {}) {
   plugins.load(setup.library.empty() ? name : setup.library);
   const std::string node = setup.node.empty() ? name : setup.node;
-  const Params resolved = checked_params(plugins, kind, name, params, "stages." + node + ".params");
-  std::unique_ptr<T> c(static_cast<T*>(create(plugins, kind, name)));
+  const ComponentInfo& info = plugins.component(kind, name);
+  const Params resolved = checked_params(info, params, "stages." + node + ".params");
+  std::unique_ptr<T> c(static_cast<T*>(info.factory()));
   StageContext ctx;
   ctx.node = node;
   ctx.imgsz = setup.imgsz;

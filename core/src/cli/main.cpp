@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "plugin/builtin_components.h"
 #include "cli/cli.h"
 #include "log/logging.h"
+#include "plugin/builtin_components.h"
 #include "yoloflow/error.h"
 #include "yoloflow/params.h"
 #include "yoloflow/version.h"

@@ -104,10 +104,8 @@ std::string load_failure(const std::string& what) {
   return text;
 }
 
-}  // namespace
-
-namespace {
 std::atomic<BuiltinRegistration> g_builtin_registration{nullptr};
+
 }  // namespace
 
 void set_builtin_registration(BuiltinRegistration registration) { g_builtin_registration = registration; }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/registry.h"
 #include "yoloflow/component.h"
 #include "yoloflow/loss.h"
 
@@ -27,9 +28,9 @@ class ScheduledLoss {
  private:
   nlohmann::json resolved(const nlohmann::json& spec, const StageContext& context) const;
 
-  std::unique_ptr<Loss> loss_;
-  nlohmann::json params_;  // as the loss was last configured with
-  std::string key_;
+  std::unique_ptr<Loss> loss_;  // made first: an unknown plugin is refused by name there
+  const RegisteredComponent& component_;
+  std::string key_;  // the parameters the loss was last configured with, as JSON text
 };
 
 }  // namespace yoloflow::core
