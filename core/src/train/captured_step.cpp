@@ -101,6 +101,53 @@ struct CapturedStep::Impl {
   ~Impl() {
     if (copy_stream) copy_stream->synchronize();  // before the staging buffers go back
   }
+
+  static std::int64_t allocated_bytes(c10::DeviceIndex index) {
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(index).allocated_bytes[0].current;
+  }
+
+  // Allocations on the side stream go to the graphs' pool while it lives (see
+  // run_between_replays). Ends on destruction, also when the work throws.
+  class InPool {
+   public:
+    InPool(Impl& impl) : impl_(impl) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+      const cudaStream_t stream = impl_.side->stream();
+      c10::cuda::CUDACachingAllocator::beginAllocateToPool(impl_.device.index(), impl_.pool,
+                                                           [stream](cudaStream_t s) { return s == stream; });
+      active_ = true;
+#endif
+      before_ = allocated_bytes(impl_.device.index());
+    }
+    ~InPool() { end(); }
+    void end() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+      if (active_) c10::cuda::CUDACachingAllocator::endAllocateToPool(impl_.device.index(), impl_.pool);
+#endif
+      active_ = false;
+    }
+    bool active() const { return active_; }
+    // Bytes allocated in the scope and still allocated.
+    std::int64_t left() const { return allocated_bytes(impl_.device.index()) - before_; }
+
+   private:
+    Impl& impl_;
+    bool active_ = false;
+    std::int64_t before_ = 0;
+  };
+
+  // After work that allocated from the pool: when it left memory allocated there, the graphs
+  // must not replay over it.
+  bool drop_graphs_if_left(const InPool& scope, const char* what, bool& share) {
+    const auto left = scope.left();
+    if (left <= 0) return false;
+    YF_LOG_WARN("train: cuda_graph: " << what << " left " << left << " bytes allocated in the captured step's memory "
+                << "pool; the graphs are captured again in a new pool, and such work runs beside it from now on");
+    entries.clear();
+    have_pool = false;
+    share = false;
+    return true;
+  }
 #endif
   Impl(torch::Device d, int e, std::size_t m) : device(d), eager_runs(e), max_graphs(m) {
 #ifdef YOLOFLOW_WITH_CUDA
@@ -185,7 +232,25 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
     // the sink from a thread that has not run a step yet. (Captures made without it failed
     // in training with CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED on the H200.)
     c10::cuda::CUDAStreamGuard guard(side);
-    body(e.pixels, e.targets);
+    bool dropped = false;
+    if (impl_->have_pool && share_pool_ && !capture) {
+      // A shape without a graph of its own (more target rows), after the graphs exist: its
+      // activations go where the graphs' dead ones are ("ready" above orders it after the
+      // last replay, "done" below the next replay after it).
+      Impl::InPool scope(*impl_);
+      body(e.pixels, e.targets);
+      scope.end();
+      dropped = impl_->drop_graphs_if_left(scope, "an eager step", share_pool_);
+    } else {
+      body(e.pixels, e.targets);
+    }
+    if (dropped) {  // `e` went with the graphs
+      ++eager_steps_;
+      at::cuda::CUDAEvent done;
+      done.record(side);
+      done.block(current);
+      return;
+    }
   }
   ++e.eager;
   ++eager_steps_;
@@ -243,6 +308,38 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
                   << static_cast<double>(reserved) / (1 << 30) << " GiB");
     }
   }
+  at::cuda::CUDAEvent done;
+  done.record(side);
+  done.block(current);
+#endif
+}
+
+void CapturedStep::run_between_replays(const std::function<void()>& work) {
+#ifndef YOLOFLOW_WITH_CUDA
+  work();
+#else
+  if (!share_pool_ || !impl_->have_pool || !impl_->side) {
+    work();
+    return;
+  }
+  const auto dev = impl_->device;
+  const auto side = *impl_->side;
+  const auto current = at::cuda::getCurrentCUDAStream(dev.index());
+  at::cuda::CUDAEvent ready;
+  ready.record(current);
+  ready.block(side);
+  c10::cuda::CUDAStreamGuard guard(side);
+  {
+    // This thread's cuBLAS workspaces for the side stream outlive the work: made here, before
+    // the pool serves the stream (the first matrix product on a stream and thread makes them).
+    const auto a = torch::ones({8, 8}, torch::TensorOptions().device(dev));
+    (void)a.mm(a);
+    (void)a.to(torch::kHalf).mm(a.to(torch::kHalf));
+  }
+  Impl::InPool scope(*impl_);
+  work();
+  scope.end();
+  impl_->drop_graphs_if_left(scope, "work between training steps (validation)", share_pool_);
   at::cuda::CUDAEvent done;
   done.record(side);
   done.block(current);

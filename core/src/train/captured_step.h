@@ -37,7 +37,9 @@ class CapturedStep {
   CapturedStep& operator=(const CapturedStep&) = delete;
 
   // Trains on one batch (host tensors: uint8 (B, H, W, 3), float (B, M, 5)). Runs `body` on
-  // the static device inputs eagerly, or captures it then replays, or replays. `prepare` runs
+  // the static device inputs eagerly, or captures it then replays, or replays. Once a graph
+  // exists, eager batches (a shape with no graph of its own) allocate from its pool as
+  // run_between_replays does, with the same check. `prepare` runs
   // just before a capture (e.g. allocate gradients that do not exist yet). When a capture
   // fails the batch still runs eagerly, `failed()` turns true and `failure()` says why.
   // `pixels_owner` owns the memory `pixels` views: when that is pinned host memory, the copy
@@ -46,6 +48,19 @@ class CapturedStep {
   // pinned copy first.
   void run(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key, const Body& body,
            const std::function<void()>& prepare, std::shared_ptr<const void> pixels_owner = nullptr);
+
+  // Runs `work` (validation between two training steps) with its device memory served from
+  // the graphs' pool, on the stream they were captured on (a pool's free blocks serve only the
+  // stream that made them): the captured step's activations are dead between replays, so work
+  // whose tensors all die before it returns uses that memory instead of adding its own beside
+  // it. Without a pool (eager training, a CPU build) it just runs `work`.
+  // A tensor `work` left allocated would be overwritten by the next replay. That is checked
+  // (the allocator's allocated bytes before and after); when something stayed, the graphs are
+  // dropped (recaptured at the next batches in a new pool, which nothing else holds) and from
+  // then on work runs beside the pool, with a warning. `share` false: always beside it.
+  void run_between_replays(const std::function<void()>& work);
+  void share_pool(bool share) { share_pool_ = share; }
+  bool pool_shared() const { return share_pool_; }
 
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }
@@ -58,6 +73,7 @@ class CapturedStep {
   std::unique_ptr<Impl> impl_;
   std::string failure_;
   std::size_t replays_ = 0, eager_steps_ = 0;
+  bool share_pool_ = true;
 };
 
 }  // namespace yoloflow::core

@@ -67,6 +67,14 @@ void StepEngine::enable_capture_if_possible(bool profiling, bool cudnn_benchmark
   enable_capture(std::make_unique<CapturedStep>(device_, warmup_steps, 1));
 }
 
+void StepEngine::between_steps(const std::function<void()>& work) {
+  if (captured_ && !captured_->failed()) {
+    captured_->run_between_replays(work);
+  } else {
+    work();
+  }
+}
+
 void StepEngine::log_capture_counts() const {
   if (!captured_ || captured_->failed()) return;
   YF_LOG_INFO("train: cuda_graph: " << captured_->graphs() << " graph(s) captured; so far " << captured_->replays()

@@ -5,6 +5,7 @@
 // CUDA graph (captured_step.h); gradients accumulate to the nominal batch, then the optimizer
 // step: unscale, clip the global norm, step, scaler update, EMA update.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -49,6 +50,12 @@ class StepEngine {
   // for, an info line when it was "auto".
   void enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps, bool automatic);
   const CapturedStep* captured() const { return captured_.get(); }
+  // Runs `work` (validation) where it can use the captured step's memory between replays
+  // (CapturedStep::run_between_replays; `share` false, or no capture: it just runs).
+  void between_steps(const std::function<void()>& work);
+  void share_graph_pool(bool share) {
+    if (captured_) captured_->share_pool(share);
+  }
   // The capture's counts so far, logged at an epoch's end (nothing without a capture).
   void log_capture_counts() const;
 

@@ -118,6 +118,7 @@ class TrainSink final : public Sink {
       engine_->enable_capture_if_possible(p.get_int("profile_every") > 0, p.get_bool("cudnn_benchmark"),
                                           static_cast<int>(p.get_int("cuda_graph_warmup")),
                                           p.get_json("cuda_graph").is_string());
+      engine_->share_graph_pool(p.get_bool("cuda_graph_shared_pool"));
     }
     YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
                           << p.get_json("precision").at("plugin").get<std::string>() << ", "
@@ -241,7 +242,8 @@ class TrainSink final : public Sink {
     double val_seconds = -1.0;
     if (summary.last || (p_.get_int("val_every") > 0 && (epoch + 1) % p_.get_int("val_every") == 0)) {
       const auto val_start = Clock::now();
-      const auto v = validation_->run(*model_, ema_.get(), precision_.get(), loss_->get(), device_);
+      TrainingValidationResult v;
+      engine_->between_steps([&] { v = validation_->run(*model_, ema_.get(), precision_.get(), loss_->get(), device_); });
       val_seconds = seconds_since(val_start);
       EpochReport::add_validation(row, v);
       summary.validated = true;

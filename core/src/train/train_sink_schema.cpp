@@ -111,6 +111,12 @@ Schema train_sink_schema() {
       "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96). Such a "
       "step allocates outside the graph's pool: yolo11n b32 on the H200 peaked at 12.3-12.7 GiB instead "
       "of 5.9; at 192 no coco128 batch ran eagerly, peak 7.2 GiB, 15% fewer images/s (docs/performance.md).");
+  s.add_bool("cuda_graph_shared_pool", true).doc(
+      "CUDA graphs: validation, and eager steps of shapes without a graph (more target rows than "
+      "`cuda_graph_rows`), allocate from the captured step's memory pool, where its activations lie "
+      "dead between replays, instead of beside it. Whatever such work leaves allocated there is "
+      "detected: the graph is then captured again in a new pool and the sharing ends, with a "
+      "warning. false: that work allocates beside the pool (a higher peak).");
   s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
   s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
       "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
