@@ -22,7 +22,7 @@ cd "$(dirname "$0")/../.."
 EPOCHS="${EPOCHS:-3}"
 BATCH="${BATCH:-16}"
 read -r -a EXTRA_OVERRIDES <<< "${EXTRA:-}"
-CONFIGS="${1:-ultralytics,shipped,shipped-no-shared-pool,shipped-others-any,shipped-no-channels_last,shipped-eager,shipped-workers8,shipped-fp32,shipped-bf16,shipped-ram}"
+CONFIGS="${1:-ultralytics,shipped,shipped-no-shared-pool,shipped-fixed-segments,shipped-others-any,shipped-no-channels_last,shipped-eager,shipped-workers8,shipped-fp32,shipped-bf16,shipped-ram}"
 . bench/gpu/coco128x20.sh
 want() { [[ ",$CONFIGS," == *",$1,"* ]]; }
 RESULTS="$OUT/shipped-vs-ultralytics.jsonl"
@@ -103,9 +103,11 @@ PY
 want ultralytics && ultralytics
 want shipped && yoloflow shipped
 # One default changed each: validation and eager steps beside the captured step's memory pool,
+# the allocator's fixed segments instead of expandable ones,
 # the mosaic's other images drawn among all samples (each decoded again), NCHW, eager steps,
 # 8 graph workers instead of 12.
 want shipped-no-shared-pool && yoloflow shipped-no-shared-pool stages.train.params.cuda_graph_shared_pool=false
+want shipped-fixed-segments && yoloflow shipped-fixed-segments stages.train.params.cuda_alloc_conf=expandable_segments:False
 want shipped-others-any && yoloflow shipped-others-any stages.mosaic.params.others=any
 want shipped-no-channels_last && yoloflow shipped-no-channels_last stages.train.params.model.params.channels_last=false
 want shipped-eager && yoloflow shipped-eager stages.train.params.cuda_graph=false

@@ -161,14 +161,15 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   // 63.2 GiB reserved for 46.8 GiB allocated; with expandable segments 48.0 for 47.6.
   // Unless the pipeline or the environment configures the allocator, auto batch turns them on
   // (recorded in pipeline.json, so a resumed run keeps them).
-  std::string alloc_conf = sink.value("cuda_alloc_conf", std::string());
-  if (alloc_conf.empty() && std::getenv("PYTORCH_CUDA_ALLOC_CONF") == nullptr) {
-    alloc_conf = "expandable_segments:True";
+  std::string alloc_conf = sink.value("cuda_alloc_conf", std::string("auto"));
+  if ((alloc_conf.empty() || alloc_conf == "auto") && std::getenv("PYTORCH_CUDA_ALLOC_CONF") == nullptr &&
+      !expandable_segments_conf().empty()) {
+    alloc_conf = expandable_segments_conf();
     set_param(pipeline, pipeline.sink, "cuda_alloc_conf", alloc_conf);
     YF_LOG_INFO("auto batch: " << sink_path << ".cuda_alloc_conf = \"" << alloc_conf
                                << "\" (varying target rows fragment fixed segments; \"expandable_segments:False\" keeps them)");
   }
-  apply_cuda_alloc_conf(alloc_conf, sink_path + ".cuda_alloc_conf");
+  apply_cuda_alloc_conf(alloc_conf, sink_path + ".cuda_alloc_conf", device);
   const double cap = sink.value("cuda_memory_fraction", 0.0);
   set_cuda_memory_fraction(device, cap);
   at::globalContext().setBenchmarkCuDNN(sink.value("cudnn_benchmark", true) ||

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include <torch/version.h>
+
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 
@@ -36,9 +38,30 @@ int device_index(const c10::Device& device) { return device.has_index() ? device
 
 }  // namespace
 
-void apply_cuda_alloc_conf(const std::string& conf, const std::string& json_path) {
-  if (conf.empty()) return;
+std::string expandable_segments_conf() {
+#if defined(YOLOFLOW_WITH_CUDA) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+  return "expandable_segments:True";
+#else
+  return {};  // LibTorch before 2.1 has no expandable segments (its allocator refuses the option)
+#endif
+}
+
+void apply_cuda_alloc_conf(const std::string& requested, const std::string& json_path, const c10::Device& device) {
   const char* current = std::getenv(kAllocConfVar);
+  std::string conf = requested;
+  if (conf == "auto") {
+    if (!device.is_cuda()) return;
+    // What the user set wins; too late is no error for a default.
+    conf = expandable_segments_conf();
+    if (conf.empty() || current != nullptr) return;
+#ifdef YOLOFLOW_WITH_CUDA
+    if (cuda_initialised()) {
+      YF_LOG_INFO(json_path << ": \"auto\" left the CUDA allocator as it was (CUDA was initialised before this stage)");
+      return;
+    }
+#endif
+  }
+  if (conf.empty()) return;
   if (current != nullptr && conf == current) return;  // already in effect (e.g. set by the shell)
 #ifdef YOLOFLOW_WITH_CUDA
   if (cuda_initialised()) {

@@ -10,11 +10,17 @@
 
 namespace yoloflow::core {
 
+// "expandable_segments:True" where LibTorch has expandable segments (2.1 and later, with
+// CUDA), else empty.
+std::string expandable_segments_conf();
+
 // PYTORCH_CUDA_ALLOC_CONF for this process (e.g. "expandable_segments:True"), which the
 // allocator reads once, when CUDA is first initialised. Empty = leave the environment as it
-// is. Throws InvalidInput naming `json_path` when a CUDA context already exists (too late
-// to take effect) and the environment holds another value.
-void apply_cuda_alloc_conf(const std::string& conf, const std::string& json_path);
+// is; "auto" = expandable_segments_conf() for a CUDA `device` unless the environment sets the
+// variable or CUDA is already initialised (otherwise as empty). Throws InvalidInput naming `json_path` when an explicit
+// value comes after a CUDA context exists (too late to take effect) and the environment holds
+// another value.
+void apply_cuda_alloc_conf(const std::string& conf, const std::string& json_path, const c10::Device& device);
 
 // Caps what the caching allocator may reserve on `device` at `fraction` of its memory
 // (0 = no cap); an allocation beyond it fails with an out-of-memory error as if the device were

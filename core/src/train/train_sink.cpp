@@ -60,10 +60,11 @@ class TrainSink final : public Sink {
       return;
     }
     p_ = p;
-    // Before anything touches CUDA: the allocator reads its configuration once, at initialisation.
-    apply_cuda_alloc_conf(p.get_string("cuda_alloc_conf"), ctx.node + ".params.cuda_alloc_conf");
     state_.micro_batch = p.get_int("micro_batch");
+    // Choosing the device counts devices but creates no CUDA context; the allocator reads its
+    // configuration when the first one is created, so it is set before anything else.
     device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"), "device"));
+    apply_cuda_alloc_conf(p.get_string("cuda_alloc_conf"), ctx.node + ".params.cuda_alloc_conf", device_);
     set_training_threads(device_, p.get_int("cpu_threads"));
     set_cuda_memory_fraction(device_, p.get_float("cuda_memory_fraction"));
     torch::manual_seed(ctx.seed);

@@ -109,22 +109,27 @@ Schema train_sink_schema() {
       "CUDA graphs with target_rows 0: target rows per image the one captured step is built for "
       "(every batch that fits is padded to it); a batch whose fullest image has more boxes runs "
       "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96). Such a "
-      "step allocates outside the graph's pool: yolo11n b32 on the H200 peaked at 12.3-12.7 GiB instead "
-      "of 5.9; at 192 no coco128 batch ran eagerly, peak 7.2 GiB, 15% fewer images/s (docs/performance.md).");
+      "step allocates in the graph's pool with `cuda_graph_shared_pool`; beside it, yolo11n b32 on the H200 "
+      "peaked at 12.3-12.7 GiB instead of 5.9; at 192 no coco128 batch ran eagerly, peak 7.2 GiB, 15% fewer images/s (docs/performance.md).");
   s.add_bool("cuda_graph_shared_pool", true).doc(
       "CUDA graphs: validation, and eager steps of shapes without a graph (more target rows than "
       "`cuda_graph_rows`), allocate from the captured step's memory pool, where its activations lie "
       "dead between replays, instead of beside it. Whatever such work leaves allocated there is "
       "detected: the graph is then captured again in a new pool and the sharing ends, with a "
-      "warning. false: that work allocates beside the pool (a higher peak).");
+      "warning. false: that work allocates beside the pool (the shipped pipeline on an H200: 4.17 instead "
+      "of 3.07 GiB peak reserved, `bash bench/gpu/shipped-vs-ultralytics.sh shipped,shipped-no-shared-pool`).");
   s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
   s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
       "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
       "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");
-  s.add_string("cuda_alloc_conf", "").doc(
-      "CUDA: PYTORCH_CUDA_ALLOC_CONF for this process, e.g. \"expandable_segments:True\" (less "
-      "fragmentation when shapes vary); empty = the environment's (auto batch then sets expandable "
-      "segments). Refused once CUDA is initialised.");
+  s.add_string("cuda_alloc_conf", "auto").doc(
+      "CUDA: PYTORCH_CUDA_ALLOC_CONF for this process, e.g. \"expandable_segments:True\" (segments "
+      "that grow instead of fixed blocks: less memory reserved beside what is allocated when shapes "
+      "vary, as validation's between captured steps). \"auto\": expandable segments with LibTorch 2.1 "
+      "or later unless the environment sets PYTORCH_CUDA_ALLOC_CONF or CUDA is already initialised "
+      "(the shipped pipeline on an H200: 4.17 -> 3.07 GiB peak reserved, `bash "
+      "bench/gpu/shipped-vs-ultralytics.sh shipped,shipped-fixed-segments`); empty = the environment's "
+      "(auto batch then sets expandable segments). Any other value is refused once CUDA is initialised.");
   s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
   s.add_string("device", "").doc(
       "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
