@@ -134,8 +134,8 @@ TEST_CASE("Ultralytics-style words on the command line set the pipeline paths th
   CHECK(doc["stages"]["source"]["params"]["data"] == data);  // ...the source's: one word, both
   CHECK(tp["model"]["plugin"] == "yolo11");
   CHECK(tp["model"]["params"]["scale"] == "s");
-  CHECK(tp["callbacks"][0]["plugin"] == "early_stopping");  // patience= is its parameter
-  CHECK(tp["callbacks"][0]["params"]["patience"] == 7);
+  CHECK(tp["callbacks"][1]["plugin"] == "early_stopping");  // patience= is its parameter
+  CHECK(tp["callbacks"][1]["params"]["patience"] == 7);
   CHECK(tp["optimizer"]["params"]["lr0"] == 0.002);
   CHECK(doc["stages"]["batch"]["params"]["batch"] == 8);
   CHECK(doc["device"] == "cuda:0");

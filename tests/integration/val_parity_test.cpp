@@ -37,7 +37,7 @@ std::string train_as_val_yaml() {
 core::PluginManager& parity_plugins() {
   static core::PluginManager pm;
   static const bool loaded = [] {
-    for (const char* lib : {"yolo11", "yolo_dataset", "letterbox"}) test::load_plugin(pm, lib);
+    for (const char* lib : {"yolo11", "yolo_dataset", "letterbox", "collate"}) test::load_plugin(pm, lib);
     return true;
   }();
   (void)loaded;

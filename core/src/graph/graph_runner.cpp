@@ -216,22 +216,7 @@ std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
 }
 
 void GraphRunner::prepare(int epoch) {
-  const int imgsz = pipeline_.imgsz(epoch);
-  for (auto& s : stages_) {
-    json params = pipeline_.stage_params(s.spec->name, epoch);
-    std::map<std::string, double> schedule;
-    if (s.component == sink_.get()) schedule = scheduled_values(epoch);
-    if (s.configured && params == s.last_params && imgsz == s.last_imgsz && schedule == s.last_schedule) continue;
-    if (s.configured) {
-      YF_LOG_DEBUG("epoch " << epoch << ": reconfiguring stage '" << s.spec->name << "'");
-    }
-    configure_component(*s.component, *s.spec->component, params, s.spec->path(),
-                        context(s.spec->name, epoch), "stage '" + s.spec->name + "'");
-    s.configured = true;
-    s.last_params = std::move(params);
-    s.last_imgsz = imgsz;
-    s.last_schedule = std::move(schedule);
-  }
+  for (auto& s : stages_) configure_stage(s, pipeline_.stage_params(s.spec->name, epoch), epoch);
 }
 
 std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
@@ -243,14 +228,37 @@ std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
   return static_cast<std::size_t>(3 * std::max<std::int64_t>(1, batch_size) + 2 * workers_);
 }
 
+void GraphRunner::call_sink(int epoch, const char* what, const std::function<void()>& fn) {
+  const Stage& sink_stage = stages_.back();
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) + "): " + e.what());
+  } catch (...) {
+    throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) + "): unknown exception");
+  }
+}
+
+void GraphRunner::configure_stage(Stage& s, json params, int epoch) {
+  const int imgsz = pipeline_.imgsz(epoch);
+  std::map<std::string, double> schedule;
+  if (s.component == sink_.get()) schedule = scheduled_values(epoch);
+  if (s.configured && params == s.last_params && imgsz == s.last_imgsz && schedule == s.last_schedule) return;
+  if (s.configured) {
+    YF_LOG_DEBUG("epoch " << epoch << ": reconfiguring stage '" << s.spec->name << "'");
+  }
+  configure_component(*s.component, *s.spec->component, params, s.spec->path(), context(s.spec->name, epoch),
+                      "stage '" + s.spec->name + "'");
+  s.configured = true;
+  s.last_params = std::move(params);
+  s.last_imgsz = imgsz;
+  s.last_schedule = std::move(schedule);
+}
+
 EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   prepare(epoch);
   EpochStats stats;
   stats.epoch = epoch;
-  const Stage& source_stage = stages_.front();
-  const Stage& batcher_stage = stages_[stages_.size() - 2];
-  const Stage& sink_stage = stages_.back();
-
   const std::int64_t batch_size = batcher_->batch_size();
   const std::size_t limit = max_in_flight_for(batch_size);
   if (batch_size > 0 && limit < static_cast<std::size_t>(batch_size)) {
@@ -266,14 +274,101 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   const dist::DistEnv& denv = dist::current_env();
   const std::vector<std::size_t> whole_order = epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch);
   const std::vector<ShardSlot> order = shard_order(whole_order, denv.rank, denv.world_size, first_sequence);
+  // A mosaic's other images come from the samples loaded just before (AugmentContext::recent),
+  // which continue into the previous epoch's last ones.
+  const std::vector<std::size_t> previous_order =
+      epoch > 0 ? epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch - 1) : std::vector<std::size_t>{};
+
+  call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
+  const auto start = std::chrono::steady_clock::now();
+  PassCounts counts;
+  run_pass(epoch, order, whole_order, previous_order, limit, start, stats, counts);
+  return finish_epoch(epoch, start, stats, counts);
+}
+
+EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& plan) {
+  prepare(epoch);
+  EpochStats stats;
+  stats.epoch = epoch;
+  const std::int64_t batch_size = batcher_->batch_size();
+  std::size_t largest = 0;
+  for (const auto& b : plan) {
+    largest = std::max(largest, b.indices.size());
+    for (std::size_t i : b.indices) {
+      if (i >= source_->size()) {
+        throw Error("planned batch names sample " + std::to_string(i) + " of a source of " +
+                    std::to_string(source_->size()));
+      }
+    }
+    for (const auto& [name, params] : b.stage_params) (void)pipeline_.stage(name);  // throws for an unknown stage
+  }
+  if (batch_size > 0 && largest > static_cast<std::size_t>(batch_size)) {
+    throw Error("a planned batch of " + std::to_string(largest) + " samples exceeds the batcher's batch of " +
+                std::to_string(batch_size));
+  }
+  const std::size_t limit = std::max<std::size_t>(max_in_flight_for(batch_size), largest);
+  stats.max_in_flight = limit;
+
+  call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
+  const auto start = std::chrono::steady_clock::now();
+  PassCounts counts;
+  std::vector<std::size_t> planned_order;  // the whole epoch's order, as sequences count it
+  for (const auto& b : plan) planned_order.insert(planned_order.end(), b.indices.begin(), b.indices.end());
+  std::uint64_t sequence = 0;
+  for (const auto& b : plan) {
+    if (stop_requested()) break;
+    for (auto& s : stages_) {
+      json params = pipeline_.stage_params(s.spec->name, epoch);
+      const auto it = b.stage_params.find(s.spec->name);
+      if (it != b.stage_params.end()) params.merge_patch(it->second);
+      configure_stage(s, std::move(params), epoch);
+    }
+    std::vector<ShardSlot> order;
+    for (std::size_t i : b.indices) order.push_back(ShardSlot{i, sequence++});
+    std::vector<std::shared_ptr<Batch>> delivered;
+    run_pass(epoch, order, planned_order, {}, limit, start, stats, counts, &delivered);
+    for (auto& batch : delivered) {
+      if (stop_requested()) break;
+      consume_batch(epoch, *batch, start, stats, counts);
+    }
+  }
+  return finish_epoch(epoch, start, stats, counts);
+}
+
+EpochStats GraphRunner::finish_epoch(int epoch, std::chrono::steady_clock::time_point start, EpochStats& stats,
+                                     const PassCounts& counts) {
+  stats.interrupted = stop_requested();
+  if (stats.interrupted) {
+    call_sink(epoch, "interrupted", [&] { sink_->interrupted(epoch); });
+  } else {
+    const auto end_start = std::chrono::steady_clock::now();
+    call_sink(epoch, "end_epoch", [&] { sink_->end_epoch(epoch); });
+    stats.end_seconds = seconds_since(end_start);
+  }
+  stats.seconds = seconds_since(start);
+  stats.samples = counts.samples;
+  stats.batches = counts.batches;
+  stats.images_per_second = stats.seconds > 0 ? static_cast<double>(counts.samples) / stats.seconds : 0;
+  stats.peak_in_flight = counts.peak_in_flight;
+  std::sort(stats.skipped.begin(), stats.skipped.end(),
+            [](const SkippedSample& a, const SkippedSample& b) { return a.index < b.index; });
+  history_.push_back(stats);
+  return stats;
+}
+
+void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const std::vector<std::size_t>& whole_order,
+                           const std::vector<std::size_t>& previous_order, std::size_t limit,
+                           std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts,
+                           std::vector<std::shared_ptr<Batch>>* deliver) {
+  const Stage& batcher_stage = stages_[stages_.size() - 2];
+  const Stage& sink_stage = stages_.back();
+  const std::int64_t batch_size = batcher_->batch_size();
+  const dist::DistEnv& denv = dist::current_env();
   const int imgsz = pipeline_.imgsz(epoch);
   const std::uint64_t epoch_seed = core::epoch_seed(pipeline_.seed, epoch);
 
-  // A mosaic's other images come from the samples loaded just before (AugmentContext::recent),
-  // which continue into the previous epoch's last ones; their decoded images are kept for as
-  // long as they can be drawn, plus the samples in flight.
-  const std::vector<std::size_t> previous_order =
-      epoch > 0 ? epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch - 1) : std::vector<std::size_t>{};
+  // The decoded images of the samples loaded last are kept for as long as a mosaic can draw
+  // them, plus the samples in flight.
   const std::size_t recent_window = core::recent_window(source_->size(), batch_size);
   const json recent_key = {imgsz, stages_.front().last_params, recent_window + limit};
   if (recent_key != recent_key_) {
@@ -281,28 +376,12 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     recent_key_ = recent_key;
   }
 
-  auto call_sink = [&](const char* what, auto&& fn) {
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) +
-                  "): " + e.what());
-    } catch (...) {
-      throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) +
-                  "): unknown exception");
-    }
-  };
-  call_sink("begin_epoch", [&] { sink_->begin_epoch(epoch); });
-
   FirstError error;
   std::mutex skipped_mutex;
-  std::atomic<std::size_t> in_flight{0}, peak{0};
-  std::size_t samples_done = 0, batches_done = 0;  // touched by the serial sink node only
-  std::int64_t batch_index = 0;                    // touched by the serial batcher node only
+  std::atomic<std::size_t> in_flight{0}, peak{counts.peak_in_flight};
   std::vector<Augmentation*> chain;
   for (auto& a : augmentations_) chain.push_back(a.get());
   StageSampleLoaders loaders(*source_, chain, epoch_seed, imgsz, epoch, &recent_images_);
-  const auto start = std::chrono::steady_clock::now();
 
   auto fail = [&](const std::string& message) { error.set(Error(message)); };
   auto release = [&](long long n) { in_flight.fetch_sub(static_cast<std::size_t>(n)); };
@@ -391,7 +470,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
       }
       if (batch) {
         batch->epoch = epoch;
-        batch->index = batch_index++;
+        batch->index = counts.next_batch_index++;
         const long long n = static_cast<long long>(batch->size);
         std::get<0>(ports).try_put(BatchMessage{std::make_shared<Batch>(std::move(*batch)), n});
       }
@@ -400,12 +479,17 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     flow::function_node<BatchMessage, long long> sink_node(g, flow::serial, [&](const BatchMessage& m) {
       // After a stop request the batch in the sink finishes and no other starts: batches
       // already assembled are left for a resumed run, which loads their samples again.
-      if (!error.failed() && !stop_requested()) {
-        if (batches_done == 0) stats.first_batch_seconds = seconds_since(start);
+      if (deliver != nullptr) {
+        deliver->push_back(m.batch);
+      } else if (!error.failed() && !stop_requested()) {
         try {
+          if (!counts.first_batch_seen) {
+            stats.first_batch_seconds = seconds_since(start);
+            counts.first_batch_seen = true;
+          }
           sink_->consume(*m.batch);
-          samples_done += static_cast<std::size_t>(m.batch->size);
-          ++batches_done;
+          counts.samples += static_cast<std::size_t>(m.batch->size);
+          ++counts.batches;
         } catch (const std::exception& e) {
           fail(stage_label(sink_stage) + " failed on batch " + std::to_string(m.batch->index) +
                " of epoch " + std::to_string(epoch) + ": " + e.what());
@@ -422,7 +506,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     flow::make_edge(limiter, work);
     std::optional<flow::sequencer_node<Item>> sequencer;
     if (pipeline_.ordered) {
-      // The sequencer counts from 0: `local` is the position in this rank's share, which
+      // The sequencer counts from 0: `local` is the position in this pass's share, which
       // starts at 0 in a resumed epoch too.
       sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.local); });
       flow::make_edge(work, *sequencer);
@@ -437,11 +521,11 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     input.activate();
     g.wait_for_all();
   });
+  counts.peak_in_flight = peak.load();
   error.rethrow();
 
-  // The epoch's last, partial batch (the graph is idle: no other thread touches these).
+  // The pass's last, partial batch (the graph is idle: no other thread touches these).
   // After a stop it is dropped: a resumed run loads those samples again.
-  stats.interrupted = stop_requested();
   std::optional<Batch> last;
   try {
     last = batcher_->flush();
@@ -449,36 +533,34 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
     throw Error(stage_label(batcher_stage) + " failed in flush at the end of epoch " +
                 std::to_string(epoch) + ": " + e.what());
   }
-  if (last && last->size > 0 && !stats.interrupted) {
+  if (last && last->size > 0 && !stop_requested()) {
     last->epoch = epoch;
-    last->index = batch_index++;
-    try {
-      sink_->consume(*last);
-    } catch (const std::exception& e) {
-      throw Error(stage_label(sink_stage) + " failed on batch " + std::to_string(last->index) +
-                  " of epoch " + std::to_string(epoch) + ": " + e.what());
+    last->index = counts.next_batch_index++;
+    if (deliver != nullptr) {
+      deliver->push_back(std::make_shared<Batch>(std::move(*last)));
+    } else {
+      consume_batch(epoch, *last, start, stats, counts);
     }
-    samples_done += static_cast<std::size_t>(last->size);
-    ++batches_done;
   }
+}
 
-  if (stats.interrupted) {
-    call_sink("interrupted", [&] { sink_->interrupted(epoch); });
-  } else {
-    const auto end_start = std::chrono::steady_clock::now();
-    call_sink("end_epoch", [&] { sink_->end_epoch(epoch); });
-    stats.end_seconds = seconds_since(end_start);
+void GraphRunner::consume_batch(int epoch, Batch& batch, std::chrono::steady_clock::time_point start, EpochStats& stats,
+                                PassCounts& counts) {
+  if (!counts.first_batch_seen) {
+    stats.first_batch_seconds = seconds_since(start);
+    counts.first_batch_seen = true;
   }
-  stats.seconds = seconds_since(start);
-  stats.samples = samples_done;
-  stats.batches = batches_done;
-  stats.images_per_second = stats.seconds > 0 ? static_cast<double>(samples_done) / stats.seconds : 0;
-  stats.peak_in_flight = peak.load();
-  std::sort(stats.skipped.begin(), stats.skipped.end(),
-            [](const SkippedSample& a, const SkippedSample& b) { return a.index < b.index; });
-  (void)source_stage;
-  history_.push_back(stats);
-  return stats;
+  try {
+    sink_->consume(batch);
+  } catch (const std::exception& e) {
+    throw Error(stage_label(stages_.back()) + " failed on batch " + std::to_string(batch.index) + " of epoch " +
+                std::to_string(epoch) + ": " + e.what());
+  } catch (...) {
+    throw Error(stage_label(stages_.back()) + " failed on batch " + std::to_string(batch.index) + " of epoch " +
+                std::to_string(epoch) + ": unknown exception");
+  }
+  counts.samples += static_cast<std::size_t>(batch.size);
+  ++counts.batches;
 }
 
 }  // namespace yoloflow::core

@@ -12,6 +12,8 @@
 // plugin code stops the epoch and is rethrown as a yoloflow::Error naming the stage, the
 // plugin, its library and the sample.
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/epoch_order.h"
 #include "graph/recent_images.h"
 #include "pipeline/pipeline.h"
 #include "plugin/registry.h"
@@ -53,6 +56,14 @@ struct EpochStats {
   double end_seconds = 0;
 };
 
+// One batch of an epoch whose batches are given (GraphRunner::run_planned): the source indices
+// it is made of, in order, and parameters its stages take for it, merged over the pipeline's
+// (a rectangular validation batch's shape, as its transform's `height` and `width`).
+struct PlannedBatch {
+  std::vector<std::size_t> indices;
+  std::map<std::string, json> stage_params;  // stage name -> parameters to set for this batch
+};
+
 struct RunnerOptions {
   std::string run_dir;  // StageContext::run_dir
   std::string device;   // StageContext::device; the pipeline's "device" when empty
@@ -76,6 +87,15 @@ class GraphRunner {
   // interrupted() is called instead of end_epoch). `first_sequence` continues an epoch
   // where a resumed run stopped: positions before it in the epoch's order are not loaded.
   EpochStats run_epoch(int epoch, std::uint64_t first_sequence = 0);
+  // Runs one epoch made of the given batches instead of the pipeline's order (validation's
+  // batches sorted by aspect ratio): each planned batch reaches the sink as one batch (the
+  // batcher is flushed after it; its size must not exceed the batcher's), in the order given,
+  // with the stages it names reconfigured for it. The sink sees one begin_epoch and one
+  // end_epoch around them all, and consumes each batch on the calling thread once the batch's
+  // samples are loaded (a sink that keeps per-thread state, as CUDA streams and cuBLAS
+  // workspaces are, sees one thread). The stages get the pipeline's parameters back at the next
+  // prepare() or run_epoch().
+  EpochStats run_planned(int epoch, const std::vector<PlannedBatch>& plan);
   // (Re)configures components whose resolved parameters or image size differ at `epoch`.
   void prepare(int epoch);
 
@@ -117,6 +137,28 @@ class GraphRunner {
     std::map<std::string, double> last_schedule;  // compared for the sink only
   };
   std::string stage_label(const Stage& s) const;
+  // What one pass of the flow graph counts; an epoch is one pass, a planned epoch one per batch.
+  struct PassCounts {
+    std::size_t samples = 0, batches = 0, peak_in_flight = 0;
+    std::int64_t next_batch_index = 0;
+    bool first_batch_seen = false;
+  };
+  // Runs `order` through the flow graph, then the batcher's last partial batch to the sink
+  // (unless stopped); no begin_epoch/end_epoch. With `deliver`, the batches are put there
+  // instead, for the calling thread to consume.
+  void run_pass(int epoch, const std::vector<ShardSlot>& order, const std::vector<std::size_t>& whole_order,
+                const std::vector<std::size_t>& previous_order, std::size_t limit,
+                std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts,
+                std::vector<std::shared_ptr<Batch>>* deliver = nullptr);
+  // The sink consumes `batch`; its exception becomes an Error naming the stage and batch.
+  void consume_batch(int epoch, Batch& batch, std::chrono::steady_clock::time_point start, EpochStats& stats,
+                     PassCounts& counts);
+  // The sink's end_epoch (or interrupted) and the epoch's statistics.
+  EpochStats finish_epoch(int epoch, std::chrono::steady_clock::time_point start, EpochStats& stats,
+                          const PassCounts& counts);
+  void call_sink(int epoch, const char* what, const std::function<void()>& fn);
+  // Configures stage `s` with `params` at `epoch` when they differ from what it has.
+  void configure_stage(Stage& s, json params, int epoch);
 
   const Pipeline& pipeline_;
   const Registry& registry_;

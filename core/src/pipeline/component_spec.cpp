@@ -33,13 +33,18 @@ bool is_graph_kind(Kind kind) {
   return false;
 }
 
+// "a source", "an augmentation".
+static std::string a_kind(Kind kind) {
+  const std::string name = kind_name(kind);
+  return (std::string("aeiou").find(name.front()) == std::string::npos ? "a " : "an ") + name;
+}
+
 const RegisteredComponent* find_component_of_kind(const Registry& registry, Kind kind,
                                                   const std::string& plugin,
                                                   const std::string& path, Diagnostics& out) {
   if (const auto* rc = registry.find(kind, plugin)) return rc;
   if (const auto* other = registry.find_any_kind(plugin)) {
-    out.push_back({path, "'" + plugin + "' is a " + kind_name(other->info.kind) + " plugin, not a " +
-                             kind_name(kind) + " plugin"});
+    out.push_back({path, "'" + plugin + "' is " + a_kind(other->info.kind) + " plugin, not " + a_kind(kind) + " plugin"});
     return nullptr;
   }
   std::string msg = "unknown " + std::string(kind_name(kind)) + " plugin '" + plugin + "'";
@@ -79,7 +84,7 @@ const RegisteredComponent* find_stage_component(const Registry& registry, const 
     return nullptr;
   }
   if (const auto* other = registry.find_any_kind(plugin)) {
-    out.push_back({path + ".plugin", "'" + plugin + "' is a " + kind_name(other->info.kind) +
+    out.push_back({path + ".plugin", "'" + plugin + "' is " + a_kind(other->info.kind) +
                                          " plugin, which cannot be a stage (stages are sources, "
                                          "augmentations, batchers and sinks)"});
     return nullptr;

@@ -2,6 +2,7 @@
 
 #include "plugin/plugin_manager.h"
 #include "predict/predict_sink.h"
+#include "train/ema_callback.h"
 #include "train/train_batch_images.h"
 #include "train/train_sink.h"
 #include "train/validate_sink.h"
@@ -10,12 +11,14 @@ namespace yoloflow::core {
 
 // The host's own components. Kept few: everything that can be a plugin is one. The
 // training engine is built in because it drives model, optimizer and precision plugins; the
-// train_batch_images callback because it draws with the host's sample grid.
+// train_batch_images callback because it draws with the host's sample grid; the ema callback
+// because it averages the model's tensors.
 void register_builtin_components(Registry& registry) {
   register_train_sink(registry);
   register_validate_sink(registry);
   register_predict_sink(registry);
   register_train_batch_images(registry);
+  register_ema_callback(registry);
 }
 
 void use_builtin_components() { set_builtin_registration(&register_builtin_components); }

@@ -1,6 +1,6 @@
 #pragma once
 // The training library's own components: the train, validate and predict sinks and the
-// train_batch_images callback.
+// train_batch_images and ema callbacks.
 #include "plugin/registry.h"
 
 namespace yoloflow::core {

@@ -36,7 +36,7 @@ ResultsRow EpochReport::training_row(const EpochFacts& f, const TrainState& stat
   return row;
 }
 
-void EpochReport::add_validation(ResultsRow& row, const TrainingValidationResult& v) {
+void EpochReport::add_validation(ResultsRow& row, const ValidationResult& v) {
   row["metrics/precision(B)"] = v.metrics.precision;
   row["metrics/recall(B)"] = v.metrics.recall;
   row["metrics/mAP50(B)"] = v.metrics.map50;

@@ -12,7 +12,7 @@
 #include "run/results_csv.h"
 #include "train/step_profile.h"
 #include "train/train_state.h"
-#include "train/training_validation.h"
+#include "train/validation_pipeline.h"
 #include "yoloflow/optimizer.h"
 
 namespace yoloflow::core {
@@ -38,7 +38,7 @@ class EpochReport {
   // The training part of the row; `profile` (may be null) adds its epoch means and logs them.
   static ResultsRow training_row(const EpochFacts& facts, const TrainState& state, const std::vector<ParamGroup>& groups,
                                  StepProfile* profile);
-  static void add_validation(ResultsRow& row, const TrainingValidationResult& v);
+  static void add_validation(ResultsRow& row, const ValidationResult& v);
   // The epoch's CUDA memory peaks (nothing on the CPU); read after validation, which they include.
   static void add_memory(ResultsRow& row, const torch::Device& device);
 

@@ -69,6 +69,12 @@ void TrainCallbacks::train_end(const TrainProgress& p, CallbackRequests& r) {
   each("on_train_end", [&](Entry& e) { e.callback->on_train_end(p, r); });
 }
 
+std::vector<Callback*> TrainCallbacks::callbacks() const {
+  std::vector<Callback*> out;
+  for (const auto& e : entries_) out.push_back(e.callback.get());
+  return out;
+}
+
 json TrainCallbacks::states() const {
   json out = json::object();
   for (const auto& e : entries_) {

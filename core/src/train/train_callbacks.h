@@ -27,6 +27,8 @@ class TrainCallbacks {
   TrainCallbacks(const Registry& registry, const json& specs, const std::string& path, const StageContext& context);
 
   bool empty() const { return entries_.empty(); }
+  // The callbacks, in order (owned here).
+  std::vector<Callback*> callbacks() const;
 
   void train_start(const TrainRun& run, CallbackRequests& requests);
   void batch_start(const Batch& batch, const TrainProgress& progress, CallbackRequests& requests);

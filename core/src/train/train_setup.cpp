@@ -45,32 +45,26 @@ void load_initial_weights(Model& model, const std::string& file, int nc, const s
                                         std::to_string(nc) + " in the dataset"));
 }
 
-std::unique_ptr<TrainingValidation> open_training_validation(const Params& p, const StageContext& ctx) {
+std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, const StageContext& ctx) {
   const json source_spec = p.get_json("val_source");
   if (source_spec.is_null()) {
     throw InvalidInput(ctx.node + ".params.val_source: no source to validate from: the pipeline has no single "
                        "source stage with a `split` parameter; name one here, e.g. {\"plugin\": \"...\", "
                        "\"params\": {...}} reading the validation images");
   }
-  ValidationOptions vo;
-  vo.transform = p.get_json("val_transform");
-  vo.transform_path = p.where() + ".val_transform";
+  ValidationStages stages;
+  stages.source = source_spec;
+  stages.transform = p.get_json("val_transform");
+  stages.batcher = p.get_json("val_batcher");
   // Checked now rather than at the first validation, an epoch into the run.
-  check_validation_transform(host_registry(), vo.transform, vo.transform_path);
+  check_validation_transform(host_registry(), stages.transform, p.where() + ".val_transform");
+  check_validation_batcher(host_registry(), stages.batcher, p.where() + ".val_batcher");
+  stages.nms = {{"conf", p.get_float("val_conf")}, {"iou", p.get_float("val_iou")}, {"max_det", p.get_int("max_det")}};
+  ValidationOptions vo;
   vo.imgsz = ctx.imgsz;
   vo.batch = p.get_int("val_batch");
   vo.rect = p.get_bool("rect");
-  NmsOptions nms;
-  nms.conf = p.get_float("val_conf");
-  nms.iou = p.get_float("val_iou");
-  nms.max_det = static_cast<int>(p.get_int("max_det"));
-  nms.multi_label = true;  // one box may count for several classes, as Ultralytics validates
-  StageContext sub = ctx;
-  sub.node = ctx.node + ".validation.source";
-  auto validation = std::make_unique<TrainingValidation>(
-      host_registry(),
-      create_component<DataSource>(host_registry(), Kind::Source, source_spec, ctx.node + ".validation.source", sub),
-      vo, nms, ctx.node + ".validation");
+  auto validation = std::make_unique<ValidationPipeline>(host_registry(), stages, vo, ctx, p.where() + ".validation");
   const json source_params = source_spec.value("params", json::object());
   YF_LOG_INFO("validation: " << validation->size() << " images from " << source_spec.value("plugin", std::string())
                              << (source_params.contains("split") ? ", split " + source_params["split"].dump() : std::string()));

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "train/training_validation.h"
+#include "train/validation_pipeline.h"
 #include "yoloflow/component.h"
 #include "yoloflow/model.h"
 #include "yoloflow/params.h"
@@ -20,7 +20,7 @@ json model_spec_for_dataset(const Params& p, int dataset_nc, const std::string& 
 void load_initial_weights(Model& model, const std::string& file, int nc, const std::string& json_path);
 
 // The validation split of the sink's `data`, with its validation parameters.
-std::unique_ptr<TrainingValidation> open_training_validation(const Params& p, const StageContext& ctx);
+std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, const StageContext& ctx);
 
 // The resolved pipeline `yoloflow run` wrote into the run folder; null when there is none.
 json read_run_pipeline(const std::string& run_dir);

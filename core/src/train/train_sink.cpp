@@ -17,6 +17,7 @@
 #include "train/cuda_memory.h"
 #include "train/epoch_report.h"
 #include "train/fitness_tracker.h"
+#include "train/ema_callback.h"
 #include "train/model_ema.h"
 #include "train/multi_scale.h"
 #include "train/optimizer_schedule.h"
@@ -30,7 +31,7 @@
 #include "train/train_setup.h"
 #include "train/train_sink_schema.h"
 #include "train/train_state.h"
-#include "train/training_validation.h"
+#include "train/validation_pipeline.h"
 #include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -98,7 +99,9 @@ class TrainSink final : public Sink {
     }
     targets_ = std::make_unique<BatchTargets>(
         TargetRows{p.get_int("target_rows"), p.get_int("target_rows_multiple"), p.get_int("cuda_graph_rows")});
-    if (p.get_bool("ema")) ema_ = std::make_unique<ModelEma>(model_->module());
+    const std::string callbacks_path = "stages." + ctx.node + ".params.callbacks";
+    const json callbacks =
+        callbacks_with_ema(p.get_json("callbacks"), p.get_bool("ema"), callbacks_path, "stages." + ctx.node + ".params.ema");
     if (dist::is_main_process()) {  // data parallel: rank 0 writes every output and runs the callbacks
       std::filesystem::create_directories(run_dir_ + "/weights");
       report_ = std::make_unique<EpochReport>(run_dir_);
@@ -106,9 +109,10 @@ class TrainSink final : public Sink {
                                                [device = device_] {
                                                  if (device.is_cuda()) torch::cuda::synchronize(device.index());
                                                });
-      callbacks_ = TrainCallbacks(host_registry(), p.get_json("callbacks"), "stages." + ctx.node + ".params.callbacks", ctx);
+      callbacks_ = TrainCallbacks(host_registry(), callbacks, callbacks_path, ctx);
+      ema_ = model_ema_of(callbacks_, model_->module());  // validated and saved by rank 0 only
     }
-    engine_ = std::make_unique<StepEngine>(*model_, loss_->loss(), *precision_, ema_.get(), dp_.get(), profile_.get(), device_,
+    engine_ = std::make_unique<StepEngine>(*model_, loss_->loss(), *precision_, ema_, dp_.get(), profile_.get(), device_,
                                            p.get_float("clip_grad"));
     if (!p.get_string("resume").empty()) {  // a checkpoint of this sink: same architecture and class count
       resume_ = resume_from(p.get_string("resume"), parts(), state_);
@@ -243,8 +247,8 @@ class TrainSink final : public Sink {
     double val_seconds = -1.0;
     if (summary.last || (p_.get_int("val_every") > 0 && (epoch + 1) % p_.get_int("val_every") == 0)) {
       const auto val_start = Clock::now();
-      TrainingValidationResult v;
-      engine_->between_steps([&] { v = validation_->run(*model_, ema_.get(), precision_.get(), loss_->get(), device_); });
+      ValidationResult v;
+      engine_->between_steps([&] { v = validation_->run(*model_, ema_, precision_.get(), loss_->get(), device_); });
       val_seconds = seconds_since(val_start);
       EpochReport::add_validation(row, v);
       summary.validated = true;
@@ -367,7 +371,7 @@ class TrainSink final : public Sink {
                        weight_paths(run_dir_, files));
   }
 
-  TrainingParts parts() const { return {*model_, ema_.get(), optimizer_.get(), *precision_}; }
+  TrainingParts parts() const { return {*model_, ema_, optimizer_.get(), *precision_}; }
 
   Params p_;
   StageContext ctx_;
@@ -379,9 +383,9 @@ class TrainSink final : public Sink {
   std::unique_ptr<OptimizerSchedule> schedule_;
   std::unique_ptr<ScheduledLoss> loss_;
   std::unique_ptr<BatchTargets> targets_;
-  std::unique_ptr<ModelEma> ema_;
+  ModelEma* ema_ = nullptr;  // kept by the ema callback in callbacks_
   std::unique_ptr<dist::DataParallel> dp_;
-  std::unique_ptr<TrainingValidation> validation_;
+  std::unique_ptr<ValidationPipeline> validation_;
   std::unique_ptr<EpochReport> report_;   // rank 0 only
   std::unique_ptr<StepProfile> profile_;  // rank 0 only
   std::unique_ptr<StepEngine> engine_;

@@ -36,10 +36,15 @@ Schema train_sink_schema() {
       "pixels (predictions are mapped back through them). `yoloflow val` uses the one a checkpoint's pipeline "
       "records.")
       .fixed();
+  add_defaulted_component(
+      s, "val_batcher", "batcher",
+      "Stacks the fitted validation images into batches, given `val_batch` as its integer `batch` parameter "
+      "(which it must declare).")
+      .fixed();
   s.add_int("val_batch", 32).min(1).doc(
-      "Images per validation batch. Beside a captured step (`cuda_graph`) validation allocates outside "
-      "the graph's memory pool: yolo11n on the H200 peaked 1.2 GiB higher at 32 than at 8, where "
-      "validation took ~2.5x as long (docs/performance.md).");
+      "Images per validation batch. With a captured step (`cuda_graph`) validation allocates in the "
+      "graph's memory pool (`cuda_graph_shared_pool`); eager training has no such pool, and a smaller "
+      "val_batch lowers the peak (docs/performance.md).");
   s.add_bool("rect", true).doc(
       "Validate in rectangular batches (images ordered by aspect ratio, each batch fitted by `val_transform` to "
       "its own stride-aligned shape), as Ultralytics validates; false fits every image to imgsz x imgsz.");
@@ -62,7 +67,7 @@ Schema train_sink_schema() {
       "{\"plugin\": \"linear\", \"params\": {\"lrf\": 0.01}} (Ultralytics' default) or \"cosine\".");
   s.add_component_list("callbacks", "callback", json::array()).doc(
       "Callbacks run at the run's start and end, around every batch and after every epoch, in this order; "
-      "their state is saved in the checkpoints (early_stopping, periodic_checkpoints, train_batch_images, "
+      "their state is saved in the checkpoints (ema, early_stopping, periodic_checkpoints, train_batch_images, "
       "or your own: docs/plugin-guide.md).");
   s.add_float("warmup_epochs", 3.0).min(0.0).doc("Warmup length in epochs (at least 100 iterations).");
   s.add_float("warmup_momentum", 0.8).range(0.0, 1.0).doc("Momentum at the start of warmup.");
@@ -75,7 +80,10 @@ Schema train_sink_schema() {
       "size between (1 - multi_scale) and (1 + multi_scale) times the collated size, a multiple of the model's "
       "largest stride (targets are normalised: they stay); 0 = off, 0.5 = Ultralytics' multi_scale=True. Steps "
       "then run eagerly (no cuda_graph). The progress line shows each reported step's size.");
-  s.add_bool("ema", true).doc("Keep an exponential moving average of the weights (validated and saved).");
+  s.add_bool("ema", true).doc(
+      "Keep an exponential moving average of the weights (validated and saved): adds the `ema` callback with "
+      "its defaults when `callbacks` lists none (list it to set its decay); false: no average (listing `ema` "
+      "then is an error).");
   s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
   s.add_bool("save_async", true).doc(
       "Write checkpoints on a background thread from a CPU copy, so the device trains on while last.pt is "

@@ -11,7 +11,7 @@
 #include "predict/checkpoint_model.h"
 #include "train/batch_targets.h"
 #include "train/validation_batch.h"
-#include "train/validation_loader.h"
+#include "train/validation_pipeline.h"
 #include "util/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -20,16 +20,17 @@
 namespace yoloflow::core {
 namespace {
 
-// What reads --data and what fits its images to the batches.
+// What reads --data, what fits its images to the batches and what stacks them.
 struct ValidationSetup {
-  json source;                 // {"plugin": ..., "params": {...}}, its data and split still to set
-  json transform;              // null: the validation loader's default
-  std::string transform_path;  // names `transform` in messages
+  json source;     // {"plugin": ..., "params": {...}}, its data and split still to set
+  json transform;  // {"plugin": ..., "params": {...}}
+  json batcher;
+  std::string transform_path, batcher_path;  // name them in messages
 };
 
-// The reader and the transform the run that trained the weights validated with, where its
-// pipeline records them; else train-defaults.json's source stage and the loader's default
-// transform. The reader must take --data and --split as its `data` and `split`.
+// The reader, the transform and the batcher the run that trained the weights validated with,
+// where its pipeline records them; else train-defaults.json's source stage and the train
+// sink's defaults there. The reader must take --data and --split as its `data` and `split`.
 ValidationSetup validation_setup(const Registry& registry, const CheckpointModel& described) {
   ValidationSetup out;
   std::string source_path;
@@ -66,10 +67,21 @@ ValidationSetup validation_setup(const Registry& registry, const CheckpointModel
     throw InvalidInput(source_path + ".plugin: '" + plugin + "' has no `data` and `split` parameters, through which "
                        "`yoloflow val` gives it --data and --split");
   }
-  if (recorded.contains("val_transform") && recorded["val_transform"].is_object()) {
-    out.transform = recorded["val_transform"];
-    out.transform_path = recorded_path + "val_transform";
-  }
+  const DefaultDocument& d = train_defaults();
+  const std::string default_path = d.file + ": stages." + sink_stage(d.document, "train").first + ".params.";
+  auto recorded_or_default = [&](const std::string& name, json& spec, std::string& spec_path) {
+    if (recorded.contains(name) && recorded[name].is_object()) {
+      spec = recorded[name];
+      spec_path = recorded_path + name;
+    } else {
+      spec = train_sink_default(name);
+      spec_path = default_path + name;
+    }
+  };
+  recorded_or_default("val_transform", out.transform, out.transform_path);
+  recorded_or_default("val_batcher", out.batcher, out.batcher_path);
+  check_validation_transform(registry, out.transform, out.transform_path);
+  check_validation_batcher(registry, out.batcher, out.batcher_path);
   return out;
 }
 
@@ -94,62 +106,48 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   ctx.imgsz = report.imgsz;
   ctx.device = device.str();
   const ValidationSetup setup = validation_setup(registry, loaded.described);
-  json source_spec = setup.source;
-  source_spec["params"]["data"] = r.data;
-  source_spec["params"]["split"] = r.split;
-  auto source = create_component<DataSource>(registry, Kind::Source, source_spec, "--data", ctx);
-  report.names = source->info().names;
-  if (static_cast<int>(report.names.size()) != nc) {
-    throw InvalidInput("--data " + r.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
-                       r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
-  }
-  if (source->size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
-  report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
-                       device.str();
-
+  ValidationStages stages;
+  stages.source = setup.source;
+  stages.source["params"]["data"] = r.data;
+  stages.source["params"]["split"] = r.split;
+  stages.transform = setup.transform;
+  stages.batcher = setup.batcher;
+  stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
   ValidationOptions vo;
   vo.imgsz = report.imgsz;
   vo.batch = r.batch;
   vo.rect = r.rect;
-  vo.stride = stride;
-  vo.transform = setup.transform;
-  vo.transform_path = setup.transform_path;
-  ValidationLoader loader(registry, *source, vo, "val");
-  NmsOptions nms;
-  nms.conf = r.conf;
-  nms.iou = r.iou;
-  nms.max_det = r.max_det;
-  nms.multi_label = true;
-  DetectionMetrics metrics(nc);
-  torch::NoGradGuard no_grad;
-  report.batches = loader.batches();
-  std::vector<torch::Tensor> kept;
-  for (std::size_t b = 0; b < report.batches; ++b) {
-    const ValidationBatch vb = loader.load(b);
-    if (vb.samples.empty()) continue;
-    validate_batch(model, device, nullptr, nullptr, vb.pixels, vb.rows, nms, metrics,
-                   r.keep_predictions ? &kept : nullptr);
-    if (!r.keep_predictions) continue;
-    for (std::size_t i = 0; i < vb.samples.size(); ++i) {
-      // Back through the letterbox and the source's resize: original = (x - pad) / ratio.
-      const Geometry& g = vb.samples[i].geometry;
-      OriginalImageDetections d;
-      d.path = vb.samples[i].path;
-      d.width = g.original_width;
-      d.height = g.original_height;
-      const auto k = kept[i].to(torch::kCPU, torch::kFloat).contiguous();
-      const auto a = k.accessor<float, 2>();
-      for (std::int64_t j = 0; j < k.size(0); ++j) {
-        auto clip = [](double v, int hi) { return static_cast<float>(std::clamp(v, 0.0, static_cast<double>(hi))); };
-        d.boxes.push_back({clip((a[j][0] - g.pad_x) / g.ratio_x, d.width), clip((a[j][1] - g.pad_y) / g.ratio_y, d.height),
-                           clip((a[j][2] - g.pad_x) / g.ratio_x, d.width), clip((a[j][3] - g.pad_y) / g.ratio_y, d.height),
-                           a[j][4], a[j][5]});
-      }
-      report.predictions.push_back(std::move(d));
-    }
+  ValidationPipeline validation(registry, stages, vo, ctx, "yoloflow val");
+  report.names = validation.names();
+  if (static_cast<int>(report.names.size()) != nc) {
+    throw InvalidInput("--data " + r.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
+                       r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
   }
-  report.skipped = loader.skipped();
-  report.metrics = metrics.compute();
+  if (validation.size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
+  report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
+                       device.str();
+
+  std::vector<KeptDetections> kept;
+  report.metrics = validation.run(model, nullptr, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
+  report.batches = validation.batches();
+  for (const KeptDetections& k : kept) {
+    // Back through the transform and the source's resize: original = (x - pad) / ratio.
+    const Geometry& g = k.sample.geometry;
+    OriginalImageDetections d;
+    d.path = k.sample.path;
+    d.width = g.original_width;
+    d.height = g.original_height;
+    const auto boxes = k.boxes.to(torch::kFloat).contiguous();
+    const auto a = boxes.accessor<float, 2>();
+    for (std::int64_t j = 0; j < boxes.size(0); ++j) {
+      auto clip = [](double v, int hi) { return static_cast<float>(std::clamp(v, 0.0, static_cast<double>(hi))); };
+      d.boxes.push_back({clip((a[j][0] - g.pad_x) / g.ratio_x, d.width), clip((a[j][1] - g.pad_y) / g.ratio_y, d.height),
+                         clip((a[j][2] - g.pad_x) / g.ratio_x, d.width), clip((a[j][3] - g.pad_y) / g.ratio_y, d.height),
+                         a[j][4], a[j][5]});
+    }
+    report.predictions.push_back(std::move(d));
+  }
+  report.skipped = validation.skipped();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
