@@ -25,40 +25,43 @@ std::pair<int, int> rect_batch_shape(double min_ar, double max_ar, int imgsz, in
   return {side(h), side(w)};
 }
 
-void check_validation_transform(const Registry& registry, const json& spec, const std::string& path) {
+namespace {
+
+// The component `spec` names, of `kind`; `role` and `needs` say what it is for in messages.
+const RegisteredComponent& validation_component(const Registry& registry, Kind kind, const json& spec,
+                                                const std::string& path, const std::string& role,
+                                                const std::string& needs) {
   if (!spec.is_object()) {
-    throw InvalidInput(path + ": no validation transform: give {\"plugin\": NAME, \"params\": {...}}, an augmentation "
-                       "with `height` and `width` parameters");
+    throw InvalidInput(path + ": no " + role + ": give {\"plugin\": NAME, \"params\": {...}}, " + needs);
   }
   const std::string plugin = spec.value("plugin", std::string());
   Diagnostics problems;
-  const RegisteredComponent* rc = find_component_of_kind(registry, Kind::Augmentation, plugin, path + ".plugin", problems);
+  const RegisteredComponent* rc = find_component_of_kind(registry, kind, plugin, path + ".plugin", problems);
   if (!rc) {
-    throw InvalidInput(problems.empty() ? path + ".plugin: no augmentation '" + plugin + "' is loaded"
+    throw InvalidInput(problems.empty() ? path + ".plugin: no " + kind_name(kind) + " '" + plugin + "' is loaded"
                                         : problems.front().path + ": " + problems.front().message);
   }
-  if (!rc->info.schema.find("height") || !rc->info.schema.find("width")) {
-    throw InvalidInput(path + ".plugin: '" + plugin + "' has no `height` and `width` parameters: the validation transform "
-                       "is given each batch's shape through them (`yoloflow describe " + plugin + "`)");
+  return *rc;
+}
+
+}  // namespace
+
+void check_validation_transform(const Registry& registry, const json& spec, const std::string& path) {
+  const auto& rc = validation_component(registry, Kind::Augmentation, spec, path, "validation transform",
+                                        "an augmentation with `height` and `width` parameters");
+  if (!rc.info.schema.find("height") || !rc.info.schema.find("width")) {
+    throw InvalidInput(path + ".plugin: '" + rc.info.name + "' has no `height` and `width` parameters: the validation "
+                       "transform is given each batch's shape through them (`yoloflow describe " + rc.info.name + "`)");
   }
 }
 
 void check_validation_batcher(const Registry& registry, const json& spec, const std::string& path) {
-  if (!spec.is_object()) {
-    throw InvalidInput(path + ": no validation batcher: give {\"plugin\": NAME, \"params\": {...}}, a batcher with an "
-                       "integer `batch` parameter");
-  }
-  const std::string plugin = spec.value("plugin", std::string());
-  Diagnostics problems;
-  const RegisteredComponent* rc = find_component_of_kind(registry, Kind::Batcher, plugin, path + ".plugin", problems);
-  if (!rc) {
-    throw InvalidInput(problems.empty() ? path + ".plugin: no batcher '" + plugin + "' is loaded"
-                                        : problems.front().path + ": " + problems.front().message);
-  }
-  const ParamSpec* batch = rc->info.schema.find("batch");
+  const auto& rc = validation_component(registry, Kind::Batcher, spec, path, "validation batcher",
+                                        "a batcher with an integer `batch` parameter");
+  const ParamSpec* batch = rc.info.schema.find("batch");
   if (!batch || batch->type != ParamType::Int) {
-    throw InvalidInput(path + ".plugin: '" + plugin + "' has no integer `batch` parameter: the validation batcher is "
-                       "given `val_batch` through it (`yoloflow describe " + plugin + "`)");
+    throw InvalidInput(path + ".plugin: '" + rc.info.name + "' has no integer `batch` parameter: the validation batcher "
+                       "is given `val_batch` through it (`yoloflow describe " + rc.info.name + "`)");
   }
 }
 
