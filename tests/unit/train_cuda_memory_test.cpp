@@ -6,10 +6,9 @@
 #include <optional>
 #include <string>
 
-#include <torch/version.h>
-
 #include "train/cuda_memory.h"
 #include "yoloflow/error.h"
+#include "yoloflow/torch_compat.h"
 
 using namespace yoloflow::core;
 
@@ -39,7 +38,7 @@ std::optional<std::string> alloc_conf() {
 }  // namespace
 
 TEST_CASE("cuda_alloc_conf \"auto\": expandable segments only with CUDA and LibTorch 2.1+, never over the user's") {
-#if defined(YOLOFLOW_WITH_CUDA) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+#if defined(YOLOFLOW_WITH_CUDA) && YOLOFLOW_TORCH_AT_LEAST(2, 1)
   CHECK(expandable_segments_conf() == "expandable_segments:True");
 #else
   CHECK(expandable_segments_conf().empty());

@@ -62,8 +62,10 @@ TEST_CASE("validation batches: rect orders by aspect ratio, letterboxes each bat
   core::PluginManager pm;
   const std::string dir = test::temp_dir("validation-plan");
   const std::string data = test::write_coco128_subset(dir, 12);
-  auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", {{"data", data}, {"split", "val"}},
-                                                 {320});
+  test::ComponentSetup at_320;
+  at_320.imgsz = 320;
+  auto source =
+      test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", {{"data", data}, {"split", "val"}}, at_320);
   std::vector<Sample> originals;
   for (std::size_t i = 0; i < source->size(); ++i) originals.push_back(source->load(i));
 

@@ -361,7 +361,6 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
                            std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts,
                            std::vector<std::shared_ptr<Batch>>* deliver) {
   const Stage& batcher_stage = stages_[stages_.size() - 2];
-  const Stage& sink_stage = stages_.back();
   const std::int64_t batch_size = batcher_->batch_size();
   const dist::DistEnv& denv = dist::current_env();
   const int imgsz = pipeline_.imgsz(epoch);
@@ -483,19 +482,9 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
         deliver->push_back(m.batch);
       } else if (!error.failed() && !stop_requested()) {
         try {
-          if (!counts.first_batch_seen) {
-            stats.first_batch_seconds = seconds_since(start);
-            counts.first_batch_seen = true;
-          }
-          sink_->consume(*m.batch);
-          counts.samples += static_cast<std::size_t>(m.batch->size);
-          ++counts.batches;
-        } catch (const std::exception& e) {
-          fail(stage_label(sink_stage) + " failed on batch " + std::to_string(m.batch->index) +
-               " of epoch " + std::to_string(epoch) + ": " + e.what());
-        } catch (...) {
-          fail(stage_label(sink_stage) + " failed on batch " + std::to_string(m.batch->index) +
-               " of epoch " + std::to_string(epoch) + ": unknown exception");
+          consume_batch(epoch, *m.batch, start, stats, counts);
+        } catch (const Error& e) {
+          error.set(e);
         }
       }
       release(m.samples);
@@ -546,10 +535,7 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
 
 void GraphRunner::consume_batch(int epoch, Batch& batch, std::chrono::steady_clock::time_point start, EpochStats& stats,
                                 PassCounts& counts) {
-  if (!counts.first_batch_seen) {
-    stats.first_batch_seconds = seconds_since(start);
-    counts.first_batch_seen = true;
-  }
+  if (counts.batches == 0) stats.first_batch_seconds = seconds_since(start);
   try {
     sink_->consume(batch);
   } catch (const std::exception& e) {

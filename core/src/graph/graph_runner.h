@@ -141,7 +141,6 @@ class GraphRunner {
   struct PassCounts {
     std::size_t samples = 0, batches = 0, peak_in_flight = 0;
     std::int64_t next_batch_index = 0;
-    bool first_batch_seen = false;
   };
   // Runs `order` through the flow graph, then the batcher's last partial batch to the sink
   // (unless stopped); no begin_epoch/end_epoch. With `deliver`, the batches are put there
@@ -150,7 +149,8 @@ class GraphRunner {
                 const std::vector<std::size_t>& previous_order, std::size_t limit,
                 std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts,
                 std::vector<std::shared_ptr<Batch>>* deliver = nullptr);
-  // The sink consumes `batch`; its exception becomes an Error naming the stage and batch.
+  // The sink consumes `batch` (the first one sets stats.first_batch_seconds); its exception
+  // becomes an Error naming the stage and batch.
   void consume_batch(int epoch, Batch& batch, std::chrono::steady_clock::time_point start, EpochStats& stats,
                      PassCounts& counts);
   // The sink's end_epoch (or interrupted) and the epoch's statistics.

@@ -126,7 +126,6 @@ struct CapturedStep::Impl {
 #endif
       active_ = false;
     }
-    bool active() const { return active_; }
     // Bytes allocated in the scope and still allocated.
     std::int64_t left() const { return allocated_bytes(impl_.device.index()) - before_; }
 

@@ -60,7 +60,6 @@ class CapturedStep {
   // then on work runs beside the pool, with a warning. `share` false: always beside it.
   void run_between_replays(const std::function<void()>& work);
   void share_pool(bool share) { share_pool_ = share; }
-  bool pool_shared() const { return share_pool_; }
 
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }

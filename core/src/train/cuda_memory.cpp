@@ -3,10 +3,9 @@
 #include <cstdlib>
 #include <memory>
 
-#include <torch/version.h>
-
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
+#include "yoloflow/torch_compat.h"
 
 #ifdef YOLOFLOW_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -39,7 +38,7 @@ int device_index(const c10::Device& device) { return device.has_index() ? device
 }  // namespace
 
 std::string expandable_segments_conf() {
-#if defined(YOLOFLOW_WITH_CUDA) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+#if defined(YOLOFLOW_WITH_CUDA) && YOLOFLOW_TORCH_AT_LEAST(2, 1)
   return "expandable_segments:True";
 #else
   return {};  // LibTorch before 2.1 has no expandable segments (its allocator refuses the option)

@@ -1,6 +1,7 @@
 #include "train/ema_callback.h"
 
 #include <memory>
+#include <optional>
 
 #include "yoloflow/callback.h"
 #include "yoloflow/error.h"
@@ -36,6 +37,15 @@ class EmaCallback final : public Callback {
   std::unique_ptr<ModelEma> ema_;
 };
 
+// Position of the first `ema` entry of a callbacks list; absent when it has none.
+std::optional<std::size_t> ema_entry(const json& callbacks) {
+  if (!callbacks.is_array()) return std::nullopt;
+  for (std::size_t i = 0; i < callbacks.size(); ++i) {
+    if (callbacks[i].is_object() && callbacks[i].value("plugin", std::string()) == kName) return i;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void register_ema_callback(Registry& registry) {
@@ -49,27 +59,17 @@ void register_ema_callback(Registry& registry) {
   registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
 }
 
-bool lists_ema(const json& callbacks) {
-  if (!callbacks.is_array()) return false;
-  for (const auto& c : callbacks) {
-    if (c.is_object() && c.value("plugin", std::string()) == kName) return true;
-  }
-  return false;
-}
+bool lists_ema(const json& callbacks) { return ema_entry(callbacks).has_value(); }
 
 json callbacks_with_ema(const json& callbacks, bool ema, const std::string& callbacks_path, const std::string& ema_path) {
   json out = callbacks.is_array() ? callbacks : json::array();
-  if (!ema) {
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (out[i].is_object() && out[i].value("plugin", std::string()) == kName) {
-        throw InvalidInput(ema_path + " is false but " + callbacks_path + "." + std::to_string(i) +
-                           " is the ema callback: remove one of them");
-      }
-    }
-    return out;
+  const auto listed = ema_entry(out);
+  if (!ema && listed) {
+    throw InvalidInput(ema_path + " is false but " + callbacks_path + "." + std::to_string(*listed) +
+                       " is the ema callback: remove one of them");
   }
   // Appended, not prepended, so that the listed entries keep their JSON paths in messages.
-  if (!lists_ema(out)) out.push_back(json{{"plugin", kName}, {"params", json::object()}});
+  if (ema && !listed) out.push_back(json{{"plugin", kName}, {"params", json::object()}});
   return out;
 }
 
