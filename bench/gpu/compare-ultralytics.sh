@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# yoloflow against Ultralytics 8.4.56 on one GPU machine in one command: Ultralytics' figures were
-# measured on the same H200 machine, on the same setup (coco128's train
-# images listed 20 times per epoch = 2,560 images, imgsz 640, AMP, RAM cache, from scratch).
+# yoloflow against Ultralytics 8.4.56 on one GPU machine in one command: Ultralytics' figures
+# (bench/gpu/ultralytics-reference.json) were measured on the same H200 machine, on the same setup
+# (coco128's train images listed 20 times per epoch = 2,560 images, imgsz 640, AMP, RAM cache,
+# from scratch).
 # Prints, per configuration: steady img/s (results.csv, epochs after the first), mean GPU
 # utilisation over the steady epochs (the gpu monitor's NVML readings in gpu.csv; the second to
 # the one before last: the last one also validates), peak memory
@@ -105,15 +106,15 @@ if want map; then
 fi
 
 # The table: each figure against Ultralytics' figure on the same machine and the target.
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" bench/gpu/ultralytics-reference.json <<'PY'
 import json, os, re, sys
 out = sys.argv[1]
 runs = {}
 if os.path.exists(out + "/compare.jsonl"):
     for line in open(out + "/compare.jsonl"):
         r = json.loads(line); runs[r["name"]] = r
-ref = {  # Ultralytics 8.4.56, same machine: img/s, GPU util %, peak reserved GiB
-    "n32": (295, 37, 6.34), "m32": (175, 52, 19.0)}
+reference = json.load(open(sys.argv[2]))  # Ultralytics 8.4.56, same machine
+ref = {k: (reference[k]["img_s"], reference[k]["gpu_util"], reference[k]["peak_reserved_GiB"]) for k in ("n32", "m32")}
 target = {"n32": ">= 1,000 img/s, util >= 90%, peak <= 6.3 GiB", "n128": ">= 1,400 img/s",
           "m32": ">= 400 img/s, peak <= 19 GiB"}
 print("\n%-6s %9s %12s %9s %9s %15s %8s  %s" % ("run", "img/s", "vs Ultra.", "GPU util", "+val", "peak reserved", "mAP50",
@@ -126,7 +127,7 @@ for name in ("n32", "n128", "m32"):
     print("%-6s %9.0f %12s %8s%% %8s%% %11.2f GiB %8.4f  %s" % (name, r["img_s"], vs, r.get("gpu_util"),
                                                              r.get("gpu_util_with_val"), r["peak_reserved_GiB"],
                                                              r["mAP50"], target[name]))
-for m, ultra in (("n", 370), ("m", 242)):
+for m, ultra in (("n", reference["step_n32"]["img_s"]), ("m", reference["step_m32"]["img_s"])):
     p = out + "/step-%s.txt" % m
     if not os.path.exists(p): continue
     rows = {l.split()[0]: l.split() for l in open(p) if re.match(r"(eager|graph|checkpoint) ", l)}

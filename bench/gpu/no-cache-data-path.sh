@@ -13,12 +13,13 @@
 #            the first BASE_FILES (20,000) files (the same per-image work, a shorter epoch).
 # Prints per run: the epoch's training images/s (results.csv: from its start, with the first
 # steps' cuDNN autotuning and the step's capture), the steady images/s (progress lines from step
-# 200 to the last: batches x batch size over their wall-clock span), the same per CPU core of the
+# 200 to the last before the epoch's end: batches x batch size over their wall-clock span), the same per CPU core of the
 # machine and per graph worker, the mean GPU utilisation over that span (the gpu monitor's NVML
 # readings), the data wait of the last progress line, peak reserved memory; then recent / any.
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build (scripts/device-build.sh):
-#   bash bench/gpu/no-cache-data-path.sh        Env: FILES, BASE_FILES, WORKERS (14), BATCH (32)
+#   bash bench/gpu/no-cache-data-path.sh        Env: FILES, BASE_FILES, WORKERS (14), BATCH (32),
+#     RUNS ("recent any": which of the two), EXTRA (more overrides for both)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . bench/gpu/bench-env.sh
@@ -26,6 +27,8 @@ FILES="${FILES:-100000}"
 BASE_FILES="${BASE_FILES:-20000}"
 WORKERS="${WORKERS:-14}"
 BATCH="${BATCH:-32}"
+RUNS="${RUNS:-recent any}"
+EXTRA="${EXTRA:-}"
 DATA=/tmp/coco128-files
 RESULTS="$OUT/no-cache-data-path.jsonl"
 : > "$RESULTS"
@@ -69,7 +72,7 @@ run() {
   timeout 420 "$BIN/yoloflow" train pipelines/max-throughput-coco128.json --run-dir "$dir" epochs=1 \
     data="$data" workers="$WORKERS" batch="$BATCH" stages.source.params.cache=none \
     stages.mosaic_perspective.params.others="$others" stages.train.params.log_every=100 \
-    'monitors=[{"plugin":"gpu"}]' > "$dir.log" 2>&1
+    'monitors=[{"plugin":"gpu"}]' $EXTRA > "$dir.log" 2>&1
   local rc=$?
   python3 - "$dir" "$name" "$rc" "$WORKERS" "$(nproc)" "$BATCH" <<'PY' | tee -a "$RESULTS"
 import csv, json, re, sys
@@ -81,9 +84,10 @@ try:
     out.update(epoch_img_s=round(float(row["images_per_second"]), 1),
                peak_reserved_GiB=round(float(row.get("gpu_peak_reserved_GiB") or 0), 2))
     log = open(d + ".log", errors="replace").read()
-    steps = [(clock(*m[:3]), int(m[3]), float(m[4])) for m in
-             re.findall(r"^\[(\d+):(\d+):(\d+) info\] epoch \d+/\d+\s+step (\d+)/\d+.*data wait ([0-9.]+) ms", log, re.M)]
-    steady = [s for s in steps if s[1] >= 200]
+    steps = [(clock(*m[:3]), int(m[3]), float(m[5]), int(m[4])) for m in
+             re.findall(r"^\[(\d+):(\d+):(\d+) info\] epoch \d+/\d+\s+step (\d+)/(\d+).*data wait ([0-9.]+) ms", log, re.M)]
+    # Not the epoch's last step: a partial last batch is a new shape (eager, cuDNN autotuning).
+    steady = [s[:3] for s in steps if 200 <= s[1] < s[3]]
     (t0, s0, _), (t1, s1, wait) = steady[0], steady[-1]
     ips = (s1 - s0) * batch / (t1 - t0)
     out.update(img_s=round(ips, 1), img_s_per_core=round(ips / cores, 1), img_s_per_worker=round(ips / workers, 1),
@@ -99,8 +103,13 @@ PY
   grep -E "^\[.*(warning|error)|cuda_graph: (captured|capture failed)" "$dir.log" | head -3
   rm -rf "$dir/weights"
 }
-run recent "$DATA/data.yaml" recent
-run any "$DATA/data-base.yaml" any
+for r in $RUNS; do
+  case "$r" in
+    recent) run recent "$DATA/data.yaml" recent ;;
+    any) run any "$DATA/data-base.yaml" any ;;
+    *) echo "RUNS: unknown run '$r' (recent, any)" >&2; exit 2 ;;
+  esac
+done
 python3 - "$RESULTS" <<'PY'
 import json, sys
 r = {j["name"]: j for j in map(json.loads, open(sys.argv[1]))}

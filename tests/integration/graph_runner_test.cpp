@@ -76,6 +76,22 @@ TEST_CASE("every sample reaches the sink in batches, the last one partial, over 
   });
 }
 
+TEST_CASE("the sink consumes every batch on the thread that runs the epoch, not on a worker") {
+  // A sink that keeps per-thread state (CUDA streams, cuBLAS workspaces, captured graphs) sees
+  // one thread; the workers never wait for a step. The sink is slow enough that, were it a
+  // node on the workers, other threads would take some of its batches.
+  within(60, [] {
+    auto p = make(synthetic_pipeline("\"workers\": 4", "\"count\": 48", "\"batch\": 2", "\"delay_ms\": 2"));
+    core::GraphRunner runner(p, synthetic_plugins().registry());
+    CHECK(runner.run_epoch(0).batches == 24);
+    std::vector<core::PlannedBatch> plan{{{5, 1}, {}}, {{7}, {}}, {{2, 3}, {}}};
+    CHECK(runner.run_planned(1, plan).batches == 3);
+    const auto summary = runner.sink().summary();
+    CHECK(summary_value(summary, "batches") == 27);
+    CHECK(summary_value(summary, "other_thread_batches") == 0);
+  });
+}
+
 TEST_CASE("a slow sink keeps the samples alive bounded by max_in_flight") {
   within(60, [] {
     auto p = make(synthetic_pipeline("\"workers\": 2, \"max_in_flight\": 6", "\"count\": 40",

@@ -3,7 +3,7 @@
 //
 //   input_node (epoch order) -> limiter_node (max_in_flight) -> function_node x workers
 //   (source.load + augmentations) -> [sequencer_node when ordered] -> batcher (serial)
-//   -> sink (serial) -> back to the limiter's decrement port
+//   -> async_node -> sink, on the calling thread -> back to the limiter's decrement port
 //
 // Backpressure is structural: a sample passes the limiter before it is loaded and is
 // released only after the sink consumed its batch (or when it was skipped), so at most
@@ -143,12 +143,11 @@ class GraphRunner {
     std::int64_t next_batch_index = 0;
   };
   // Runs `order` through the flow graph, then the batcher's last partial batch to the sink
-  // (unless stopped); no begin_epoch/end_epoch. With `deliver`, the batches are put there
-  // instead, for the calling thread to consume.
+  // (unless stopped); no begin_epoch/end_epoch. The graph runs on its own threads; the sink
+  // consumes each batch on the calling thread.
   void run_pass(int epoch, const std::vector<ShardSlot>& order, const std::vector<std::size_t>& whole_order,
                 const std::vector<std::size_t>& previous_order, std::size_t limit,
-                std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts,
-                std::vector<std::shared_ptr<Batch>>* deliver = nullptr);
+                std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts);
   // The sink consumes `batch` (the first one sets stats.first_batch_seconds); its exception
   // becomes an Error naming the stage and batch.
   void consume_batch(int epoch, Batch& batch, std::chrono::steady_clock::time_point start, EpochStats& stats,

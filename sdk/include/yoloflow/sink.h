@@ -12,7 +12,8 @@ class YOLOFLOW_SDK_API Sink : public Component {
  public:
   ~Sink() override;
   virtual void begin_epoch(int epoch);
-  // Called from one thread at a time, in batch order when the graph runs ordered.
+  // Called on the thread that runs the epoch (the one that calls begin_epoch and end_epoch),
+  // never on a data worker; in batch order when the graph runs ordered.
   virtual void consume(Batch& batch) = 0;
   virtual void end_epoch(int epoch);
   // Called instead of end_epoch when the run stops early (signal, RunReporter::request_stop):

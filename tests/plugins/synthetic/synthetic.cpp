@@ -170,8 +170,13 @@ class SyntheticSink final : public Sink {
     delay_ms_ = p.get_int("delay_ms");
     throw_on_batch_ = p.get_int("throw_on_batch");
   }
-  void begin_epoch(int) override { ++epochs_begun_; }
+  void begin_epoch(int) override {
+    ++epochs_begun_;
+    epoch_thread_ = std::this_thread::get_id();
+  }
   void consume(Batch& b) override {
+    // The runner calls begin_epoch and consume on the thread that runs the epoch.
+    if (std::this_thread::get_id() != epoch_thread_) ++other_thread_batches_;
     if (throw_on_batch_ >= 0 && b.index == throw_on_batch_) {
       throw std::runtime_error("sink failed on purpose");
     }
@@ -194,13 +199,15 @@ class SyntheticSink final : public Sink {
     std::ostringstream os;
     os << "synthetic_sink: samples=" << samples_ << " batches=" << batches_
        << " peak_alive=" << liveness().peak.load() << " epochs_begun=" << epochs_begun_
-       << " epochs_ended=" << epochs_ended_ << " digest=" << std::hex << digest_;
+       << " epochs_ended=" << epochs_ended_ << " other_thread_batches=" << other_thread_batches_
+       << " digest=" << std::hex << digest_;
     return os.str();
   }
 
  private:
   std::int64_t delay_ms_ = 0, throw_on_batch_ = -1;
-  std::size_t samples_ = 0, batches_ = 0;
+  std::size_t samples_ = 0, batches_ = 0, other_thread_batches_ = 0;
+  std::thread::id epoch_thread_;
   int epochs_begun_ = 0, epochs_ended_ = 0;
   std::uint64_t digest_ = 1469598103934665603ULL;
 };
