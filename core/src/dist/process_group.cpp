@@ -8,7 +8,6 @@
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/version.h>
 #ifdef YOLOFLOW_HAVE_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
@@ -21,6 +20,7 @@
 #include "dist/store_watchdog.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
+#include "yoloflow/torch_compat.h"
 
 namespace yoloflow::core::dist {
 namespace {
@@ -28,7 +28,7 @@ namespace {
 // LibTorch 2 split process groups into a dispatcher (c10d::ProcessGroup) and per-device
 // backends (c10d::Backend) that ProcessGroupGloo/NCCL now derive from; 1.13's derive from
 // ProcessGroup. Both bases offer the same allreduce/broadcast calls used here.
-#if TORCH_VERSION_MAJOR >= 2
+#if YOLOFLOW_TORCH_AT_LEAST(2, 0)
 using BackendBase = c10d::Backend;
 #else
 using BackendBase = c10d::ProcessGroup;

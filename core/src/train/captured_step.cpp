@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "yoloflow/log.h"
+#include "yoloflow/torch_compat.h"
 
 #ifdef YOLOFLOW_WITH_CUDA
 #include <ATen/autocast_mode.h>
@@ -19,7 +20,6 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <torch/cuda.h>
-#include <torch/version.h>
 #endif
 
 namespace yoloflow::core {
@@ -111,7 +111,7 @@ struct CapturedStep::Impl {
   class InPool {
    public:
     InPool(Impl& impl) : impl_(impl) {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#if YOLOFLOW_TORCH_AT_LEAST(2, 3)
       const cudaStream_t stream = impl_.side->stream();
       c10::cuda::CUDACachingAllocator::beginAllocateToPool(impl_.device.index(), impl_.pool,
                                                            [stream](cudaStream_t s) { return s == stream; });
@@ -121,7 +121,7 @@ struct CapturedStep::Impl {
     }
     ~InPool() { end(); }
     void end() {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#if YOLOFLOW_TORCH_AT_LEAST(2, 3)
       if (active_) c10::cuda::CUDACachingAllocator::endAllocateToPool(impl_.device.index(), impl_.pool);
 #endif
       active_ = false;
@@ -269,7 +269,7 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
       // Thread-local capture: the batcher allocates pinned host memory on other threads
       // meanwhile (cudaHostAlloc, which a global-mode capture forbids process-wide). This
       // thread's own unsafe calls still invalidate the capture.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#if YOLOFLOW_TORCH_AT_LEAST(2, 1)
       graph->capture_begin(impl_->have_pool ? impl_->pool : decltype(impl_->pool){0, 0}, cudaStreamCaptureModeThreadLocal);
 #else
       if (impl_->have_pool) {

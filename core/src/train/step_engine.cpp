@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <torch/version.h>
-
 #include "dist/data_parallel.h"
 #include "dist/runtime.h"
 #include "train/batch_targets.h"
@@ -14,6 +12,7 @@
 #include "train/oom_guard.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
+#include "yoloflow/torch_compat.h"
 
 namespace yoloflow::core {
 namespace {
@@ -23,12 +22,7 @@ void clip_gradients(std::vector<torch::Tensor>& grads, double max_norm) {
   if (grads.empty()) return;
   // Multi-tensor kernels: one launch per op for all gradients, not ~250 (yolo11n).
   const auto total = torch::stack(at::_foreach_norm(grads)).norm();
-  const auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-  at::_foreach_mul_(grads, coef);
-#else
-  for (auto& g : grads) g.mul_(coef);  // LibTorch < 2.1: no _foreach_mul_ with a tensor scalar
-#endif
+  compat::foreach_mul_(grads, (max_norm / (total + 1e-6)).clamp_max(1.0));
 }
 
 }  // namespace

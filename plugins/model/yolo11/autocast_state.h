@@ -1,16 +1,11 @@
 #pragma once
 // Autocast on/off and dtype for CPU and CUDA, captured and re-applied: the checkpoint rerun
 // in backward (which runs on an autograd thread) must cast exactly as the forward did.
-// LibTorch 2.4 replaced the per-device functions with ones taking a DeviceType.
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
-#include <torch/version.h>
+
+#include "yoloflow/torch_compat.h"
 
 namespace yoloflow::yolo11 {
-
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define YOLOFLOW_AUTOCAST_DEVICE_API 1
-#endif
 
 struct AutocastState {
   bool cuda = false, cpu = false;
@@ -18,32 +13,18 @@ struct AutocastState {
 
   static AutocastState capture() {
     AutocastState s;
-#ifdef YOLOFLOW_AUTOCAST_DEVICE_API
-    s.cuda = at::autocast::is_autocast_enabled(at::kCUDA);
-    s.cpu = at::autocast::is_autocast_enabled(at::kCPU);
-    s.cuda_dtype = at::autocast::get_autocast_dtype(at::kCUDA);
-    s.cpu_dtype = at::autocast::get_autocast_dtype(at::kCPU);
-#else
-    s.cuda = at::autocast::is_enabled();
-    s.cpu = at::autocast::is_cpu_enabled();
-    s.cuda_dtype = at::autocast::get_autocast_gpu_dtype();
-    s.cpu_dtype = at::autocast::get_autocast_cpu_dtype();
-#endif
+    s.cuda = compat::autocast_enabled(at::kCUDA);
+    s.cpu = compat::autocast_enabled(at::kCPU);
+    s.cuda_dtype = compat::autocast_dtype(at::kCUDA);
+    s.cpu_dtype = compat::autocast_dtype(at::kCPU);
     return s;
   }
 
   void apply() const {
-#ifdef YOLOFLOW_AUTOCAST_DEVICE_API
-    at::autocast::set_autocast_enabled(at::kCUDA, cuda);
-    at::autocast::set_autocast_enabled(at::kCPU, cpu);
-    at::autocast::set_autocast_dtype(at::kCUDA, cuda_dtype);
-    at::autocast::set_autocast_dtype(at::kCPU, cpu_dtype);
-#else
-    at::autocast::set_enabled(cuda);
-    at::autocast::set_cpu_enabled(cpu);
-    at::autocast::set_autocast_gpu_dtype(cuda_dtype);
-    at::autocast::set_autocast_cpu_dtype(cpu_dtype);
-#endif
+    compat::set_autocast_enabled(at::kCUDA, cuda);
+    compat::set_autocast_enabled(at::kCPU, cpu);
+    compat::set_autocast_dtype(at::kCUDA, cuda_dtype);
+    compat::set_autocast_dtype(at::kCPU, cpu_dtype);
   }
 
   c10::IValue to_ivalue() const {
