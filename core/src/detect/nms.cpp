@@ -135,13 +135,4 @@ std::vector<torch::Tensor> non_max_suppression(const Detections& det, const NmsO
   return out;
 }
 
-torch::Tensor box_iou(const torch::Tensor& a, const torch::Tensor& b) {
-  const auto a1 = a.slice(1, 0, 2).unsqueeze(1), a2 = a.slice(1, 2, 4).unsqueeze(1);
-  const auto b1 = b.slice(1, 0, 2).unsqueeze(0), b2 = b.slice(1, 2, 4).unsqueeze(0);
-  const auto inter = (torch::min(a2, b2) - torch::max(a1, b1)).clamp_min(0).prod(2);
-  const auto area_a = (a.slice(1, 2, 4) - a.slice(1, 0, 2)).clamp_min(0).prod(1).unsqueeze(1);
-  const auto area_b = (b.slice(1, 2, 4) - b.slice(1, 0, 2)).clamp_min(0).prod(1).unsqueeze(0);
-  return inter / (area_a + area_b - inter).clamp_min(1e-9);
-}
-
 }  // namespace yoloflow::core

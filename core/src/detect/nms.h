@@ -21,7 +21,4 @@ struct NmsOptions {
 // CPU, sorted by score, N <= max_det. Handles zero boxes and many thousands of boxes.
 std::vector<torch::Tensor> non_max_suppression(const Detections& det, const NmsOptions& options);
 
-// IoU matrix of two box sets (N,4) x (M,4) xyxy -> (N,M).
-torch::Tensor box_iou(const torch::Tensor& a, const torch::Tensor& b);
-
 }  // namespace yoloflow::core
