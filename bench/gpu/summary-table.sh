@@ -4,7 +4,8 @@
 # a RAM cache and from JPEG files without one, and peak memory over runs that validate every epoch.
 #
 # Parts (a comma list; default all of them), each run by its own bench script with its results
-# in $OUT/summary/PART, so a part can run alone and the table still shows the others' last figures:
+# in $SUMMARY_DIR/PART (default $OUT/summary), so a part can run alone and the table still shows
+# the others' last figures:
 #   shipped   pipelines/train-coco128.json as it is, and with a RAM cache; Ultralytics' defaults in
 #             the same invocation when `python3 -c "import ultralytics"` works
 #             (shipped-vs-ultralytics.sh ultralytics,shipped,shipped-ram; EPOCHS 3)
@@ -14,7 +15,7 @@
 #             (compare-ultralytics.sh n32,m32 with val_every=1; EPOCHS 2)
 #   nocache   the speed options from 100,000 JPEG files without a RAM cache, the mosaic's other
 #             images among the recent samples (default) and among all (no-cache-data-path.sh)
-#   table     runs nothing: prints the table from what is in $OUT/summary
+#   table     runs nothing: prints the table from what is in $SUMMARY_DIR
 # Ultralytics' column: its run in the same invocation where there is one, else its figure from
 # bench/gpu/ultralytics-reference.json (measured on the same machine and setup), marked "ref".
 #
@@ -24,7 +25,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 PARTS="${1:-shipped,speed,memory,nocache}"
-BASE="${OUT:-/tmp/yoloflow-out}/summary"
+BASE="${SUMMARY_DIR:-${OUT:-/tmp/yoloflow-out}/summary}"
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 part() {  # part NAME COMMAND...: runs COMMAND with OUT=$BASE/NAME, its output in NAME.log
   local name="$1"; shift
