@@ -25,6 +25,11 @@ def num(v, fmt="%.1f"):
     return fmt % v if isinstance(v, (int, float)) else "-"
 
 
+def missing(r):
+    """What to show for a run `r` without figures (None: the part did not run)."""
+    return "not run" if not r else "failed: %s" % r.get("error", "exit %s" % r.get("exit"))
+
+
 def main(base, reference_path):
     ref = json.load(open(reference_path))
     shipped = rows(os.path.join(base, "shipped", "shipped-vs-ultralytics.jsonl"))
@@ -50,11 +55,8 @@ def main(base, reference_path):
     for name, what in (("shipped", "shipped train-coco128.json as it is (b16, no RAM cache, validation each epoch)"),
                        ("shipped-ram", "same, with a RAM cache")):
         r = shipped.get(name)
-        if not r:
-            add(what, "not run", "")
-            continue
-        if "img_s" not in r:
-            add(what, "failed: %s" % r.get("error", "exit %s" % r.get("exit")), "")
+        if not r or "img_s" not in r:
+            add(what, missing(r), "")
             continue
         ours = "%s img/s, %s GiB peak reserved" % (num(r["img_s"]), num(r.get("peak_reserved_GiB"), "%.2f"))
         if name == "shipped":
@@ -71,7 +73,7 @@ def main(base, reference_path):
             "%s img/s, %s%% busy, %s GiB (ref)" % (n["img_s"], n["gpu_util"], n["peak_reserved_GiB"]),
             "%s speed" % ratio(r["img_s"], n["img_s"]))
     else:
-        add(what, "not run" if not r else "failed: %s" % r.get("error", "exit %s" % r.get("exit")), "")
+        add(what, missing(r), "")
 
     for name, what in (("recent", "speed options, no RAM cache, 100,000 JPEG files, YOLO11n b32 (mosaic others: recent, default)"),
                        ("any", "same, mosaic others: any (four decodes per mosaic)")):
@@ -80,17 +82,17 @@ def main(base, reference_path):
             add(what, "%s img/s steady (%s per core), %s%% GPU busy, data wait %s ms" % (
                 num(r["img_s"]), num(r.get("img_s_per_core")), num(r.get("gpu_util")), num(r.get("data_wait_ms"))), "-")
         else:
-            add(what, "not run" if not r else "failed: %s" % r.get("error", "exit %s" % r.get("exit")), "")
+            add(what, missing(r), "")
 
     for name, key, what in (("n32", "n32_val_each_epoch", "speed options validating every epoch, YOLO11n b32: peak memory"),
                             ("m32", "m32_val_each_epoch", "same, YOLO11m b32")):
         r = memory.get(name)
         if r and "img_s" in r:
-            u = ref[key]["peak_reserved_GiB"]
+            u_peak = ref[key]["peak_reserved_GiB"]
             add(what, "%s GiB peak reserved, %s img/s" % (num(r.get("peak_reserved_GiB"), "%.2f"), num(r["img_s"])),
-                "%s GiB (ref)" % u, "%s memory" % ratio(r.get("peak_reserved_GiB"), u))
+                "%s GiB (ref)" % u_peak, "%s memory" % ratio(r.get("peak_reserved_GiB"), u_peak))
         else:
-            add(what, "not run" if not r else "failed: %s" % r.get("error", "exit %s" % r.get("exit")), "")
+            add(what, missing(r), "")
 
     print("\n| what a user runs | yoloflow | Ultralytics %s | yoloflow / Ultralytics |" % ref["version"])
     print("|---|---|---|---|")

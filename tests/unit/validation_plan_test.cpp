@@ -31,6 +31,8 @@ std::vector<json> delivered(core::PluginManager& pm, const std::string& dir, con
   stages.source = {{"plugin", "yolo_dataset"}, {"params", {{"data", data}, {"split", "val"}}}};
   stages.transform = transform;
   stages.batcher = {{"plugin", "collate"}};
+  stages.transform_path = "test.val_transform";
+  stages.batcher_path = "test.val_batcher";
   stages.sink = {{"plugin", "batch_probe"}, {"params", {{"out", out}}}};
   StageContext ctx;
   ctx.workers = 2;

@@ -543,6 +543,8 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
       } catch (const Error& e) {
         error.set(e);
       } catch (const std::exception& e) {
+        // consume_batch names the sink in an Error; only its own failure (out of memory while
+        // writing that message) lands here. Nothing may leave the loop: the graph waits for it.
         error.set(Error(e.what()));
       }
     }

@@ -17,7 +17,6 @@
 #include "pipeline/pipeline.h"
 #include "train/batch_targets.h"
 #include "train/cuda_memory.h"
-#include "train/ema_callback.h"
 #include "train/multi_scale.h"
 #include "train/oom_guard.h"
 #include "train/step_engine.h"
@@ -226,7 +225,8 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   double parameter_bytes = 0, buffer_bytes = 0;
   for (const auto& p : model->module().parameters()) parameter_bytes += static_cast<double>(p.numel() * p.element_size());
   for (const auto& b : model->module().buffers()) buffer_bytes += static_cast<double>(b.numel() * b.element_size());
-  const double persistent = 2.0 * parameter_bytes + (sink.value("ema", true) || lists_ema(sink.value("callbacks", json::array())) ? parameter_bytes + buffer_bytes : 0.0);
+  // `ema` true keeps an average (a listed `ema` callback with `ema` false is refused).
+  const double persistent = 2.0 * parameter_bytes + (sink.value("ema", true) ? parameter_bytes + buffer_bytes : 0.0);
 
   const double capacity = cuda_memory_capacity_bytes(device, cap).value_or(0.0);
   const double target = fraction * capacity;

@@ -59,8 +59,6 @@ void register_ema_callback(Registry& registry) {
   registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
 }
 
-bool lists_ema(const json& callbacks) { return ema_entry(callbacks).has_value(); }
-
 json callbacks_with_ema(const json& callbacks, bool ema, const std::string& callbacks_path, const std::string& ema_path) {
   json out = callbacks.is_array() ? callbacks : json::array();
   const auto listed = ema_entry(out);

@@ -22,9 +22,6 @@ void register_ema_callback(Registry& registry);
 // entry's path under `callbacks_path`, when `ema` is false and the list has one.
 json callbacks_with_ema(const json& callbacks, bool ema, const std::string& callbacks_path, const std::string& ema_path);
 
-// Whether a callbacks list holds an `ema` entry.
-bool lists_ema(const json& callbacks);
-
 // The average kept by the first `ema` callback among `callbacks`, made for `model` here; null
 // when there is none.
 ModelEma* model_ema_of(const TrainCallbacks& callbacks, torch::nn::Module& model);

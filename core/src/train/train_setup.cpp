@@ -56,14 +56,14 @@ std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, co
   stages.source = source_spec;
   stages.transform = p.get_json("val_transform");
   stages.batcher = p.get_json("val_batcher");
-  // Checked now rather than at the first validation, an epoch into the run.
-  check_validation_transform(host_registry(), stages.transform, p.where() + ".val_transform");
-  check_validation_batcher(host_registry(), stages.batcher, p.where() + ".val_batcher");
+  stages.transform_path = p.where() + ".val_transform";
+  stages.batcher_path = p.where() + ".val_batcher";
   stages.nms = {{"conf", p.get_float("val_conf")}, {"iou", p.get_float("val_iou")}, {"max_det", p.get_int("max_det")}};
   ValidationOptions vo;
   vo.imgsz = ctx.imgsz;
   vo.batch = p.get_int("val_batch");
   vo.rect = p.get_bool("rect");
+  // Made (and checked) now rather than at the first validation, an epoch into the run.
   auto validation = std::make_unique<ValidationPipeline>(host_registry(), stages, vo, ctx, p.where() + ".validation");
   const json source_params = source_spec.value("params", json::object());
   YF_LOG_INFO("validation: " << validation->size() << " images from " << source_spec.value("plugin", std::string())

@@ -24,6 +24,8 @@ json stage(json spec, const char* input) {
 ValidationPipeline::ValidationPipeline(const Registry& registry, const ValidationStages& stages,
                                        ValidationOptions options, const StageContext& context, std::string where)
     : options_(std::move(options)), where_(std::move(where)) {
+  check_validation_transform(registry, stages.transform, stages.transform_path);
+  check_validation_batcher(registry, stages.batcher, stages.batcher_path);
   json transform = stage(stages.transform, kSource);
   transform["params"]["height"] = options_.imgsz;  // each batch's own shape is set when it runs
   transform["params"]["width"] = options_.imgsz;

@@ -35,14 +35,16 @@ struct ValidationStages {
   json source;     // reads the validation split
   json transform;  // an augmentation with `height` and `width`
   json batcher;    // a batcher with an integer `batch`
+  std::string transform_path, batcher_path;  // name `transform` and `batcher` in messages
   json sink;       // null: {"plugin": "validate", "params": nms}
   json nms;        // the validate sink's conf, iou and max_det
 };
 
 class ValidationPipeline {
  public:
-  // Builds and checks the validation pipeline and creates its stages (the source opens its
-  // data here); `options` gives imgsz, the batch and rect; `where` names it in messages
+  // Checks the transform and the batcher (check_validation_transform/batcher), builds and
+  // checks the validation pipeline and creates its stages (the source opens its data here);
+  // `options` gives imgsz, the batch and rect; `where` names it in messages
   // ("stages.train.params.validation"). Throws InvalidInput naming what is wrong.
   ValidationPipeline(const Registry& registry, const ValidationStages& stages, ValidationOptions options,
                      const StageContext& context, std::string where);

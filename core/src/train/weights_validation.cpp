@@ -20,19 +20,13 @@
 namespace yoloflow::core {
 namespace {
 
-// What reads --data, what fits its images to the batches and what stacks them.
-struct ValidationSetup {
-  json source;     // {"plugin": ..., "params": {...}}, its data and split still to set
-  json transform;  // {"plugin": ..., "params": {...}}
-  json batcher;
-  std::string transform_path, batcher_path;  // name them in messages
-};
-
-// The reader, the transform and the batcher the run that trained the weights validated with,
-// where its pipeline records them; else train-defaults.json's source stage and the train
-// sink's defaults there. The reader must take --data and --split as its `data` and `split`.
-ValidationSetup validation_setup(const Registry& registry, const CheckpointModel& described) {
-  ValidationSetup out;
+// What reads --data (its data and split still to set), what fits its images to the batches
+// and what stacks them: the reader, the transform and the batcher the run that trained the
+// weights validated with, where its pipeline records them; else train-defaults.json's source
+// stage and the train sink's defaults there. The reader must take --data and --split as its
+// `data` and `split`.
+ValidationStages validation_stages(const Registry& registry, const CheckpointModel& described) {
+  ValidationStages out;
   std::string source_path;
   const auto [train_name, train_stage] = sink_stage(described.pipeline, "train");
   const json recorded = train_stage.is_object() && train_stage.contains("params") && train_stage["params"].is_object()
@@ -80,8 +74,6 @@ ValidationSetup validation_setup(const Registry& registry, const CheckpointModel
   };
   recorded_or_default("val_transform", out.transform, out.transform_path);
   recorded_or_default("val_batcher", out.batcher, out.batcher_path);
-  check_validation_transform(registry, out.transform, out.transform_path);
-  check_validation_batcher(registry, out.batcher, out.batcher_path);
   return out;
 }
 
@@ -105,13 +97,9 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   ctx.node = "--data";
   ctx.imgsz = report.imgsz;
   ctx.device = device.str();
-  const ValidationSetup setup = validation_setup(registry, loaded.described);
-  ValidationStages stages;
-  stages.source = setup.source;
+  ValidationStages stages = validation_stages(registry, loaded.described);
   stages.source["params"]["data"] = r.data;
   stages.source["params"]["split"] = r.split;
-  stages.transform = setup.transform;
-  stages.batcher = setup.batcher;
   stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
   ValidationOptions vo;
   vo.imgsz = report.imgsz;
