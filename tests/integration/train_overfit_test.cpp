@@ -84,6 +84,8 @@ TEST_CASE("train sink: YOLO11n overfits 8 coco128 images on the CPU and writes i
   const cv::Mat png = cv::imread(run_dir + "/results.png");
   CHECK(png.cols > 0);
   CHECK(png.rows > 0);
+  // Validation's metrics go to results.csv; metrics.json is `yoloflow val`'s and a validate pipeline's.
+  CHECK_FALSE(std::filesystem::exists(run_dir + "/metrics.json"));
 }
 
 TEST_CASE("train sink: a wrong precision name inside the train params fails validation with its path") {

@@ -38,10 +38,15 @@ void check_one_line_error(const test::CliResult& r, const std::string& expected)
 TEST_CASE("val: a plain state dict with --model prints Ultralytics' table and writes metrics.json") {
   const std::string dir = test::temp_dir("val-cli");
   const std::string data = test::write_coco128_subset(dir, 8);
-  const auto r = test::run_cli("val --weights " + state_dict() + " --model yolo11n --data " + data +
-                               " --batch 4 --device cpu --out " + dir + "/out --save-json");
+  // Run from a folder of its own: --out is the only place it writes.
+  const std::string cwd = dir + "/cwd";
+  std::filesystem::create_directories(cwd);
+  const auto r = test::run_shell("cd " + cwd + " && " + test::cli() + " val --weights " + state_dict() +
+                                 " --model yolo11n --data " + data + " --batch 4 --device cpu --out " + dir +
+                                 "/out --save-json");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
+  CHECK(std::filesystem::is_empty(cwd));
   CHECK(r.output.find("yolo11n (state dict weights of " + state_dict() + ") on cpu") != std::string::npos);
   CHECK(r.output.find("rectangular batches of 4 at imgsz 640") != std::string::npos);
   CHECK(r.output.find("                   all          8") != std::string::npos);

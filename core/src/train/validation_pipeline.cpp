@@ -31,8 +31,11 @@ ValidationPipeline::ValidationPipeline(const Registry& registry, const Validatio
   transform["params"]["width"] = options_.imgsz;
   json batcher = stage(stages.batcher, kTransform);
   batcher["params"]["batch"] = options_.batch;
-  // No weights for the validate sink: the model is handed over at each run.
-  json sink = stage(stages.sink.is_null() ? json{{"plugin", kSink}, {"params", stages.nms}} : stages.sink, kBatcher);
+  // No weights for the validate sink: the model is handed over at each run. No metrics file
+  // either: the caller reports the metrics (results.csv, `yoloflow val`'s --out).
+  json sink_params = stages.nms;
+  sink_params["output"] = "";
+  json sink = stage(stages.sink.is_null() ? json{{"plugin", kSink}, {"params", sink_params}} : stages.sink, kBatcher);
   const json document = {{"name", "validation"},
                          {"epochs", 1},
                          {"imgsz", options_.imgsz},
