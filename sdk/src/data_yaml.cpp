@@ -70,7 +70,21 @@ std::vector<std::string> read_names(const YAML::Node& node, const std::string& f
 DataYaml read_data_yaml(const std::string& path) {
   std::error_code ec;
   const fs::path file = fs::absolute(path, ec).lexically_normal();
-  if (!fs::is_regular_file(file, ec)) fail(path, "file not found");
+  // Only a regular file of a sensible size is read: a named pipe would block, a device never end.
+  const auto status = fs::status(file, ec);
+  switch (status.type()) {
+    case fs::file_type::regular: break;
+    case fs::file_type::not_found: fail(path, "file not found");
+    case fs::file_type::directory: fail(path, "is a folder; name the data.yaml file inside it");
+    case fs::file_type::fifo: fail(path, "is a named pipe, not a regular file");
+    default:
+      if (ec == std::errc::too_many_symbolic_link_levels) fail(path, "is a loop of symbolic links");
+      fail(path, ec ? "cannot be read (" + ec.message() + ")" : std::string("is not a regular file"));
+  }
+  constexpr std::uintmax_t kMaxBytes = 64u << 20;
+  if (const auto size = fs::file_size(file, ec); !ec && size > kMaxBytes) {
+    fail(path, "holds " + std::to_string(size) + " bytes; a data.yaml is at most 64 MiB");
+  }
   YAML::Node doc;
   try {
     doc = YAML::LoadFile(file.string());
@@ -117,6 +131,7 @@ DataYaml read_data_yaml(const std::string& path) {
       fail(out.file, "'nc' must be an integer");
     }
     if (nc <= 0) fail(out.file, "'nc' must be positive, found " + std::to_string(nc));
+    if (nc > 100000) fail(out.file, "'nc' is " + std::to_string(nc) + "; at most 100000 classes are supported");
     if (out.names.empty()) {
       for (long i = 0; i < nc; ++i) out.names.push_back("class" + std::to_string(i));
     } else if (static_cast<long>(out.names.size()) != nc) {

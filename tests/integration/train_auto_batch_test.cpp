@@ -44,7 +44,7 @@ TEST_CASE("batch \"auto\" and a fraction in (0, 1) validate; other values are er
     CHECK(r.exit_code == 0);
   }
   const std::string path = "stages.batch.params.batch: ";
-  const std::string accepted = "expected int >= 1 or \"auto\" or a fraction in (0, 1)";
+  const std::string accepted = "expected int in [1, 65536] or \"auto\" or a fraction in (0, 1)";
   auto r = validate(R"("autoo")");
   INFO(r.output);
   CHECK(r.exit_code == 2);
@@ -63,9 +63,9 @@ TEST_CASE("batch \"auto\" and a fraction in (0, 1) validate; other values are er
   r = validate(R"({"steps": {"0": "auto", "5": 0.5}})");
   INFO(r.output);
   CHECK(r.exit_code == 2);
-  CHECK(r.output.find("stages.batch.params.batch.steps.0: expected int >= 1: a schedule takes plain values (not "
+  CHECK(r.output.find("stages.batch.params.batch.steps.0: expected int in [1, 65536]: a schedule takes plain values (not "
                       "\"auto\" or a fraction)") != std::string::npos);
-  CHECK(r.output.find("stages.batch.params.batch.steps.5: expected int >= 1, got a float (0.5)") != std::string::npos);
+  CHECK(r.output.find("stages.batch.params.batch.steps.5: expected int in [1, 65536], got a float (0.5)") != std::string::npos);
   test::remove_tree(dir);
 }
 

@@ -106,7 +106,7 @@ TEST_CASE("unknown parameters, wrong types and out-of-range values name their pa
   CHECK(has(range, "stages.batch.params.batch", "0 is out of range: expected int >= 1"));
   auto top = parse(synthetic_pipeline("\"epoch\": 3, \"workers\": -1"));
   CHECK(has(top, "epoch", "unknown parameter 'epoch' of the pipeline; did you mean 'epochs'?"));
-  CHECK(has(top, "workers", "-1 is out of range: expected int >= 0"));
+  CHECK(has(top, "workers", "-1 is out of range: expected int in [0, 1024]"));
   auto stage_key = parse(with_stages(R"("source": {"plugin": "synthetic_source", "parms": {}})"));
   CHECK(has(stage_key, "stages.source.parms", "unknown key 'parms' of a stage; did you mean 'params'?"));
 }

@@ -121,7 +121,7 @@ TEST_CASE("sweep file with comments and a missing file") {
   const auto plan = core::load_sweep_plan(dir + "/s.json");
   CHECK(plan.name == "s");
   CHECK(plan.base == dir + "/sub/p.json");
-  CHECK_THROWS_WITH_AS(core::load_sweep_plan(dir + "/none.json"), doctest::Contains("none.json: cannot read"),
+  CHECK_THROWS_WITH_AS(core::load_sweep_plan(dir + "/none.json"), doctest::Contains("none.json': no such file"),
                        InvalidInput);
   test::write_file(dir + "/bad.json", "{\"base\": \n");
   CHECK_THROWS_WITH_AS(core::load_sweep_plan(dir + "/bad.json"), doctest::Contains("malformed JSON at line"),

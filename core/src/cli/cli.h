@@ -36,9 +36,6 @@ struct RunRequest {
   std::string resume_checkpoint;  // continue from this checkpoint (epoch, data position)
 };
 int run_pipeline(CliContext& ctx, const RunRequest& request);
-// The run folder convention: runs/<name>/<N> under the working directory, N one more than
-// the largest number already there; creates and returns it (cmd_run.cpp).
-std::string claim_run_dir(const std::string& name);
 
 // Each adds one subcommand; its callback stores the action to run in `selected`.
 void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected);

@@ -11,8 +11,10 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "predict/prediction_outputs.h"
 #include "predict/predictor.h"
+#include "run/run_folder.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -33,15 +35,22 @@ std::string ms(double v) {
 int run_predict(CliContext& ctx, const PredictRequest& r) {
   const std::vector<std::string> images = core::list_images(r.source);
   core::Predictor predictor(ctx.plugins().registry(), r.weights, r.options);
-  const std::string out = r.out.empty() ? claim_run_dir("predict") : r.out;
+  core::RunFolder folder = r.out.empty() ? core::RunFolder::claim_numbered("predict") : core::RunFolder::open(r.out);
+  const std::string out = folder.path();
   core::PredictionWriter writer(out, predictor.names(), !r.no_images);
+  folder.commit();
+  // Ctrl-C: the image in hand is finished and predictions.json written for the images done,
+  // so the folder holds complete outputs of those.
+  InterruptScope interrupt("interrupt: stopping after this image and writing predictions.json for the images done "
+                           "(interrupt again to stop at once)",
+                           "second interrupt: stopping now; predictions.json was not written");
   std::cout << "predict: " << predictor.description() << ", conf " << r.options.conf << ", iou " << r.options.iou
             << ", " << images.size() << " image" << (images.size() == 1 ? "" : "s") << std::endl;
 
   std::vector<std::string> skipped;
   double pre = 0, inf = 0, post = 0;
   std::size_t done = 0, detections = 0;
-  for (std::size_t k = 0; k < images.size(); ++k) {
+  for (std::size_t k = 0; k < images.size() && !InterruptScope::requested(); ++k) {
     const std::string& path = images[k];
     std::cout << "image " << k + 1 << "/" << images.size() << " " << path << ": ";
     cv::Mat image;
@@ -66,6 +75,7 @@ int run_predict(CliContext& ctx, const PredictRequest& r) {
     ++done;
   }
   writer.finish();
+  const bool interrupted = InterruptScope::requested();
   if (done > 0) {
     std::cout << "speed: " << ms(pre / done) << " preprocess, " << ms(inf / done) << " inference, "
               << ms(post / done) << " postprocess per image (imgsz " << predictor.imgsz() << ")" << std::endl;
@@ -76,6 +86,11 @@ int run_predict(CliContext& ctx, const PredictRequest& r) {
     std::cout << "skipped " << skipped.size() << " unreadable image" << (skipped.size() == 1 ? "" : "s") << ":"
               << std::endl;
     for (const auto& s : skipped) std::cout << "  " << s << std::endl;
+  }
+  if (interrupted) {
+    std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << done + skipped.size() << " of "
+              << images.size() << " images; " << out << " holds the outputs of those" << std::endl;
+    return kExitInterrupted;
   }
   if (done == 0) {
     std::cerr << "error: --source " << r.source << ": none of its " << images.size()

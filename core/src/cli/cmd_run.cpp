@@ -9,20 +9,23 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <filesystem>
 #include <sstream>
 
 #include "cli/cli.h"
 #include "cli/distributed_run.h"
 #include "graph/graph_runner.h"
+#include "pipeline/json_text.h"
 #include "pipeline/pipeline.h"
+#include "run/run_folder.h"
 #include "train/auto_batch_profiler.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
-#include "util/remove_tree.h"
+#include "util/file_checks.h"
 #include "util/stop_signal_scope.h"
 #include "util/text_format.h"
 #include "yoloflow/error.h"
@@ -34,27 +37,60 @@ namespace fs = std::filesystem;
 
 std::atomic<bool> g_stop_requested{false};
 std::atomic<int> g_stop_signal{0};
+// The checkpoint a training run keeps, for the second interrupt's message ("" outside training).
+char g_last_checkpoint[4096] = {0};
 
 extern "C" void on_stop_signal(int sig) {
-  // Async-signal-safe: atomics and write(2) only.
+  // Async-signal-safe: atomics, access(2) and write(2) only.
   if (g_stop_requested.exchange(true)) {
     // The second: give up now. Checkpoints are written atomically, so a save cut short
     // leaves the previous last.pt whole.
-    static const char kAbandon[] = "\nsecond interrupt: stopping now without saving; weights/last.pt keeps its last complete save\n";
-    (void)!write(STDERR_FILENO, kAbandon, sizeof kAbandon - 1);
+    static const char kKept[] = "\nsecond interrupt: stopping now without saving; weights/last.pt keeps its last complete save\n";
+    static const char kNone[] = "\nsecond interrupt: stopping now without saving; no checkpoint was saved yet, so this run cannot be resumed\n";
+    static const char kPlain[] = "\nsecond interrupt: stopping now\n";
+    if (g_last_checkpoint[0] == 0) {
+      (void)!write(STDERR_FILENO, kPlain, sizeof kPlain - 1);
+    } else if (access(g_last_checkpoint, F_OK) == 0) {
+      (void)!write(STDERR_FILENO, kKept, sizeof kKept - 1);
+    } else {
+      (void)!write(STDERR_FILENO, kNone, sizeof kNone - 1);
+    }
     _exit(kExitInterrupted);
   }
   g_stop_signal.store(sig);
-  static const char kStopping[] = "\ninterrupt: stopping after the current step and saving (interrupt again to stop at once)\n";
-  (void)!write(STDERR_FILENO, kStopping, sizeof kStopping - 1);
+  static const char kSaving[] = "\ninterrupt: stopping after the current step and saving (interrupt again to stop at once)\n";
+  static const char kStopping[] = "\ninterrupt: stopping after the current batch (interrupt again to stop at once)\n";
+  if (g_last_checkpoint[0] != 0) {
+    (void)!write(STDERR_FILENO, kSaving, sizeof kSaving - 1);
+  } else {
+    (void)!write(STDERR_FILENO, kStopping, sizeof kStopping - 1);
+  }
 }
 
-// What makes a folder a previous run's (empty when it is not one): the outputs a run writes.
-std::string holds_a_run(const std::string& dir) {
-  for (const char* f : {"pipeline.json", "results.csv", "weights", "metrics.json", "predictions.json"}) {
-    if (fs::exists(fs::path(dir) / f)) return std::string("it has ") + f;
+// The plugin folders and libraries a pipeline file records (its "plugin_path"), absolute, read
+// before any plugin is loaded: a resumed run loads what it trained with. Nothing when the file
+// cannot be read or has none (loading the pipeline reports what is wrong with it).
+std::vector<std::string> recorded_plugin_paths(const std::string& file) {
+  std::vector<std::string> out;
+  if (file.empty() || !core::not_a_regular_file(file).empty()) return out;
+  std::string text;
+  try {
+    text = core::read_regular_file(file, core::kMaxPipelineBytes, "pipeline");
+  } catch (const Error&) {
+    return out;
   }
-  return "";
+  json doc;
+  Diagnostics ignored;
+  if (!core::parse_json_text(text, doc, ignored) || !doc.is_object() || !doc.contains("plugin_path")) return out;
+  const json& list = doc["plugin_path"];
+  if (!list.is_array()) return out;
+  const fs::path dir = fs::absolute(file).parent_path();
+  for (const auto& e : list) {
+    if (!e.is_string() || e.get<std::string>().empty()) continue;
+    const fs::path p(e.get<std::string>());
+    out.push_back((p.is_absolute() ? p : dir / p).lexically_normal().string());
+  }
+  return out;
 }
 
 void print_summary(core::GraphRunner& runner, std::size_t total_samples, double total_seconds) {
@@ -68,9 +104,12 @@ void print_summary(core::GraphRunner& runner, std::size_t total_samples, double 
   if (!skipped.empty()) {
     std::cout << "skipped " << skipped.size() << " sample" << (skipped.size() == 1 ? "" : "s")
               << " that failed to load:" << std::endl;
+    std::size_t shown = 0;
     for (const auto& [index, reason] : skipped) {
+      if (++shown > 20) break;
       std::cout << "  sample " << index << ": " << reason << std::endl;
     }
+    if (skipped.size() > 20) std::cout << "  ... and " << skipped.size() - 20 << " more" << std::endl;
   }
   // The same problem met again in a later epoch is one issue.
   std::vector<DataIssue> issues;
@@ -96,25 +135,6 @@ void print_summary(core::GraphRunner& runner, std::size_t total_samples, double 
 
 }  // namespace
 
-// Claimed with create_directory, which fails when another run took that number first, so
-// concurrent runs get distinct folders.
-std::string claim_run_dir(const std::string& pipeline_name) {
-  namespace fs = std::filesystem;
-  const fs::path base = fs::path("runs") / (pipeline_name.empty() ? std::string("pipeline") : pipeline_name);
-  fs::create_directories(base);
-  int next = 1;
-  for (const auto& e : fs::directory_iterator(base)) {
-    const std::string n = e.path().filename().string();
-    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() < 9) {
-      next = std::max(next, std::stoi(n) + 1);
-    }
-  }
-  for (;; ++next) {
-    const fs::path dir = base / std::to_string(next);
-    if (fs::create_directory(dir)) return dir.string();
-  }
-}
-
 int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   RunRequest request = request_in;
   // Ultralytics' exist_ok=true as a word among the overrides: the --exist-ok flag.
@@ -125,6 +145,13 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
       it = request.overrides.erase(it);
     } else {
       ++it;
+    }
+  }
+  // The plugin folders the pipeline file records (a run folder's pipeline.json records those
+  // its run loaded), before the first plugin is loaded.
+  for (const auto& path : recorded_plugin_paths(request.file)) {
+    if (std::find(ctx.plugin_paths.begin(), ctx.plugin_paths.end(), path) == ctx.plugin_paths.end()) {
+      ctx.plugin_paths.push_back(path);
     }
   }
   auto& registry = ctx.plugins().registry();
@@ -141,9 +168,6 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     return kExitInvalid;
   }
   core::Pipeline& p = *loaded.pipeline;
-  // Before the run folder's pipeline.json is written: it records the chosen number.
-  core::resolve_auto_batch(p, registry, request.device);
-  if (request.print_resolved) std::cout << p.document.dump(2) << std::endl;
 
   // A training sink saves resumable state when stopped; other sinks just stop.
   const bool resumable = p.stage(p.sink).plugin == "train";
@@ -153,34 +177,32 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     return kExitInvalid;
   }
   DistributedRun dist(ctx.log_level);  // torchrun / srun: this process's rank
-  std::string run_dir = request.run_dir;
   // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
   // Rank 0 alone writes outputs (data parallel).
   const std::string& sink_plugin = p.stage(p.sink).plugin;
   const bool writes_outputs = resumable || sink_plugin == "validate" || sink_plugin == "predict";
-  // A folder this command made, removed again when the run cannot start.
-  std::string made_dir;
-  const std::string earlier_run = !run_dir.empty() && dist.is_main() && request.resume_checkpoint.empty() &&
-                                          !request.exist_ok
-                                      ? holds_a_run(run_dir)
-                                      : std::string();
-  if (!earlier_run.empty()) {
-    std::cerr << "error: --run-dir " << run_dir << " already holds a run (" << earlier_run
-              << "); its files would be overwritten. Choose another folder, leave --run-dir out for a new "
-              << "numbered one, or pass --exist-ok to reuse it" << std::endl;
-    return kExitInvalid;
-  }
-  if (run_dir.empty() && writes_outputs && dist.is_main()) made_dir = run_dir = claim_run_dir(p.name);
-  if (!run_dir.empty() && dist.is_main()) {
-    if (made_dir.empty() && !fs::exists(run_dir)) made_dir = run_dir;
-    fs::create_directories(run_dir);
-    std::cout << "run folder: " << run_dir << std::endl;
-    // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
-    // `train --resume` reads back.
-    core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
-  }
 
-  core::RunnerOptions options;
+  // Nothing below writes into a run folder until every check has passed and the graph is
+  // built: a refused start, resume or --exist-ok leaves the folder as it was.
+  // The run folder: created or claimed, checked writable and locked (one process per run),
+  // before a resumed run's checkpoint is read: another process may be writing it.
+  core::RunFolder folder;
+  if (dist.is_main()) {
+    if (!request.run_dir.empty()) {
+      const std::string earlier = request.resume_checkpoint.empty() && !request.exist_ok
+                                      ? core::RunFolder::holds_a_run(request.run_dir)
+                                      : std::string();
+      if (!earlier.empty()) {
+        std::cerr << "error: --run-dir " << request.run_dir << " already holds a run (" << earlier
+                  << "); its files would be overwritten. Choose another folder, leave --run-dir out for a new "
+                  << "numbered one, or pass --exist-ok to reuse it" << std::endl;
+        return kExitInvalid;
+      }
+      folder = core::RunFolder::open(request.run_dir);
+    } else if (writes_outputs) {
+      folder = core::RunFolder::claim_numbered(p.name);
+    }
+  }
   int first_epoch = 0;
   std::uint64_t first_sequence = 0;
   if (!request.resume_checkpoint.empty()) {
@@ -195,20 +217,53 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     auto& sink = const_cast<core::StageSpec&>(p.stage(p.sink));
     sink.params["resume"] = request.resume_checkpoint;
   }
+  const std::string run_dir = dist.is_main() ? folder.path() : request.run_dir;
+  // Records the number chosen in the pipeline.json written below.
+  core::resolve_auto_batch(p, registry, request.device);
+  // Every plugin folder this run loads from besides the default ones, absolute: what
+  // `train --resume` loads again.
+  json plugin_paths = json::array();
+  std::vector<std::string> extra = ctx.plugin_paths;
+  if (const char* env = std::getenv("YOLOFLOW_PLUGIN_PATH")) {
+    std::stringstream entries(env);
+    for (std::string entry; std::getline(entries, entry, ':');) {
+      if (!entry.empty()) extra.push_back(entry);
+    }
+  }
+  for (const auto& path : extra) {
+    const std::string abs = fs::absolute(path).lexically_normal().string();
+    if (std::find(plugin_paths.begin(), plugin_paths.end(), abs) == plugin_paths.end()) plugin_paths.push_back(abs);
+  }
+  p.document["plugin_path"] = plugin_paths;
+  if (request.print_resolved) std::cout << p.document.dump(2) << std::endl;
+
   g_stop_requested.store(false);
+  g_last_checkpoint[0] = 0;
+  if (resumable && !run_dir.empty()) {
+    const std::string last = run_dir + "/weights/last.pt";
+    if (last.size() < sizeof g_last_checkpoint) std::copy(last.begin(), last.end() + 1, g_last_checkpoint);
+  }
   core::StopSignalScope signals(on_stop_signal, /*once=*/false);
+  core::RunnerOptions options;
   options.run_dir = run_dir;
   options.device = request.device;
   options.stop_flag = &g_stop_requested;
   options.first_epoch = first_epoch;
-  std::unique_ptr<core::GraphRunner> runner_owner;
-  try {
-    runner_owner = std::make_unique<core::GraphRunner>(p, registry, options);
-  } catch (...) {
-    if (!made_dir.empty()) core::remove_tree(made_dir);  // a failed start leaves nothing behind
-    throw;
-  }
+  // Builds and configures every stage (the data read, the model built, a resumed checkpoint
+  // loaded); a failure leaves through here, and a folder this command made is removed again.
+  auto runner_owner = std::make_unique<core::GraphRunner>(p, registry, options);
   core::GraphRunner& runner = *runner_owner;
+  if (!folder.empty()) {
+    folder.commit();
+    std::cout << "run folder: " << run_dir << std::endl;
+    // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
+    // `train --resume` reads back.
+    core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
+    if (const int stale = folder.remove_stale_temporaries(); stale > 0) {
+      std::cout << "removed " << stale << " temporary file" << (stale == 1 ? "" : "s")
+                << " that an interrupted write left in " << run_dir << std::endl;
+    }
+  }
 
   RunEvent run_event;
   run_event.run_dir = run_dir;
@@ -235,8 +290,17 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
               << s.max_in_flight << " samples in flight; first batch after " << core::format_fixed(s.first_batch_seconds, 2)
               << " s, end of epoch " << core::format_fixed(s.end_seconds, 2) << " s" << (s.interrupted ? " (interrupted)" : "")
               << std::endl;
-    for (const auto& skipped : s.skipped) {
-      std::cout << "  skipped sample " << skipped.index << ": " << skipped.reason << std::endl;
+    constexpr std::size_t kShownSkips = 20;
+    for (std::size_t i = 0; i < s.skipped.size() && i < kShownSkips; ++i) {
+      std::cout << "  skipped sample " << s.skipped[i].index << ": " << s.skipped[i].reason << std::endl;
+    }
+    if (s.skipped.size() > kShownSkips) std::cout << "  ... and " << s.skipped.size() - kShownSkips << " more" << std::endl;
+    if (s.samples == 0 && !s.skipped.empty() && !s.interrupted) {
+      // Every sample failed the same way, as a 100000-pixel imgsz does: an epoch of nothing is
+      // not a success.
+      throw Error("epoch " + std::to_string(epoch + 1) + ": none of its " + std::to_string(s.skipped.size()) +
+                  " samples could be loaded (sample " + std::to_string(s.skipped.front().index) + ": " +
+                  s.skipped.front().reason + "); nothing was trained");
     }
     EpochEvent ev;
     ev.epoch = epoch;

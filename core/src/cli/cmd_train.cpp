@@ -22,7 +22,8 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("pipeline", r->file,
                   "Pipeline JSON file (not with --resume); without one, data=DATA.yaml trains the shipped recipe");
   cmd->add_option("overrides", r->overrides, "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32");
-  cmd->add_option("--resume", *resume_dir, "Run folder to continue (its pipeline.json and weights/last.pt)");
+  cmd->add_option("--resume", *resume_dir,
+                  "Run folder to continue (its pipeline.json and weights/last.pt), or that RUN/weights/last.pt");
   cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run is refused");
   cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
   cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
@@ -35,15 +36,35 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
         namespace fs = std::filesystem;
         // CLI11 fills the first positional first: with --resume it is an override.
         if (!request.file.empty()) request.overrides.insert(request.overrides.begin(), request.file);
-        request.file = *resume_dir + "/pipeline.json";
-        request.resume_checkpoint = *resume_dir + "/weights/last.pt";
+        // The run folder, or a checkpoint in its weights folder (RUN/weights/last.pt, as
+        // Ultralytics' resume=path/to/last.pt).
+        std::string run = *resume_dir;
+        std::error_code ec;
+        if (fs::is_regular_file(run, ec)) {
+          const fs::path file = fs::absolute(run).lexically_normal();
+          if (file.parent_path().filename() != "weights") {
+            std::cerr << "error: cannot resume from " << run << ": a checkpoint to resume is RUN/weights/last.pt "
+                      << "inside its run folder (which holds the run's pipeline.json); give the run folder" << std::endl;
+            return kExitInvalid;
+          }
+          run = file.parent_path().parent_path().string();
+          request.resume_checkpoint = file.string();
+        } else {
+          request.resume_checkpoint = run + "/weights/last.pt";
+        }
+        request.file = run + "/pipeline.json";
         for (const auto& f : {request.file, request.resume_checkpoint}) {
-          if (!fs::exists(f)) {
+          if (!fs::exists(f, ec)) {
             std::cerr << "error: cannot resume " << *resume_dir << ": " << f << " does not exist" << std::endl;
             return kExitInvalid;
           }
         }
-        if (request.run_dir.empty()) request.run_dir = *resume_dir;
+        if (!request.run_dir.empty() && fs::absolute(request.run_dir).lexically_normal() != fs::absolute(run).lexically_normal()) {
+          std::cerr << "error: --run-dir " << request.run_dir << " with --resume " << *resume_dir
+                    << ": a resumed run continues in its own folder; leave --run-dir out" << std::endl;
+          return kExitInvalid;
+        }
+        request.run_dir = run;
       } else if (request.file.empty() || request.file.find('=') != std::string::npos) {
         // No pipeline file, Ultralytics-style: `yoloflow train data=D.yaml model=yolo11s epochs=50`
         // trains the shipped recipe (pipelines/train-coco128.json, built in) on D.yaml.

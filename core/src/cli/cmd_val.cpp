@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
+#include "run/run_folder.h"
 #include "train/metrics_report.h"
 #include "train/weights_validation.h"
 #include "util/atomic_file.h"
@@ -27,7 +29,18 @@ int run_val(CliContext& ctx, ValCommand& c) {
   if (c.rect && c.square) throw InvalidInput("--rect and --square exclude each other");
   c.request.rect = !c.square;
   c.request.keep_predictions = c.save_json;
-  const core::WeightsValidationReport r = core::validate_weights(ctx.plugins().registry(), c.request);
+  // metrics.json is written once, at the end: an interrupted val leaves nothing half-written.
+  const core::WeightsValidationReport r = [&] {
+    InterruptScope interrupt("interrupt: stopping validation; no metrics are written (interrupt again to stop at once)",
+                             "second interrupt: stopping now");
+    c.request.stop_flag = InterruptScope::flag();
+    return core::validate_weights(ctx.plugins().registry(), c.request);
+  }();
+  if (r.interrupted) {
+    std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << r.metrics.images
+              << " images; nothing was written" << std::endl;
+    return kExitInterrupted;
+  }
   const auto& req = c.request;
   std::cout << "val: " << r.description << "; " << req.data << " split '" << req.split << "', "
             << (req.rect ? "rectangular" : "square") << " batches of " << req.batch << " at imgsz " << r.imgsz
@@ -39,8 +52,9 @@ int run_val(CliContext& ctx, ValCommand& c) {
             << " s in all (loading, inference, NMS, metrics)\n";
   std::cout.unsetf(std::ios::fixed);
 
-  const std::string dir = c.out.empty() ? claim_run_dir("val") : c.out;
-  std::filesystem::create_directories(dir);
+  core::RunFolder folder = c.out.empty() ? core::RunFolder::claim_numbered("val") : core::RunFolder::open(c.out);
+  folder.commit();
+  const std::string dir = folder.path();
   nlohmann::ordered_json j;
   j["weights"] = req.weights;
   j["data"] = req.data;

@@ -233,12 +233,19 @@ std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
 
 void GraphRunner::call_sink(int epoch, const char* what, const std::function<void()>& fn) {
   const Stage& sink_stage = stages_.back();
+  // "at the end of epoch 3" (1-based, as every progress line counts).
+  const std::string when = std::string(std::string(what) == "begin_epoch"   ? "at the start of epoch "
+                                       : std::string(what) == "end_epoch" ? "at the end of epoch "
+                                                                          : "when stopping in epoch ") +
+                           std::to_string(epoch + 1);
   try {
     fn();
+  } catch (const Error& e) {
+    throw Error(stage_label(sink_stage) + " failed " + when + ": " + e.what(), e.exit_code());
   } catch (const std::exception& e) {
-    throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) + "): " + e.what());
+    throw Error(stage_label(sink_stage) + " failed " + when + ": " + e.what());
   } catch (...) {
-    throw Error(stage_label(sink_stage) + " failed in " + what + "(" + std::to_string(epoch) + "): unknown exception");
+    throw Error(stage_label(sink_stage) + " failed " + when + ": unknown exception");
   }
 }
 

@@ -23,8 +23,13 @@ void line_and_column(const std::string& text, std::size_t byte, std::size_t& lin
 
 namespace {
 
+// Thrown by the parse callback at the first object or list nested deeper than kMaxJsonDepth.
+struct TooDeep {};
+
 // Finds keys given twice in one object while the document is parsed (nlohmann keeps the last
-// silently), each named by its JSON path.
+// silently), each named by its JSON path, and stops the parse at kMaxJsonDepth. Each level
+// keeps only its own last key or index, so memory stays linear in the depth; the full path is
+// put together only for a duplicate.
 class DuplicateKeys {
  public:
   explicit DuplicateKeys(Diagnostics& diagnostics) : diagnostics_(diagnostics) {}
@@ -33,7 +38,8 @@ class DuplicateKeys {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
-        frames_.push_back({event == json::parse_event_t::object_start, element_path(), {}, {}, 0});
+        if (frames_.size() >= kMaxJsonDepth) throw TooDeep{};
+        frames_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
         break;
       case json::parse_event_t::key: {
         auto& top = frames_.back();
@@ -59,17 +65,21 @@ class DuplicateKeys {
  private:
   struct Frame {
     bool object;
-    std::string path;
     std::set<std::string> keys;
     std::string last_key;
     std::size_t index;
   };
-  // The path of the element being read: the last key of an object, the next index of an array.
+  // The path of the element being read: each level's last key, or next index in a list.
   std::string element_path() const {
-    if (frames_.empty()) return "";
-    const Frame& top = frames_.back();
-    if (top.object) return top.path.empty() ? top.last_key : top.path + "." + top.last_key;
-    return top.path + "[" + std::to_string(top.index) + "]";
+    std::string path;
+    for (const Frame& f : frames_) {
+      if (f.object) {
+        path += (path.empty() ? "" : ".") + f.last_key;
+      } else {
+        path += "[" + std::to_string(f.index) + "]";
+      }
+    }
+    return path;
   }
   void next_element() {
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
@@ -77,6 +87,32 @@ class DuplicateKeys {
   Diagnostics& diagnostics_;
   std::vector<Frame> frames_;
 };
+
+// The 1-based line of the first byte at which `text` is nested deeper than kMaxJsonDepth
+// (strings skipped), for the message.
+std::size_t line_of_depth(const std::string& text) {
+  std::size_t depth = 0, line = 1;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') {
+      if (++depth > kMaxJsonDepth) return line;
+    }
+    if ((c == '}' || c == ']') && depth > 0) --depth;
+  }
+  return line;
+}
 
 }  // namespace
 
@@ -86,6 +122,11 @@ bool parse_json_text(const std::string& text, json& out, Diagnostics& diagnostic
     out = json::parse(text, DuplicateKeys(duplicates), /*allow_exceptions=*/true, /*ignore_comments=*/true);
     diagnostics.insert(diagnostics.end(), duplicates.begin(), duplicates.end());
     return true;
+  } catch (const TooDeep&) {
+    diagnostics.push_back({"", "malformed JSON at line " + std::to_string(line_of_depth(text)) +
+                                   ": objects and lists nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                   " levels (a pipeline needs about five)"});
+    return false;
   } catch (const json::parse_error& e) {
     std::size_t line = 0, column = 0;
     line_and_column(text, e.byte, line, column);

@@ -41,6 +41,22 @@ json parse_value(const std::string& text) {
 
 bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
 
+// The value at a dotted path below `root` ("callbacks.0": a list's index), null when absent.
+json json_at(const json& root, const std::string& dotted) {
+  const json* cur = &root;
+  for (const auto& seg : split_path(dotted)) {
+    if (cur->is_object() && cur->contains(seg)) {
+      cur = &(*cur)[seg];
+    } else if (cur->is_array() && !seg.empty() && std::all_of(seg.begin(), seg.end(), ::isdigit) &&
+               std::stoul(seg) < cur->size()) {
+      cur = &(*cur)[std::stoul(seg)];
+    } else {
+      return json();
+    }
+  }
+  return *cur;
+}
+
 // The components `stage` names in its Component and ComponentList parameters, each with its
 // path below the stage's params ("scheduler", "callbacks.0"); a parameter the stage leaves out
 // names its default's.
@@ -123,6 +139,15 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
       if (has_param(rc, "data") && stage.contains("params") && stage["params"].is_object() &&
           stage["params"].contains("data")) {
         expanded.push_back("stages." + name + ".params.data=" + value);
+      }
+      // Components inside the stage that read a dataset of their own (the train sink's
+      // val_source, which a run folder's pipeline.json always spells out): the same data.
+      for (const auto& [path, c] : nested_components(stage, *rc, registry)) {
+        const json spec = json_at(stage, "params." + path);
+        if (has_param(c, "data") && spec.is_object() && spec.contains("params") && spec["params"].is_object() &&
+            spec["params"].contains("data")) {
+          expanded.push_back("stages." + name + ".params." + path + ".params.data=" + value);
+        }
       }
     }
     return expanded;

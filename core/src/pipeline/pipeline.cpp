@@ -12,6 +12,7 @@
 #include "pipeline/json_text.h"
 #include "pipeline/overrides.h"
 #include "pipeline/topology.h"
+#include "util/file_checks.h"
 #include "yoloflow/data_yaml.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -26,12 +27,12 @@ bool is_comment(const std::string& key) { return !key.empty() && key[0] == '_'; 
 Schema make_pipeline_schema() {
   Schema s;
   s.add_string("name", "").doc("Name of the run (default: the pipeline file's name).");
-  s.add_int("epochs", 1).min(1).fixed().doc("Passes over the source.");
-  s.add_int("imgsz", 640).min(32).doc("Training image size (pixels); may follow a schedule.");
+  s.add_int("epochs", 1).range(1, 100000).fixed().doc("Passes over the source.");
+  s.add_int("imgsz", 640).range(32, 8192).doc("Training image size (pixels); may follow a schedule.");
   s.add_int("seed", 0).min(0).fixed().doc("Seed of shuffling and of every sample's random numbers.");
   s.add_bool("deterministic", false).doc("Ask components for bit-reproducible algorithms.");
-  s.add_int("workers", 0).min(0).fixed().doc("Threads running plugin code; 0 = all cores.");
-  s.add_int("max_in_flight", 0).min(0).fixed().doc(
+  s.add_int("workers", 0).range(0, 1024).fixed().doc("Threads running plugin code; 0 = all cores.");
+  s.add_int("max_in_flight", 0).range(0, 1000000).fixed().doc(
       "Most samples alive between source and sink; 0 = automatic (3*batch + 2*workers).");
   s.add_bool("ordered", false).doc("Deliver batches in epoch order (with seed: reproducible).");
   s.add_bool("shuffle", true).doc("Shuffle the sample order each epoch (seeded by seed + epoch).");
@@ -40,6 +41,10 @@ Schema make_pipeline_schema() {
       "data.yaml of the dataset, named once: every stage with a `data` parameter that does not name its "
       "own uses it (the source's training data, the train sink's validation split and class names). "
       "Relative to the pipeline file's folder.");
+  s.add_json("plugin_path", json::array()).doc(
+      "Plugin folders or libraries this pipeline needs besides the default ones (a list of paths, relative "
+      "to the pipeline file's folder), loaded before its stages are checked, as with --plugin-path. A run "
+      "folder's pipeline.json lists every one its run loaded, so `train --resume` loads them again.");
   s.add_json("stages", nullptr).required().doc("The graph's nodes, by name.");
   s.add_json("monitors", json::array()).doc("Monitor plugins observing the run.");
   return s;
@@ -119,11 +124,16 @@ std::vector<std::pair<std::string, std::string>> stage_splits(const RegisteredCo
 // data.yaml a stage will read checked to exist before anything is built.
 void share_dataset(json& doc, const std::string& base_dir, const Registry& registry, Diagnostics& out) {
   const bool shared = doc.contains("data") && doc["data"].is_string() && !doc["data"].get<std::string>().empty();
-  // The path a data value names, or empty (with a diagnostic at `where`) when it does not exist.
+  // The path a data value names; a diagnostic at `where` when it does not exist, said once
+  // for a file that several stages name (the pipeline's one `data` fills them all).
+  std::set<fs::path> missing;
   auto resolve = [&](const std::string& where, const std::string& value) {
-    const fs::path path = fs::path(value).is_absolute() ? fs::path(value) : fs::path(base_dir) / value;
-    if (!fs::exists(path)) out.push_back({where, value + " does not exist (looked for " + path.lexically_normal().string() + ")"});
-    return path.lexically_normal();
+    const fs::path path = (fs::path(value).is_absolute() ? fs::path(value) : fs::path(base_dir) / value).lexically_normal();
+    std::error_code ec;
+    if (!fs::exists(path, ec) && missing.insert(path).second) {
+      out.push_back({where, value + " does not exist (looked for " + path.string() + ")"});
+    }
+    return path;
   };
   if (shared) resolve("data", doc["data"].get<std::string>());
   // Where each stage's data.yaml is, and how many classes it names: stages that read datasets
@@ -138,9 +148,8 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
     if (!params.contains("data") && shared) params["data"] = doc["data"];
     if (params.contains("data") && params["data"].is_string() && !params["data"].get<std::string>().empty()) {
       const std::string where = "stages." + name + ".params.data";
-      const std::size_t before = out.size();
       const fs::path path = resolve(where, params["data"].get<std::string>());
-      if (out.size() > before) continue;  // does not exist: said once
+      if (missing.count(path) > 0) continue;  // does not exist: said once
       auto cached = read.find(path);
       if (cached == read.end()) cached = read.emplace(path, read_dataset(path)).first;
       const int nc = check_dataset(cached->second, where, stage_splits(*rc, params, "stages." + name + ".params"), out);
@@ -270,22 +279,15 @@ std::string format_diagnostics(const Diagnostics& diagnostics, const std::string
 LoadedPipeline load_pipeline(const std::string& path, const std::vector<std::string>& overrides,
                              const Registry& registry) {
   LoadedPipeline result;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    result.diagnostics.push_back(
-        {"", "cannot read pipeline '" + path + "': " +
-                 (fs::exists(path, ec) ? "not a regular file" : "no such file")});
-    return result;
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in && !in.eof()) {
-    result.diagnostics.push_back({"", "cannot read pipeline '" + path + "'"});
+  std::string text;
+  try {
+    text = read_regular_file(path, kMaxPipelineBytes, "cannot read pipeline");
+  } catch (const Error& e) {
+    result.diagnostics.push_back({"", e.what()});
     return result;
   }
   const fs::path abs = fs::absolute(path).lexically_normal();
-  return parse_pipeline(ss.str(), abs.parent_path().string(), overrides, registry, abs.string());
+  return parse_pipeline(text, abs.parent_path().string(), overrides, registry, abs.string());
 }
 
 LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_dir,
@@ -308,6 +310,18 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
   const std::size_t before = out.size();
   pipeline_schema().validate(doc, "", out, nullptr, "the pipeline");
   strip_leading_dot(out, before);
+  if (doc.contains("plugin_path")) {
+    const json& list = doc["plugin_path"];
+    if (!list.is_array()) {
+      out.push_back({"plugin_path", "expected a list of paths, e.g. [\"plugins/build\"], got " + std::string(list.type_name())});
+    } else {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].is_string() || list[i].get<std::string>().empty()) {
+          out.push_back({"plugin_path[" + std::to_string(i) + "]", "expected a non-empty path (a string)"});
+        }
+      }
+    }
+  }
   // The image size must be a multiple of YOLO's largest stride (32): rounded up with a
   // warning, as Ultralytics' check_imgsz does, rather than failing inside the network.
   if (out.size() == before && doc.contains("imgsz") && doc["imgsz"].is_number_integer()) {
@@ -442,6 +456,14 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
   p.ordered = resolved["ordered"].get<bool>();
   p.shuffle = resolved["shuffle"].get<bool>();
   p.device = resolved["device"].get<std::string>();
+  // Paths absolute, so that the document means the same read from anywhere (a run folder's
+  // pipeline.json is read from that folder by `train --resume`).
+  auto absolute = [&](const std::string& value) {
+    const fs::path path(value);
+    return (path.is_absolute() ? path : fs::path(base_dir) / path).lexically_normal().string();
+  };
+  if (const std::string data = resolved["data"].get<std::string>(); !data.empty()) resolved["data"] = absolute(data);
+  for (auto& entry : resolved["plugin_path"]) entry = absolute(entry.get<std::string>());
   resolved["stages"] = json::object();
   for (const auto& name : topology.order) {
     const auto& d = *std::find_if(drafts.begin(), drafts.end(),

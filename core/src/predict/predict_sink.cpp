@@ -31,7 +31,7 @@ class PredictSink final : public Sink {
         "Architecture of `weights` when it is a plain PyTorch state dict (e.g. \"yolo11n\"; the class count comes "
         "from the file); a checkpoint of `yoloflow train` names its own.");
     s.add_float("iou", 0.7).range(0.0, 1.0).fixed().doc("NMS IoU threshold.");
-    s.add_int("max_det", 300).min(1).fixed().doc("Detections kept per image.");
+    s.add_int("max_det", 300).range(1, 100000).fixed().doc("Detections kept per image.");
     s.add_int_list("classes", {}).fixed().doc("Keep only these class ids (empty: all).");
     s.add_bool("save_images", true).fixed().doc(
         "Write each original image with its detections drawn (false: only labels and predictions.json).");

@@ -55,6 +55,8 @@ std::vector<std::string> list_images(const std::string& source) {
   if (!has_image_extension(source)) {
     throw InvalidInput("--source " + source + ": not an image (.jpg, .png, .bmp, .tif, .webp) or a folder of images");
   }
+  // A named pipe or a device would block or never end.
+  if (!fs::is_regular_file(source, ec)) throw InvalidInput("--source " + source + ": not a regular file");
   return {source};
 }
 
@@ -108,14 +110,17 @@ void PredictionWriter::add(const std::string& image_path, const cv::Mat& image, 
                       cv::Point(static_cast<int>(std::lround(it->x2)), static_cast<int>(std::lround(it->y2))), it->cls,
                       label.str(), lw / 3.0, lw);
   }
+  // Encoded first, then written atomically: an interrupted predict leaves whole images.
   const std::string out = (fs::path(dir_) / file).string();
+  std::vector<unsigned char> encoded;
   bool ok = false;
   try {
-    ok = cv::imwrite(out, drawn);
-  } catch (const cv::Exception& e) {
-    throw Error("cannot write the annotated image " + out + ": " + e.what());
+    ok = cv::imencode(file.extension().string(), drawn, encoded);
+  } catch (const cv::Exception&) {
+    ok = false;
   }
-  if (!ok) throw Error("cannot write the annotated image " + out);
+  if (!ok) throw Error("cannot encode the annotated image " + out + " as " + file.extension().string());
+  write_file_atomic(out, std::string_view(reinterpret_cast<const char*>(encoded.data()), encoded.size()));
 }
 
 void PredictionWriter::finish() {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pipeline/json_text.h"
+#include "util/file_checks.h"
 #include "pipeline/overrides.h"
 #include "yoloflow/error.h"
 
@@ -243,13 +244,10 @@ SweepPlan make_sweep_plan(const json& doc, const std::string& file, const std::s
 }
 
 SweepPlan load_sweep_plan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput(path + ": cannot read the sweep file");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_regular_file(path, kMaxPipelineBytes, "sweep file");
   json doc;
   Diagnostics diags;
-  if (!parse_json_text(ss.str(), doc, diags)) {
+  if (!parse_json_text(text, doc, diags)) {
     throw InvalidInput(path + ": " + (diags.empty() ? std::string("malformed JSON") : diags.front().message));
   }
   const std::string dir = fs::path(path).parent_path().string();

@@ -20,6 +20,7 @@
 #include "train/multi_scale.h"
 #include "train/oom_guard.h"
 #include "train/step_engine.h"
+#include "train/train_setup.h"
 #include "train/train_device.h"
 #include "util/device_choice.h"
 #include "yoloflow/error.h"
@@ -154,6 +155,12 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
     return;
   }
   const std::string sink_path = sink_stage.path() + ".params";
+  // The training data first, before anything touches the GPU: a dataset that cannot be read
+  // stops the run here, not after minutes of profiling. Its class names (the head's size),
+  // size, and the densest augmented image.
+  const AugmentedBoxes drawn = densest_augmented_boxes(pipeline, registry, kSampledImages);
+  const DatasetInfo& info = drawn.info;
+  const auto samples = static_cast<std::int64_t>(drawn.samples);
   // As the sink does first: the allocator reads its configuration when CUDA initialises, and
   // the cap makes an allocation beyond it fail here as it would in training.
   // A batch's target rows follow its densest image, so the loss's tensors change size from step
@@ -182,10 +189,6 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   ctx.epochs = pipeline.epochs;
   ctx.seed = pipeline.seed;
   ctx.device = device.str();
-  // The training data: its class names (the head's size), size, and the densest augmented image.
-  const AugmentedBoxes drawn = densest_augmented_boxes(pipeline, registry, kSampledImages);
-  const DatasetInfo& info = drawn.info;
-  const auto samples = static_cast<std::int64_t>(drawn.samples);
 
   json model_spec = sink.at("model");
   if (!model_spec.contains("params") || !model_spec["params"].is_object()) model_spec["params"] = json::object();
@@ -195,6 +198,13 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   }
   torch::manual_seed(pipeline.seed);
   auto model = create_component<Model>(registry, Kind::Model, model_spec, sink_path + ".model", ctx);
+  // Initial weights the sink would load: a file that cannot be read or does not fit stops the
+  // run before the profile, and the profiled model is the trained one.
+  if (sink.contains("weights") && sink["weights"].is_string() && !sink["weights"].get<std::string>().empty() &&
+      sink.value("resume", std::string()).empty()) {
+    load_initial_weights(*model, sink["weights"].get<std::string>(), static_cast<int>(info.names.size()),
+                         sink_path + ".weights");
+  }
   auto precision = create_component<PrecisionStrategy>(registry, Kind::Precision, sink.at("precision"),
                                                        sink_path + ".precision", ctx);
   std::string why;

@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "yoloflow/error.h"
 #include "yoloflow/log.h"
 
 namespace yoloflow::core {
@@ -19,9 +20,16 @@ TensorList cpu_copy(const TensorList& list) {
   return out;
 }
 
-void write_all(const Checkpoint& c, const std::vector<std::string>& paths) {
-  const std::vector<char> bytes = serialize_checkpoint(c);
-  for (const auto& path : paths) write_checkpoint_bytes(path, bytes);
+// Writes every file, then `after`; a failure names what could not be kept.
+void write_all(const Checkpoint& c, const std::vector<std::string>& paths, const std::string& what,
+               const std::function<void()>& after) {
+  try {
+    const std::vector<char> bytes = serialize_checkpoint(c);
+    for (const auto& path : paths) write_checkpoint_bytes(path, bytes);
+  } catch (const std::exception& e) {
+    throw Error(what + " could not be written: " + e.what() + "; the files and results.csv keep what was saved before");
+  }
+  if (after) after();
 }
 
 }  // namespace
@@ -44,20 +52,29 @@ CheckpointWriter::~CheckpointWriter() {
   }
 }
 
-void CheckpointWriter::save(const Checkpoint& c, std::vector<std::string> paths) {
+void CheckpointWriter::save(const Checkpoint& c, std::vector<std::string> paths, std::string what,
+                            std::function<void()> after) {
   wait();
   if (!background_) {
-    write_all(c, paths);
+    write_all(c, paths, what, after);
     return;
   }
-  pending_ = std::async(std::launch::async, [snapshot = snapshot_on_cpu(c), paths = std::move(paths)] {
-    write_all(snapshot, paths);
+  failed_ = std::make_shared<std::atomic<bool>>(false);
+  pending_ = std::async(std::launch::async, [snapshot = snapshot_on_cpu(c), paths = std::move(paths), what = std::move(what),
+                                             after = std::move(after), failed = failed_] {
+    try {
+      write_all(snapshot, paths, what, after);
+    } catch (...) {
+      failed->store(true);
+      throw;
+    }
   });
 }
 
 void CheckpointWriter::wait() {
   if (!pending_.valid()) return;
   auto done = std::move(pending_);
+  failed_.reset();
   done.get();  // rethrows the write's exception
 }
 

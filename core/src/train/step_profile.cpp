@@ -14,8 +14,11 @@ const char* const kColumns[] = {"data_wait_ms", "h2d_ms", "forward_ms", "backwar
 }  // namespace
 
 StepProfile::StepProfile(std::string csv_path, std::int64_t every, std::function<void()> sync)
-    : path_(std::move(csv_path)), every_(every), sync_(std::move(sync)) {
-  if (every_ <= 0) return;
+    : path_(std::move(csv_path)), every_(every), sync_(std::move(sync)) {}
+
+// Opened at the first sampled step, not at construction: a run refused while it is being
+// built writes nothing into its folder.
+void StepProfile::open() {
   std::error_code ec;
   const bool fresh = !std::filesystem::exists(path_, ec) || std::filesystem::file_size(path_, ec) == 0;
   out_.open(path_, std::ios::app);
@@ -57,6 +60,7 @@ void StepProfile::end_step() {
   std::snprintf(line, sizeof line, "%d,%lld,%lld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", epoch_ + 1,
                 static_cast<long long>(step_ + 1), static_cast<long long>(global_step_), wait_ms_,
                 ms_[kHostToDevice], ms_[kForward], ms_[kBackward], ms_[kOptimizer], total);
+  if (!out_.is_open()) open();
   out_ << line;
   sums_[0] += wait_ms_;
   for (int p = 0; p < kPhaseCount; ++p) sums_[static_cast<std::size_t>(p) + 1] += ms_[static_cast<std::size_t>(p)];

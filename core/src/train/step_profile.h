@@ -19,7 +19,8 @@ class StepProfile {
   enum Phase { kHostToDevice, kForward, kBackward, kOptimizer, kPhaseCount };
 
   // `every` 0 = off. `sync` waits for the device's queued work (a no-op on the CPU). An
-  // existing `csv_path` is appended to (a resumed run).
+  // existing `csv_path` is appended to (a resumed run); nothing is written before the first
+  // sampled step.
   StepProfile(std::string csv_path, std::int64_t every, std::function<void()> sync);
 
   // Starts a step; true when it is sampled (every `every`-th step of the run).
@@ -35,6 +36,7 @@ class StepProfile {
 
  private:
   using Clock = std::chrono::steady_clock;
+  void open();
   std::string path_;
   std::int64_t every_;
   std::function<void()> sync_;

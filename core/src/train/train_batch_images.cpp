@@ -14,9 +14,9 @@ class TrainBatchImages final : public Callback {
  public:
   static Schema schema() {
     Schema s;
-    s.add_int("batches", 3).min(0).fixed().doc("How many of the first epoch's first batches to draw (train_batch0.jpg, ...).");
-    s.add_int("max_images", 16).min(1).fixed().doc("Images drawn per batch (the first ones).");
-    s.add_int("max_side", 1920).min(64).fixed().doc("Longest side of each picture, in pixels.");
+    s.add_int("batches", 3).range(0, 1000).fixed().doc("How many of the first epoch's first batches to draw (train_batch0.jpg, ...).");
+    s.add_int("max_images", 16).range(1, 1024).fixed().doc("Images drawn per batch (the first ones).");
+    s.add_int("max_side", 1920).range(64, 16384).fixed().doc("Longest side of each picture, in pixels.");
     return s;
   }
   void configure(const Params& p, const StageContext&) override {

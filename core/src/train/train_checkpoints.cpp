@@ -53,9 +53,11 @@ void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, con
   const std::string arch = ck.meta.value("architecture", std::string());
   Model& model = parts.model;
   if (arch != model.architecture() || ck.meta.value("nc", -1) != model.head().nc) {
-    throw InvalidInput(path + " holds a " + arch + " with nc=" + std::to_string(ck.meta.value("nc", -1)) +
-                       "; this pipeline trains a " + model.architecture() + " with nc=" +
-                       std::to_string(model.head().nc));
+    throw InvalidInput(path + " holds a " + arch + " for " + std::to_string(ck.meta.value("nc", -1)) +
+                       " classes, but this pipeline builds a " + model.architecture() + " for " +
+                       std::to_string(model.head().nc) + " classes: a resumed run keeps its model and its data's "
+                       "classes. To train another model or on other classes, start a new run from these weights "
+                       "(weights=" + path + ")");
   }
   torch::NoGradGuard no_grad;
   const auto weights = to_map(ck.model);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 
 #include <torch/torch.h>
 
@@ -78,7 +79,6 @@ class TrainSink final : public Sink {
     }
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
     checkpoints_ = std::make_unique<CheckpointWriter>(p.get_bool("save_async"));
-    pipeline_ = read_run_pipeline(run_dir_);
     precision_ = make<PrecisionStrategy>(Kind::Precision, p.get_json("precision"), "precision");
     std::string why;
     if (!precision_->supports(device_, why)) throw InvalidInput(ctx.node + ".params.precision: " + why);
@@ -102,8 +102,9 @@ class TrainSink final : public Sink {
     const std::string callbacks_path = "stages." + ctx.node + ".params.callbacks";
     const json callbacks =
         callbacks_with_ema(p.get_json("callbacks"), p.get_bool("ema"), callbacks_path, "stages." + ctx.node + ".params.ema");
+    // Nothing is written into the run folder here: a run refused while it is being built (a
+    // checkpoint of another model, data that cannot be read) leaves the folder as it was.
     if (dist::is_main_process()) {  // data parallel: rank 0 writes every output and runs the callbacks
-      std::filesystem::create_directories(run_dir_ + "/weights");
       report_ = std::make_unique<EpochReport>(run_dir_);
       profile_ = std::make_unique<StepProfile>(run_dir_ + "/steps.csv", p.get_int("profile_every"),
                                                [device = device_] {
@@ -129,12 +130,15 @@ class TrainSink final : public Sink {
                           << p.get_json("precision").at("plugin").get<std::string>() << ", "
                           << at::get_num_threads() << " CPU thread" << (at::get_num_threads() == 1 ? "" : "s")
                           << ", run folder " << run_dir_);
-    CallbackRequests requests;
-    callbacks_.train_start(TrainRun{run_dir_, names_, ctx.epochs, resume_ != nullptr}, requests);
-    act_mid_epoch(requests);
   }
 
   void begin_epoch(int epoch) override {
+    if (!started_) {  // the run is built and its folder committed: callbacks may act now
+      started_ = true;
+      CallbackRequests requests;
+      callbacks_.train_start(TrainRun{run_dir_, names_, ctx_.epochs, resume_ != nullptr}, requests);
+      act_mid_epoch(requests);
+    }
     model_->module().train();
     first_batch_of_epoch_ = true;
     last_batch_end_ = Clock::now();
@@ -164,6 +168,9 @@ class TrainSink final : public Sink {
   void consume(Batch& batch) override {
     // Batches already assembled when this sink asked to stop are left for the resumed run.
     if (budget_spent_) return;
+    // The last epoch's checkpoint could not be written (a full disk): stop here, where
+    // last.pt and results.csv still agree, rather than train epochs that cannot be kept.
+    if (checkpoints_->failed()) checkpoints_->wait();
     const auto t0 = Clock::now();
     const double waited = std::chrono::duration<double>(t0 - last_batch_end_).count();
     if (!optimizer_) {
@@ -258,7 +265,6 @@ class TrainSink final : public Sink {
     }
     EpochReport::add_memory(row, device_);  // after validation: an epoch's peak includes it
     const auto results_start = Clock::now();
-    report_->write(row);
     summary.values = row;
     CallbackRequests requests;
     callbacks_.epoch_end(summary, progress(), requests);
@@ -267,7 +273,9 @@ class TrainSink final : public Sink {
     std::vector<std::string> files{"last.pt"};
     if (is_new_best(state_, summary.fitness)) files.push_back("best.pt");
     for (const auto& f : requests.checkpoints) files.push_back(f);
-    save(files, /*mid_epoch=*/false, summary.fitness);
+    // results.csv gets the epoch's row once its checkpoint is on disk, so the results never
+    // list an epoch that last.pt does not hold.
+    save(files, /*mid_epoch=*/false, summary.fitness, [report = report_.get(), row] { report->write(row); });
     const bool stopping = !requests.stop_reason.empty();
     if (summary.last || stopping) checkpoints_->wait();  // the run's files are complete when it ends
     const double save_seconds = seconds_since(save_start);
@@ -361,14 +369,22 @@ class TrainSink final : public Sink {
 
   // Writes the run's state to `files` in the weights folder (rank 0). At an epoch end the
   // checkpoint continues with the next epoch at its first sample.
-  void save(const std::vector<std::string>& files, bool mid_epoch, double fitness) {
+  void save(const std::vector<std::string>& files, bool mid_epoch, double fitness, std::function<void()> after = nullptr) {
     if (!dist::is_main_process()) return;  // data parallel: rank 0 writes
+    // The run folder's pipeline.json, written by the host once the run was built.
+    if (!pipeline_read_) {
+      pipeline_ = read_run_pipeline(run_dir_);
+      pipeline_read_ = true;
+    }
     json meta = {{"names", names_}, {"imgsz", ctx_.imgsz}, {"epochs", ctx_.epochs}, {"fitness", fitness},
                  {"seed", ctx_.seed}, {"model", model_spec_}};  // the model: what `yoloflow predict` rebuilds
     if (!pipeline_.is_null()) meta["pipeline"] = pipeline_;
     meta["callbacks"] = callbacks_.states();
     checkpoints_->save(make_train_checkpoint(state_, parts(), mid_epoch, seconds_since(epoch_start_), std::move(meta)),
-                       weight_paths(run_dir_, files));
+                       weight_paths(run_dir_, files),
+                       mid_epoch ? "the checkpoint of epoch " + std::to_string(state_.epoch + 1) + " (mid-epoch)"
+                                 : "the checkpoint of epoch " + std::to_string(state_.epoch + 1),
+                       std::move(after));
   }
 
   TrainingParts parts() const { return {*model_, ema_, optimizer_.get(), *precision_}; }
@@ -395,6 +411,8 @@ class TrainSink final : public Sink {
   std::vector<std::string> names_;
   json model_spec_;  // {"plugin", "params"} as built, nc resolved
   json pipeline_;    // the run folder's resolved pipeline.json; null when there is none
+  bool pipeline_read_ = false;
+  bool started_ = false;  // on_train_start was called (at the first epoch's start)
   std::string run_dir_;
   MetricsResult last_metrics_;
   bool validated_ = false;  // last_metrics_ holds a validation of this process

@@ -41,7 +41,7 @@ Schema train_sink_schema() {
       "Stacks the fitted validation images into batches, given `val_batch` as its integer `batch` parameter "
       "(which it must declare).")
       .fixed();
-  s.add_int("val_batch", 32).min(1).doc(
+  s.add_int("val_batch", 32).range(1, 65536).doc(
       "Images per validation batch. With a captured step (`cuda_graph`) validation allocates in the "
       "graph's memory pool (`cuda_graph_shared_pool`); eager training has no such pool, and a smaller "
       "val_batch lowers the peak (docs/performance.md).");
@@ -51,9 +51,9 @@ Schema train_sink_schema() {
   s.add_int("val_every", 1).min(0).doc("Validate every N epochs (0 = only after the last).");
   s.add_float("val_conf", 0.001).range(0.0, 1.0).doc("NMS confidence threshold in validation.");
   s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
-  s.add_int("max_det", 300).min(1).doc("Detections kept per validation image.");
-  s.add_int("nominal_batch", 64).min(1).doc("Images per optimizer step; gradients accumulate to reach it.");
-  s.add_int("micro_batch", 0).min(0).fixed().doc(
+  s.add_int("max_det", 300).range(1, 100000).doc("Detections kept per validation image.");
+  s.add_int("nominal_batch", 64).range(1, 1048576).doc("Images per optimizer step; gradients accumulate to reach it.");
+  s.add_int("micro_batch", 0).range(0, 65536).fixed().doc(
       "Images per forward + backward pass: each batch runs as chunks of at most this many images whose "
       "gradients add up before the optimizer step (same step per nominal batch; peak activation memory "
       "scales with the chunk). 0 = the whole batch. Halved automatically after an out-of-memory error.");
@@ -93,11 +93,11 @@ Schema train_sink_schema() {
       "Stop after this many batches in this process, saving a resumable last.pt (chunked jobs on time-limited machines; 0 = no limit).");
   s.add_string("resume", "").doc(
       "Checkpoint to continue from (set by `yoloflow train --resume RUN_DIR`): weights, EMA, optimizer, scaler, schedule, data position.");
-  s.add_int("target_rows", 0).min(0).doc(
+  s.add_int("target_rows", 0).range(0, 100000).doc(
       "Rows per image the training targets are padded to: N > 0 = exactly N (static shapes; boxes "
       "beyond N in one image are dropped and counted in a warning); 0 = the batch's fullest image "
       "rounded up to `target_rows_multiple` (no box dropped).");
-  s.add_int("target_rows_multiple", 32).min(1).doc(
+  s.add_int("target_rows_multiple", 32).range(1, 4096).doc(
       "With target_rows 0: round the padded row count up to a multiple of this, so the loss sees "
       "few distinct shapes and the CUDA allocator and kernels settle (1 = the fullest image exactly).");
   s.add_int("profile_every", 0).min(0).doc(
@@ -112,8 +112,8 @@ Schema train_sink_schema() {
       "can be made (CUDA, one process, no `profile_every`), otherwise off with an info line; true: "
       "the same, with a warning where it cannot; false: eager steps. Turns `cudnn_benchmark` on; "
       "a failed capture falls back to eager steps with a warning.");
-  s.add_int("cuda_graph_warmup", 3).min(1).doc("CUDA graphs: eager steps of each new shape before its capture.");
-  s.add_int("cuda_graph_rows", 96).min(1).doc(
+  s.add_int("cuda_graph_warmup", 3).range(1, 1000).doc("CUDA graphs: eager steps of each new shape before its capture.");
+  s.add_int("cuda_graph_rows", 96).range(1, 100000).doc(
       "CUDA graphs with target_rows 0: target rows per image the one captured step is built for "
       "(every batch that fits is padded to it); a batch whose fullest image has more boxes runs "
       "eagerly, nothing is dropped (coco128 with mosaic, batch 32: under 4% of batches at 96). Such a "
@@ -146,7 +146,7 @@ Schema train_sink_schema() {
       "torch.save(model.state_dict())) or a yoloflow checkpoint (its EMA weights). With another "
       "number of classes the class head keeps its initial values; every other tensor must fit. "
       "Ignored when resuming. Relative paths are resolved against the pipeline file's folder.");
-  s.add_int("cpu_threads", 0).min(0).doc(
+  s.add_int("cpu_threads", 0).range(0, 1024).doc(
       "Threads of LibTorch's CPU operations in this process; 0 = automatic: 1 when training on CUDA "
       "(the step only launches GPU work, and idle OpenMP threads spinning beside the data workers "
       "slowed a CUDA step several-fold), LibTorch's default (all cores) on the CPU.");

@@ -37,7 +37,7 @@ class ValidateSink final : public Sink, public HostedValidation {
         "from the file); a checkpoint of `yoloflow train` names its own.");
     s.add_float("conf", 0.001).range(0.0, 1.0).fixed().doc("NMS confidence threshold (the train sink's val_conf).");
     s.add_float("iou", 0.7).range(0.0, 1.0).fixed().doc("NMS IoU threshold (the train sink's val_iou).");
-    s.add_int("max_det", 300).min(1).fixed().doc("Detections kept per image.");
+    s.add_int("max_det", 300).range(1, 100000).fixed().doc("Detections kept per image.");
     s.add_string("output", "metrics.json").fixed().doc(
         "File the metrics are written to, relative to the run folder (or absolute): overall P, R, mAP50, "
         "mAP50-95, fitness, image and instance counts, and the same per class. \"\": none.");

@@ -53,6 +53,7 @@ ValidationPipeline::ValidationPipeline(const Registry& registry, const Validatio
   RunnerOptions ro;
   ro.run_dir = context.run_dir;
   ro.device = context.device;
+  ro.stop_flag = options_.stop_flag;
   runner_ = std::make_unique<GraphRunner>(pipeline_, registry, ro);
   names_ = runner_->source().info().names;
 }

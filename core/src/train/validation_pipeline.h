@@ -61,6 +61,8 @@ class ValidationPipeline {
   EpochStats run_batches(int stride);
   std::size_t batches() const { return plan_.size(); }
   std::size_t skipped() const { return skipped_; }
+  // The stop flag of the options was set: the last run ended early.
+  bool interrupted() const { return runner_->stop_requested(); }
 
   // Validates `model` with the validate sink (its EMA weights when `ema` is given; put back
   // afterwards) in eval mode under `precision`'s autocast; returns to train mode. `kept`, when

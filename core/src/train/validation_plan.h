@@ -11,6 +11,7 @@
 // train-defaults.json's (which never enlarges an image and pads grey 114, centred, as
 // Ultralytics does).
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -26,6 +27,8 @@ struct ValidationOptions {
   std::int64_t batch = 32;
   bool rect = true;
   int stride = 32;  // the model's largest stride
+  // Polled between batches: once set, validation stops early (`yoloflow val` on Ctrl-C).
+  const std::atomic<bool>* stop_flag = nullptr;
 };
 
 // Which images make each validation batch, in order, and the shape each batch is fitted to.

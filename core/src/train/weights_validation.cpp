@@ -105,6 +105,7 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   vo.imgsz = report.imgsz;
   vo.batch = r.batch;
   vo.rect = r.rect;
+  vo.stop_flag = r.stop_flag;
   ValidationPipeline validation(registry, stages, vo, ctx, "yoloflow val");
   report.names = validation.names();
   if (static_cast<int>(report.names.size()) != nc) {
@@ -114,10 +115,12 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   if (validation.size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
   report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
                        device.str();
+  YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
 
   std::vector<KeptDetections> kept;
   report.metrics = validation.run(model, nullptr, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
   report.batches = validation.batches();
+  report.interrupted = validation.interrupted();
   for (const KeptDetections& k : kept) {
     // Back through the transform and the source's resize: original = (x - pad) / ratio.
     const Geometry& g = k.sample.geometry;

@@ -6,6 +6,7 @@
 // `val_transform`), or as core/resources/train-defaults.json says for weights without a
 // pipeline. The command prints and saves; this computes.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct WeightsValidationRequest {
   int max_det = 300;
   bool rect = true;
   bool keep_predictions = false;  // fill WeightsValidationReport::predictions
+  const std::atomic<bool>* stop_flag = nullptr;  // polled between batches (Ctrl-C)
 };
 
 // One image's detections in its original file's pixels: [x1, y1, x2, y2, confidence, class].
@@ -44,6 +46,7 @@ struct WeightsValidationReport {
   int imgsz = 640;                 // the size used
   std::size_t batches = 0, skipped = 0;
   double seconds = 0;
+  bool interrupted = false;  // the stop flag ended it early: the metrics cover part of the split
   std::vector<OriginalImageDetections> predictions;  // when asked, in the order validated
 };
 

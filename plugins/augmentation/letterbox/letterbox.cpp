@@ -19,15 +19,15 @@ class Letterbox final : public Augmentation {
  public:
   static Schema schema() {
     Schema s;
-    s.add_int("size").min(1).doc("Output size (square); absent: the epoch's imgsz.");
-    s.add_int("height").min(1).doc(
+    s.add_int("size").range(1, 8192).doc("Output size (square); absent: the epoch's imgsz.");
+    s.add_int("height").range(1, 8192).doc(
         "Output height, for a rectangular output (validation's rectangular batches); absent: `size`.");
-    s.add_int("width").min(1).doc("Output width, for a rectangular output; absent: `size`.");
+    s.add_int("width").range(1, 8192).doc("Output width, for a rectangular output; absent: `size`.");
     s.add_bool("scaleup", true).doc("Enlarge images smaller than the output; false only shrinks.");
     s.add_bool("auto", false).doc(
         "Minimal rectangle: pad only up to the next multiple of `stride` instead of the full "
         "square (rectangular inference).");
-    s.add_int("stride", 32).min(1).doc("Padding multiple for `auto`.");
+    s.add_int("stride", 32).range(1, 1024).doc("Padding multiple for `auto`.");
     s.add_bool("center", true).doc("Pad on both sides (true) or only right and bottom.");
     s.add_int("pad_value", 114).range(0, 255).doc("Grey level of the padding.");
     return s;

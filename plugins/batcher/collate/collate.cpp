@@ -26,7 +26,7 @@ class Collate final : public Batcher {
  public:
   static Schema schema() {
     Schema s;
-    s.add_int("batch", 16).min(1).accepts("auto").accepts_fraction().doc(
+    s.add_int("batch", 16).range(1, 65536).accepts("auto").accepts_fraction().doc(
         "Samples per batch; may follow a per-epoch schedule. \"auto\" or a fraction in (0, 1): `yoloflow "
         "train` profiles the training step on the CUDA device before the run and picks the largest batch "
         "whose predicted peak memory stays within that fraction of the device's memory (\"auto\" = 0.60; "

@@ -17,7 +17,7 @@ class Yolo11DetectionLoss final : public Loss {
     s.add_float("box", 7.5).min(0.0).doc("Box (CIoU) loss gain (Ultralytics' box).");
     s.add_float("cls", 0.5).min(0.0).doc("Class (BCE) loss gain (Ultralytics' cls).");
     s.add_float("dfl", 1.5).min(0.0).doc("Distribution focal loss gain (Ultralytics' dfl).");
-    s.add_int("topk", 10).min(1).fixed().doc("Task-aligned assigner: candidate anchors kept per ground-truth box.");
+    s.add_int("topk", 10).range(1, 1000).fixed().doc("Task-aligned assigner: candidate anchors kept per ground-truth box.");
     s.add_float("alpha", 0.5).min(0.0).fixed().doc(
         "Task-aligned assigner: exponent of the class score in the alignment metric score^alpha * IoU^beta.");
     s.add_float("beta", 6.0).min(0.0).fixed().doc("Task-aligned assigner: exponent of the IoU in the alignment metric.");

@@ -172,7 +172,7 @@ Schema yolo11_schema() {
   s.add_enum("scale", {"n", "s", "m", "l", "x"}, "n")
       .fixed()
       .doc("Model scale: n 2.6M, s 9.5M, m 20.1M, l 25.4M, x 57.0M parameters at 80 classes.");
-  s.add_int("nc", 0).min(0).fixed().doc(
+  s.add_int("nc", 0).range(0, 100000).fixed().doc(
       "Number of classes (the detection head's outputs); 0 = automatic: the training data's class count "
       "in the train sink, 80 (COCO) when the model is built alone.");
   s.add("channels_last", ParamType::Bool)

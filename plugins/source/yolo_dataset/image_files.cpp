@@ -172,9 +172,16 @@ ImageCheck check_image_file(const std::string& path) {
     out.problem = problem;
     return out;
   };
+  // Read no more than the file says it holds (and no file of a size no image has).
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) return fail("unreadable file");
+  if (size > (std::uintmax_t{2} << 30)) return fail("not an image (over 2 GiB)");
   std::ifstream f(path, std::ios::binary);
   if (!f) return fail("unreadable file");
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
+  f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<std::size_t>(f.gcount()));
   if (bytes.empty()) return fail("empty file");
   // Trailing zero padding after the end marker is common and harmless.
   std::size_t end = bytes.size();
@@ -190,6 +197,16 @@ ImageCheck check_image_file(const std::string& path) {
              !starts_with(bytes, {'M', 'M', 0x00, 0x2A}) &&
              !starts_with(bytes, {'R', 'I', 'F', 'F', -1, -1, -1, -1, 'W', 'E', 'B', 'P'})) {
     return fail("not an image (unrecognised file header)");
+  }
+  // Decoding costs 3 bytes a pixel before any resize: an image far larger than any photo
+  // would take gigabytes in every worker that loads it. Refused above PIL's decompression-bomb
+  // limit, which Ultralytics' image checks apply.
+  constexpr double kMaxPixels = 178956970.0;
+  if (int w = 0, h = 0; header_size(bytes, w, h) && static_cast<double>(w) * h > kMaxPixels) {
+    out.problem = "image too large: " + std::to_string(w) + "x" + std::to_string(h) + " pixels (" +
+                  std::to_string(static_cast<long long>(static_cast<double>(w) * h / 1e6)) +
+                  " megapixels), over the 179-megapixel limit for decoding";
+    return out;
   }
   // A reduced decode (1/8 scale for JPEG) proves the stream decodes at a fraction of the cost.
   cv::Mat reduced;

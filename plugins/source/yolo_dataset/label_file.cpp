@@ -18,6 +18,25 @@ bool parse_number(const std::string& token, double& out) {
   return end != token.c_str() && *end == '\0' && std::isfinite(out);
 }
 
+// A token of the file as a message quotes it: printable ASCII, at most 32 characters, other
+// bytes as \xNN, so that a binary file cannot write control sequences to the terminal.
+std::string printable(const std::string& token) {
+  std::string out;
+  for (std::size_t i = 0; i < token.size() && i < 32; ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  if (token.size() > 32) out += "...";
+  return out;
+}
+
 std::string fmt(double v) {
   std::ostringstream s;
   s << v;
@@ -29,13 +48,39 @@ std::string fmt(double v) {
 LabelFile read_label_file(const std::string& path, int num_classes) {
   LabelFile out;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return out;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) return out;
   out.exists = true;
+  // Only a regular file of label size is read: a named pipe would block the worker, and a
+  // label file is kilobytes (64 MiB holds millions of boxes).
+  constexpr std::uintmax_t kMaxBytes = 64u << 20;
+  if (!std::filesystem::is_regular_file(status)) {
+    out.readable = false;
+    out.issues.push_back({path, "the label file is not a regular file", "skipped image"});
+    return out;
+  }
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxBytes) {
+    out.readable = false;
+    out.issues.push_back({path, "the label file holds " + std::to_string(size) + " bytes, more than a label file may (64 MiB)",
+                          "skipped image"});
+    return out;
+  }
   std::ifstream f(path);
-  if (!f || std::filesystem::is_directory(path, ec)) {
+  if (!f) {
     out.readable = false;
     return out;
   }
+  // A file of garbage has a problem on every line: the first ones name the kind, a count the
+  // rest, so that memory stays small whatever the file holds.
+  constexpr std::size_t kShownIssues = 20;
+  std::size_t more_issues = 0;
+  auto report = [&](DataIssue issue) {
+    if (out.issues.size() < kShownIssues) {
+      out.issues.push_back(std::move(issue));
+    } else {
+      ++more_issues;
+    }
+  };
   // First line of each distinct (class, coordinates) row, to name duplicates.
   std::map<std::tuple<int, double, double, double, double>, std::size_t> seen;
   std::string line;
@@ -50,7 +95,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     const std::string where = "line " + std::to_string(line_no);
     const bool polygon = tokens.size() >= 7 && tokens.size() % 2 == 1;
     if (tokens.size() != 5 && !polygon) {
-      out.issues.push_back({path, "bad label line " + std::to_string(line_no) +
+      report({path, "bad label line " + std::to_string(line_no) +
                                       ": expected 5 values (class cx cy w h), found " +
                                       std::to_string(tokens.size()),
                             "dropped line"});
@@ -62,20 +107,20 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
       if (!parse_number(tokens[i], v[i])) bad = i;
     }
     if (bad != tokens.size()) {
-      out.issues.push_back({path, "bad label line " + std::to_string(line_no) + ": '" + tokens[bad] +
+      report({path, "bad label line " + std::to_string(line_no) + ": '" + printable(tokens[bad]) +
                                       "' is not a number",
                             "dropped line"});
       continue;
     }
     if (v[0] != std::floor(v[0])) {
-      out.issues.push_back({path, "bad label line " + std::to_string(line_no) + ": class '" +
-                                      tokens[0] + "' is not an integer",
+      report({path, "bad label line " + std::to_string(line_no) + ": class '" +
+                                      printable(tokens[0]) + "' is not an integer",
                             "dropped line"});
       continue;
     }
     if (v[0] < 0 || v[0] >= num_classes) {
-      out.issues.push_back({path, "bad label line " + std::to_string(line_no) + ": class " +
-                                      tokens[0] + " out of range (data.yaml has " +
+      report({path, "bad label line " + std::to_string(line_no) + ": class " +
+                                      printable(tokens[0]) + " out of range (data.yaml has " +
                                       std::to_string(num_classes) + " classes, 0.." +
                                       std::to_string(num_classes - 1) + ")",
                             "dropped line"});
@@ -94,8 +139,8 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
       }
     } else {
       if (v[3] <= 0 || v[4] <= 0) {
-        out.issues.push_back({path, "degenerate box on " + where + ": width " + tokens[3] +
-                                        ", height " + tokens[4],
+        report({path, "degenerate box on " + where + ": width " + printable(tokens[3]) +
+                                        ", height " + printable(tokens[4]),
                               "dropped box"});
         continue;
       }
@@ -106,7 +151,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     }
     const auto key = std::make_tuple(b.cls, b.x1, b.y1, b.x2, b.y2);
     if (auto it = seen.find(key); it != seen.end()) {
-      out.issues.push_back({path, "duplicate box on " + where + " (same as line " +
+      report({path, "duplicate box on " + where + " (same as line " +
                                       std::to_string(it->second) + ")",
                             "removed duplicate"});
       continue;
@@ -121,18 +166,19 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     b.y1 = std::clamp(b.y1, 0.0, 1.0);
     b.y2 = std::clamp(b.y2, 0.0, 1.0);
     if (b.x2 - b.x1 <= 0 || b.y2 - b.y1 <= 0) {
-      out.issues.push_back({path, (outside ? "box outside image on " : "degenerate box on ") + where +
+      report({path, (outside ? "box outside image on " : "degenerate box on ") + where +
                                       " " + corners,
                             "dropped box"});
       continue;
     }
     if (outside) {
-      out.issues.push_back({path, "box partly outside image on " + where + " " + corners,
+      report({path, "box partly outside image on " + where + " " + corners,
                             "clipped box"});
     }
     out.boxes.push_back(b);
   }
   if (f.bad()) out.readable = false;
+  if (more_issues > 0) out.issues.push_back({path, std::to_string(more_issues) + " more problems in this file", "as above"});
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "available_memory.h"
 #include "image_cache.h"
 #include "image_files.h"
 #include "label_file.h"
@@ -36,7 +37,8 @@ const char* const kCategories[] = {
     "image missing", "not an image file type", "empty file", "not an image", "truncated image",
     "corrupt image", "unreadable file", "unreadable label file", "no label file",
     "label file without image", "bad label line", "degenerate box", "duplicate box",
-    "box outside image", "box partly outside image", "cannot decode image"};
+    "box outside image", "box partly outside image", "cannot decode image", "image too large",
+    "the label file"};
 
 std::string category_of(const std::string& problem) {
   std::string best;
@@ -77,6 +79,13 @@ cv::Size resized_size(int w0, int h0, int imgsz) {
   return {std::max(w, 1), std::max(h, 1)};
 }
 
+// Ultralytics' rule (its check_cache_ram): the cache plus a 50% margin fits in the memory
+// available. 4 GB where the available memory cannot be read.
+std::uint64_t automatic_cache_budget() {
+  const auto available = available_memory_bytes();
+  return available ? static_cast<std::uint64_t>(static_cast<double>(*available) / 1.5) : std::uint64_t{4000000000};
+}
+
 std::string gb_text(double bytes) {
   std::ostringstream s;
   s.precision(bytes < 1e9 ? 3 : 4);
@@ -99,10 +108,12 @@ class YoloDataset final : public DataSource {
     s.add_enum("cache", {"none", "ram", "disk"}, "none").fixed().doc(
         "Keep decoded, resized images (before augmentation) to skip JPEG decoding after their "
         "first use: 'ram' in memory within cache_budget_gb (checked against an estimate at "
-        "configure time), 'disk' as raw files in cache_dir, reused by later runs.");
-    s.add_float("cache_budget_gb", 4.0).range(0.0, 1e6).fixed().doc(
-        "Most memory the 'ram' cache may use, in GB (1e9 bytes). Configuring fails, naming "
-        "both numbers, when the images at this imgsz would need more.");
+        "configure time; when they would not fit, a warning says so and nothing is cached), "
+        "'disk' as raw files in cache_dir, reused by later runs.");
+    s.add_float("cache_budget_gb").default_value("auto").accepts("auto").range(0.0, 1e6).fixed().doc(
+        "Most memory the 'ram' cache may use, in GB (1e9 bytes). \"auto\": as Ultralytics sizes it, "
+        "the cache with a 50% margin must fit in the memory available when the run starts "
+        "(MemAvailable, or the container's limit when lower), so about two thirds of it.");
     s.add_enum("cache_fill", {"lazy", "eager"}, "lazy").fixed().doc(
         "When the 'ram' cache is filled: 'lazy' on each image's first load, 'eager' all at "
         "configure time (on several threads), so the first epoch runs at cached speed.");
@@ -219,8 +230,9 @@ class YoloDataset final : public DataSource {
   void configure_cache(const Params& params) {
     const std::string cache = params.get_string("cache");
     if (cache == "ram") {
-      const double budget_gb = params.get_float("cache_budget_gb");
-      const auto budget = static_cast<std::uint64_t>(budget_gb * 1e9);
+      const json given = params.get_json("cache_budget_gb");
+      const bool automatic = given.is_string();
+      const auto budget = automatic ? automatic_cache_budget() : static_cast<std::uint64_t>(given.get<double>() * 1e9);
       if (cache_ == "ram" && cached_imgsz_ == imgsz_ && cached_interp_ == interp_name() &&
           cached_budget_ == budget) {
         return;
@@ -231,19 +243,27 @@ class YoloDataset final : public DataSource {
         need += static_cast<std::uint64_t>(s.width) * s.height * 3;
       }
       if (need > budget) {
-        throw InvalidInput(params.where() + ".cache_budget_gb: the RAM cache of " +
-                           std::to_string(entries_.size()) + " images at imgsz " +
-                           std::to_string(imgsz_) + " needs " + gb_text(static_cast<double>(need)) +
-                           " but cache_budget_gb allows " + gb_text(budget_gb * 1e9) +
-                           "; raise cache_budget_gb, lower imgsz, or use cache 'disk' or 'none'");
+        // As Ultralytics: a cache that does not fit is not a reason to stop, only to read the
+        // images from their files.
+        YF_LOG_WARN("yolo_dataset '" + where_ + "': the RAM cache of " + std::to_string(entries_.size()) +
+                    " images at imgsz " + std::to_string(imgsz_) + " needs " + gb_text(static_cast<double>(need)) +
+                    (automatic ? ", more than the automatic budget of " + gb_text(static_cast<double>(budget)) +
+                                     " (two thirds of the memory available)"
+                               : ", more than cache_budget_gb's " + gb_text(static_cast<double>(budget))) +
+                    "; not caching images (" + params.where() +
+                    ".cache_budget_gb raises the budget; cache 'disk' keeps decoded images on disk)");
+        ram_cache_.reset(0, 0);
+        cached_imgsz_ = 0;
+        cache_ = "none";
+        return;
       }
       ram_cache_.reset(entries_.size(), budget);
       if (params.get_string("cache_fill") == "eager") fill_ram_cache();
       cached_imgsz_ = imgsz_;
       cached_interp_ = interp_name();
       cached_budget_ = budget;
-      YF_LOG_INFO("yolo_dataset '" + where_ + "': RAM cache of up to " +
-                  gb_text(static_cast<double>(need)) + " (budget " + gb_text(budget_gb * 1e9) + ")");
+      YF_LOG_INFO("yolo_dataset '" + where_ + "': RAM cache of up to " + gb_text(static_cast<double>(need)) + " (budget " +
+                  gb_text(static_cast<double>(budget)) + (automatic ? ", automatic" : "") + ")");
     } else {
       ram_cache_.reset(0, 0);
       cached_imgsz_ = 0;
@@ -325,7 +345,8 @@ class YoloDataset final : public DataSource {
         continue;
       }
       if (c.label.exists && !c.label.readable) {
-        issues.push_back({label_path, "unreadable label file", "skipped image"});
+        if (c.label.issues.empty()) c.label.issues.push_back({label_path, "unreadable label file", "skipped image"});
+        for (auto& issue : c.label.issues) issues.push_back(std::move(issue));
         continue;
       }
       for (auto& issue : c.label.issues) issues.push_back(std::move(issue));
