@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/component_spec.h"
 #include "plugin/descriptor_check.h"
 #include "plugin/library_mapping.h"
 #include "plugin/plugin_manager.h"
@@ -318,6 +319,15 @@ TEST_CASE("every shipped and built-in component's defaults pass its own schema")
     CAPTURE(rc->info.name);
     builtin += rc->file == "<built-in>";
     for (const auto& problem : core::default_problems(rc->info)) FAIL_CHECK(problem);
+  }
+  // Their component defaults (the train sink's model, optimizer, loss, ... from train-defaults.json)
+  // name loaded plugins with parameters that fit.
+  const core::RegistryComponentValidator validator(pm.registry());
+  for (const auto* rc : pm.registry().all()) {
+    CAPTURE(rc->info.name);
+    Diagnostics found;
+    validator.validate_defaults(rc->info.schema, json::object(), "params", found);
+    for (const auto& d : found) FAIL_CHECK(d.path << ": " << d.message);
   }
   CHECK(builtin >= 5);  // train, validate, predict, train_batch_images, ema
   CHECK(pm.registry().find(Kind::Model, "yolo11") != nullptr);  // the shipped plugins were among them
