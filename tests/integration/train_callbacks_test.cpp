@@ -100,8 +100,9 @@ TEST_CASE("callbacks: one that throws ends the run with its name, place and hook
   const auto r = test::run_cli(probe_cli(dir + "/throws.json --run-dir " + dir + "/run"));
   INFO(r.output);
   CHECK(r.exit_code == 1);
-  CHECK(r.output.find("callback 'callback_probe' (stages.train.params.callbacks.1) failed in on_epoch_end: "
-                      "probe failure in on_epoch_end") != std::string::npos);
+  CHECK(r.output.find("callback 'callback_probe' (stages.train.params.callbacks.1, " + test::test_plugin_dir("callback_probe") +
+                      "/yoloflow_test_callback_probe.so) failed in on_epoch_end: probe failure in on_epoch_end") !=
+        std::string::npos);
   test::remove_tree(dir);
 }
 

@@ -307,3 +307,48 @@ TEST_CASE("an imgsz that is not a multiple of the stride is rounded up with a wa
   REQUIRE(fine.ok());
   CHECK(fine.warnings.empty());
 }
+
+TEST_CASE("a component parameter left out is validated through its default: plugin loaded, parameters fitting") {
+  // A registry of the synthetic stages, a scheduler, and a sink whose component defaults are wrong.
+  core::Registry registry;
+  for (const auto* rc : synthetic_plugins().registry().all()) {
+    if (rc->file != "<built-in>") registry.add(rc->info, rc->file, rc->plugin, rc->plugin_version);
+  }
+  ComponentInfo scheduler;
+  scheduler.kind = Kind::Scheduler;
+  scheduler.name = "fake_scheduler";
+  scheduler.schema.add_float("lrf", 0.01).range(0.0, 1.0);
+  scheduler.factory = []() -> Component* { return nullptr; };
+  registry.add(scheduler, "fake.so", "fake", "1");
+  ComponentInfo sink;
+  sink.kind = Kind::Sink;
+  sink.name = "nested_sink";
+  sink.schema.add_component("missing", "scheduler", {{"plugin", "no_such_scheduler"}});
+  sink.schema.add_component("misfit", "scheduler", {{"plugin", "fake_scheduler"}, {"params", {{"lrf", 2.0}}}});
+  sink.schema.add_component("fine", "scheduler", {{"plugin", "fake_scheduler"}});
+  sink.factory = []() -> Component* { return nullptr; };
+  registry.add(sink, "fake.so", "fake", "1");
+  const std::string text = R"({"stages": {
+    "source": {"plugin": "synthetic_source"},
+    "batch": {"plugin": "synthetic_batcher", "input": "source"},
+    "sink": {"plugin": "nested_sink", "input": "batch"}}})";
+  const auto r = core::parse_pipeline(text, "/data", {}, registry);
+  INFO(all(r));
+  CHECK_FALSE(r.ok());
+  CHECK(has(r, "stages.sink.params.missing.plugin",
+            "unknown scheduler plugin 'no_such_scheduler' (`yoloflow plugins` lists the loaded ones) (in the default of "
+            "stages.sink.params.missing, which the pipeline leaves out)"));
+  CHECK(has(r, "stages.sink.params.misfit.params.lrf",
+            "2 is out of range: expected float in [0, 1] (in the default of stages.sink.params.misfit, which the "
+            "pipeline leaves out)"));
+  CHECK(r.diagnostics.size() == 2);
+  // Written in the pipeline, the parameter's own value is what counts.
+  const auto given = core::parse_pipeline(R"({"stages": {
+    "source": {"plugin": "synthetic_source"},
+    "batch": {"plugin": "synthetic_batcher", "input": "source"},
+    "sink": {"plugin": "nested_sink", "input": "batch", "params": {"missing": {"plugin": "fake_scheduler"},
+                                                                   "misfit": {"plugin": "fake_scheduler"}}}}})",
+                                          "/data", {}, registry);
+  INFO(all(given));
+  CHECK(given.ok());
+}

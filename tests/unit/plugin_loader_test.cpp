@@ -123,15 +123,33 @@ TEST_CASE("a throwing constructor becomes an error naming the plugin and the nod
   }
 }
 
-TEST_CASE("the CLI lists refused plugins with their reasons and exits 3, or 0 with --allow-refused") {
+TEST_CASE("`plugins` lists refused libraries with their reasons and exits 0; --strict exits 3, as the docs say") {
+  // Listing is what the command is for: refused libraries are part of the answer.
   auto r = test::run_cli("--plugin-path " + test_plugin_dir("wrong_abi") + " plugins");
-  CHECK(r.exit_code == kExitPluginError);
+  INFO(r.output);
+  CHECK(r.exit_code == kExitOk);
   CHECK(r.output.find("Refused:") != std::string::npos);
   CHECK(r.output.find("SDK ABI version mismatch") != std::string::npos);
-  CHECK(r.output.find("error: a plugin library was refused") != std::string::npos);
+  auto strict = test::run_cli("--plugin-path " + test_plugin_dir("wrong_abi") + " plugins --strict");
+  INFO(strict.output);
+  CHECK(strict.exit_code == kExitPluginError);
+  CHECK(strict.output.find("SDK ABI version mismatch") != std::string::npos);
+  CHECK(strict.output.find("error: a plugin library was refused (listed above; --strict)") != std::string::npos);
+  auto clean = test::run_cli("--plugin-path " + test_plugin_dir("good") + " plugins --strict");
+  CHECK(clean.exit_code == kExitOk);
+  // Older scripts' flag still works (it is the default now).
   auto allowed = test::run_cli("--plugin-path " + test_plugin_dir("wrong_abi") + " plugins --allow-refused");
-  CHECK(allowed.exit_code == 0);
-  CHECK(allowed.output.find("SDK ABI version mismatch") != std::string::npos);
+  CHECK(allowed.exit_code == kExitOk);
+
+  // docs/troubleshooting.md's exit code table says so.
+  const std::string docs = test::read_file(std::string(YOLOFLOW_SOURCE_DIR) + "/docs/troubleshooting.md");
+  const auto row = docs.find("\n| 3 | ");
+  REQUIRE(row != std::string::npos);
+  const std::string line = docs.substr(row + 1, docs.find('\n', row + 1) - row - 1);
+  INFO(line);
+  CHECK(line.find("`yoloflow plugins --strict`") != std::string::npos);
+  CHECK(line.find("`yoloflow plugins` itself exits 0") != std::string::npos);
+  CHECK(docs.find("no command returns it") == std::string::npos);
 }
 
 TEST_CASE("--plugin-path also takes one plugin library") {

@@ -1,5 +1,7 @@
-// `yoloflow plugins`: what is loaded, from where, and what was refused and why. A refused
-// library makes the exit code 3 (kExitPluginError), so scripts notice; --allow-refused keeps 0.
+// `yoloflow plugins`: what is loaded, from where, and what was refused and why. Listing is what
+// the command is for: it succeeds (0) when it could list everything, refused libraries included
+// (they are the answer, not a failure of the command). --strict makes a refused library exit 3
+// (kExitPluginError), for scripts that check an installation.
 #include <iomanip>
 #include <iostream>
 
@@ -12,15 +14,20 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand("plugins", "List loaded plugin components (name, kind, version, file) "
                                             "and every library that was refused, with the reason");
   auto json_out = std::make_shared<bool>(false);
+  auto strict = std::make_shared<bool>(false);
   auto allow_refused = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json_out, "Print JSON instead of a table");
-  cmd->add_flag("--allow-refused", *allow_refused, "Exit 0 even when a library was refused");
-  cmd->callback([&ctx, &selected, json_out, allow_refused] {
-    selected = [&ctx, json_out, allow_refused]() -> int {
+  auto* strict_flag =
+      cmd->add_flag("--strict", *strict, "Exit 3 when a library in the plugin folders was refused (checks an installation)");
+  cmd->add_flag("--allow-refused", *allow_refused,
+                "Exit 0 even when a library was refused: the default, kept for scripts written for earlier versions")
+      ->excludes(strict_flag);
+  cmd->callback([&ctx, &selected, json_out, strict] {
+    selected = [&ctx, json_out, strict]() -> int {
       auto& pm = ctx.plugins();
       bool refused = false;
       for (const auto& r : pm.reports()) refused |= !r.loaded;
-      const int code = refused && !*allow_refused ? kExitPluginError : kExitOk;
+      const int code = refused && *strict ? kExitPluginError : kExitOk;
       if (*json_out) {
         json out;
         out["search_dirs"] = pm.search_dirs();
@@ -59,7 +66,7 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
         std::cout << (i ? ", " : "") << pm.search_dirs()[i];
       }
       std::cout << std::endl;
-      if (code != kExitOk) std::cerr << "error: a plugin library was refused (listed above); --allow-refused exits 0" << std::endl;
+      if (code != kExitOk) std::cerr << "error: a plugin library was refused (listed above; --strict)" << std::endl;
       return code;
     };
   });

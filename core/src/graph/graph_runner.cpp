@@ -19,6 +19,7 @@
 #include "graph/failure_text.h"
 #include "graph/stage_sample_loaders.h"
 #include "pipeline/component_factory.h"
+#include "pipeline/component_origin.h"
 #include "pipeline/component_spec.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -86,7 +87,7 @@ class GraphRunner::Reporter final : public RunReporter {
         runner_.monitors_[i]->on_step(event);
       } catch (const std::exception& e) {
         const auto& spec = runner_.pipeline_.monitors.at(i);
-        throw Error("monitor " + spec.path + " (plugin '" + spec.plugin + "') failed in on_step: " + e.what());
+        throw Error(component_origin(*spec.component, spec.path).text() + " failed in on_step: " + e.what());
       }
     }
   }

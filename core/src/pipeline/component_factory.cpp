@@ -1,5 +1,6 @@
 #include "pipeline/component_factory.h"
 
+#include "pipeline/component_origin.h"
 #include "pipeline/component_spec.h"
 #include "yoloflow/error.h"
 
@@ -8,8 +9,7 @@ namespace yoloflow::core {
 void configure_component(Component& component, const RegisteredComponent& rc, const json& resolved,
                          const std::string& path, const StageContext& context,
                          const std::string& display) {
-  const std::string who =
-      (display.empty() ? path : display) + " (" + component_label(rc.info.kind, rc.info.name) + ", " + rc.file + ")";
+  const std::string who = component_origin(rc, display.empty() ? path : display).text();
   try {
     component.configure(Params(resolved, path + ".params"), context);
   } catch (const Error& e) {

@@ -133,6 +133,39 @@ void RegistryComponentValidator::validate_component(const json& spec, const std:
     params = *params_it;
   }
   rc->info.schema.validate(params, path + ".params", out, this, component_label(kind, plugin));
+  validate_defaults(rc->info.schema, params, path + ".params", out);
+}
+
+void RegistryComponentValidator::validate_defaults(const Schema& schema, const json& params, const std::string& path,
+                                                   Diagnostics& out) const {
+  // A default is JSON the plugin wrote, not the pipeline: a component whose default names a
+  // component of its own kind would otherwise recurse without end.
+  constexpr int kMaxDepth = 8;
+  if (default_depth_ >= kMaxDepth) return;
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(++x) {}
+    ~Depth() { --d; }
+  } depth(default_depth_);
+  for (const auto& spec : schema.params()) {
+    if (spec.type != ParamType::Component && spec.type != ParamType::ComponentList) continue;
+    const bool given = params.is_object() && params.contains(spec.name) && !params[spec.name].is_null();
+    if (given || spec.default_json.is_null()) continue;
+    const std::string param_path = path + "." + spec.name;
+    const std::size_t before = out.size();
+    if (spec.type == ParamType::Component && spec.default_json.is_object()) {
+      validate_component(spec.default_json, spec.kind, param_path, out);
+    } else if (spec.type == ParamType::ComponentList && spec.default_json.is_array()) {
+      for (std::size_t i = 0; i < spec.default_json.size(); ++i) {
+        if (spec.default_json[i].is_object()) {
+          validate_component(spec.default_json[i], spec.kind, param_path + "." + std::to_string(i), out);
+        }
+      }
+    }
+    for (std::size_t i = before; i < out.size(); ++i) {
+      out[i].message += " (in the default of " + param_path + ", which the pipeline leaves out)";
+    }
+  }
 }
 
 namespace {

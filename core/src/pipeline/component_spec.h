@@ -18,9 +18,15 @@ class RegistryComponentValidator final : public ComponentValidator {
   explicit RegistryComponentValidator(const Registry& registry) : registry_(registry) {}
   void validate_component(const json& spec, const std::string& kind, const std::string& path,
                           Diagnostics& out) const override;
+  // The components `schema`'s Component-typed parameters name by default where `params` leaves
+  // them out: they are made when the stage runs, so they are validated as if written (their
+  // plugin loaded, their defaults fitting their own schemas), each problem saying it is in a
+  // default. `path` is where `params` are ("stages.train.params").
+  void validate_defaults(const Schema& schema, const json& params, const std::string& path, Diagnostics& out) const;
 
  private:
   const Registry& registry_;
+  mutable int default_depth_ = 0;  // defaults naming components whose defaults name components...
 };
 
 // The graph kinds a pipeline stage can be.

@@ -394,8 +394,15 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
         }
         params = *prm;
       }
+      const std::size_t before_stage = out.size();
       draft.rc->info.schema.validate(params, path + ".params", out, &validator,
                                      component_label(draft.rc->info.kind, draft.rc->info.name));
+      validator.validate_defaults(draft.rc->info.schema, params, path + ".params", out);
+      // What a built-in stage refuses beyond its schema, as its configure() would (ParamsCheck).
+      if (out.size() == before_stage && draft.rc->check != nullptr) {
+        draft.rc->check(resolve_params(draft.rc->info.schema, params, base_dir, registry), path + ".params", registry,
+                        out);
+      }
     }
   }
 

@@ -1,20 +1,27 @@
 #include "plugin/plugin_manager.h"
 
+#include <dlfcn.h>
+#include <elf.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <sstream>
 
 #define BOOST_DLL_USE_STD_FS
-#include <boost/dll/library_info.hpp>
 #include <boost/core/demangle.hpp>
 #include <boost/dll/shared_library.hpp>
 
+#include "plugin/descriptor_check.h"
+#include "plugin/elf_library.h"
 #include "plugin/host_registry.h"
+#include "plugin/library_mapping.h"
+#include "plugin/plugin_folder.h"
+#include "plugin/schema_defaults.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/version.h"
@@ -63,28 +70,6 @@ HostAbi HostAbi::current() {
 
 namespace {
 
-// Why a plugin with this descriptor cannot run in this host, with both versions; empty when it can.
-std::string descriptor_mismatch(const yoloflow_plugin_descriptor_t& d, const HostAbi& expected) {
-  if (d.abi_version != expected.abi_version) {
-    return "SDK ABI version mismatch: host expects " + std::to_string(expected.abi_version) +
-           ", plugin was built with " + std::to_string(d.abi_version) + "; rebuild the plugin against this SDK";
-  }
-  if (d.descriptor_size != sizeof(yoloflow_plugin_descriptor_t)) {
-    return "descriptor size mismatch: host expects " + std::to_string(sizeof(yoloflow_plugin_descriptor_t)) +
-           " bytes, plugin has " + std::to_string(d.descriptor_size);
-  }
-  const std::string torch = d.torch_version ? d.torch_version : "";
-  if (torch != "none" && torch != expected.torch_version) {
-    return "LibTorch version mismatch: host uses " + expected.torch_version + ", plugin was built with " + torch +
-           "; rebuild the plugin against LibTorch " + expected.torch_version;
-  }
-  if (d.cxx11_abi != -1 && expected.cxx11_abi != -1 && d.cxx11_abi != expected.cxx11_abi) {
-    return "C++ ABI mismatch: host uses _GLIBCXX_USE_CXX11_ABI=" + std::to_string(expected.cxx11_abi) +
-           ", plugin was built with " + std::to_string(d.cxx11_abi);
-  }
-  return {};
-}
-
 // The dynamic loader's own words, without Boost's wrapping ("load() failed (dlerror system
 // message: ...): Bad file descriptor"); an undefined symbol is named in C++ terms as well.
 std::string load_failure(const std::string& what) {
@@ -102,6 +87,34 @@ std::string load_failure(const std::string& what) {
            ": it was built against libraries or headers other than this host's";
   }
   return text;
+}
+
+// The descriptor of the library `handle` names, every pointer checked against that library's
+// memory before it is called or read (descriptor_check.h).
+CheckedDescriptor read_descriptor(void* handle, const HostAbi& expected) {
+  CheckedDescriptor out;
+  const auto mapping = LibraryMapping::of_loaded(handle);
+  if (!mapping) {
+    out.problem = "the dynamic loader does not list the library it loaded, so its descriptor cannot be checked";
+    return out;
+  }
+  void* symbol = ::dlsym(handle, YOLOFLOW_DESCRIPTOR_SYMBOL);
+  if (symbol == nullptr || !mapping->executable(symbol)) {
+    out.problem = std::string("its '") + YOLOFLOW_DESCRIPTOR_SYMBOL + "' symbol (" + pointer_text(symbol) +
+                  ") is not in the library's code; define the descriptor with YOLOFLOW_PLUGIN";
+    return out;
+  }
+  const yoloflow_plugin_descriptor_t* d = nullptr;
+  try {
+    d = reinterpret_cast<yoloflow_plugin_descriptor_fn>(symbol)();
+  } catch (const std::exception& e) {
+    out.problem = std::string("its descriptor function failed: ") + e.what();
+    return out;
+  } catch (...) {
+    out.problem = "its descriptor function failed: unknown exception";
+    return out;
+  }
+  return check_descriptor(d, *mapping, expected);
 }
 
 std::atomic<BuiltinRegistration> g_builtin_registration{nullptr};
@@ -144,61 +157,51 @@ void PluginManager::add_search_dir(const std::string& dir) {
 std::vector<PluginLoadReport> PluginManager::load_all() {
   std::vector<PluginLoadReport> out;
   for (const auto& dir : dirs_) {
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-      YF_LOG_WARN("plugin folder " << dir << " does not exist; skipped");
-      continue;
-    }
-    std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".so") {
-        files.push_back(entry.path().string());
-      }
-    }
-    std::sort(files.begin(), files.end());  // load order, hence duplicate reports, is stable
-    for (const auto& f : files) out.push_back(load(f));
+    for (const auto& file : plugin_libraries_in(dir)) out.push_back(load(file));
   }
   return out;
 }
 
 PluginLoadReport PluginManager::load(const std::string& path) {
   std::lock_guard<std::mutex> lock(load_mutex());
-  PluginLoadReport report;
-  report.path = path;
-  auto refuse = [&](const std::string& reason) {
-    report.loaded = false;
-    report.reason = reason;
-    YF_LOG_WARN("plugin " << path << " refused: " << reason);
-    reports_.push_back(report);
-    return report;
-  };
   for (const auto& r : reports_) {
     if (r.path == path) return r;  // already handled (a folder listed twice)
   }
-
-  // A shared library at all? Its first bytes say so; the ELF reader below would answer a text
-  // or truncated file with an iostream error.
-  {
-    std::ifstream f(path, std::ios::binary);
-    char magic[4] = {0, 0, 0, 0};
-    f.read(magic, 4);
-    if (!f || magic[0] != 0x7f || magic[1] != 'E' || magic[2] != 'L' || magic[3] != 'F') {
-      std::error_code ec;
-      const auto size = fs::file_size(path, ec);
-      return refuse("not a shared library: the file (" + (ec ? std::string("unreadable") : std::to_string(size) + " bytes") +
-                    ") does not start with the ELF header of a compiled library");
-    }
-  }
-  // Look for the descriptor in the symbol table before running any of the library's code.
+  PluginLoadReport report;
+  report.path = path;
+  std::string reason;
   try {
-    boost::dll::library_info info(fs::path(path), false);
-    auto symbols = info.symbols();
-    if (std::find(symbols.begin(), symbols.end(), YOLOFLOW_DESCRIPTOR_SYMBOL) == symbols.end()) {
-      return refuse(std::string("not a yoloflow plugin: it exports no '") +
-                    YOLOFLOW_DESCRIPTOR_SYMBOL + "' symbol (define one with YOLOFLOW_PLUGIN)");
-    }
+    reason = load_library(path, report);
+  } catch (const std::bad_alloc&) {  // a huge damaged table, say: still one line
+    reason = "cannot be loaded: out of memory while reading it";
   } catch (const std::exception& e) {
-    return refuse(std::string("not a shared library this host can read: ") + e.what());
+    reason = std::string("cannot be loaded: ") + e.what();
+  }
+  report.loaded = reason.empty();
+  if (report.loaded) {
+    YF_LOG_DEBUG("plugin " << report.name << " " << report.version << " loaded from " << path);
+  } else {
+    report.reason = reason;
+    report.components.clear();
+    YF_LOG_WARN("plugin " << path << " refused: " << reason);
+  }
+  reports_.push_back(report);
+  return report;
+}
+
+std::string PluginManager::load_library(const std::string& path, PluginLoadReport& report) {
+  // The file itself, before the dynamic loader maps it or any of its code runs: a 64-bit
+  // shared library for this processor, whole, exporting the descriptor as a function.
+  const ElfReadResult elf = read_elf_library(path);
+  if (!elf.ok) return elf.problem;
+  const ElfSymbol* symbol = elf.library.find_defined(YOLOFLOW_DESCRIPTOR_SYMBOL);
+  if (symbol == nullptr) {
+    return std::string("not a yoloflow plugin: it exports no '") + YOLOFLOW_DESCRIPTOR_SYMBOL +
+           "' symbol (define one with YOLOFLOW_PLUGIN)";
+  }
+  if (symbol->type != STT_FUNC && symbol->type != STT_GNU_IFUNC) {
+    return std::string("not a yoloflow plugin: its '") + YOLOFLOW_DESCRIPTOR_SYMBOL + "' symbol is " +
+           elf_symbol_type_text(symbol->type) + ", not a function (define the descriptor with YOLOFLOW_PLUGIN)";
   }
 
   // Every symbol is bound at load, so that a missing one is refused here, naming it, rather
@@ -215,41 +218,29 @@ PluginLoadReport PluginManager::load(const std::string& path) {
     try {
       boost::dll::shared_library lazy(fs::path(path), boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
       loaded_libraries().push_back(lazy);  // never unloaded, see loaded_libraries()
-      const auto* d = lazy.get<const yoloflow_plugin_descriptor_t*()>(YOLOFLOW_DESCRIPTOR_SYMBOL)();
-      if (d != nullptr) {
-        const auto mismatch = descriptor_mismatch(*d, expected);
-        if (!mismatch.empty()) return refuse(mismatch);
-      }
+      const CheckedDescriptor d = read_descriptor(lazy.native(), expected);
+      if (!d.problem.empty()) return d.problem;
     } catch (const std::exception&) {
       // Not readable lazily either: the missing symbol is all there is to say.
     }
-    return refuse(missing);
+    return missing;
   }
   loaded_libraries().push_back(lib);  // never unloaded, see loaded_libraries()
 
-  const yoloflow_plugin_descriptor_t* d = nullptr;
-  try {
-    auto fn = lib.get<const yoloflow_plugin_descriptor_t*()>(YOLOFLOW_DESCRIPTOR_SYMBOL);
-    d = fn();
-  } catch (const std::exception& e) {
-    return refuse(std::string("its descriptor function failed: ") + e.what());
-  }
-  if (d == nullptr) return refuse("its descriptor function returned null");
-  const auto mismatch = descriptor_mismatch(*d, expected);
-  if (!mismatch.empty()) return refuse(mismatch);
-  report.name = d->name ? d->name : "";
-  report.version = d->version ? d->version : "";
-  if (d->register_components == nullptr) return refuse("its descriptor has no register function");
+  const CheckedDescriptor d = read_descriptor(lib.native(), expected);
+  if (!d.problem.empty()) return d.problem;
+  report.name = d.name;
+  report.version = d.version;
 
   CollectingRegistrar collected;
   try {
-    d->register_components(collected);
+    d.register_components(collected);
   } catch (const std::exception& e) {
-    return refuse(std::string("its register function threw: ") + e.what());
+    return std::string("its register function threw: ") + e.what();
   } catch (...) {
-    return refuse("its register function threw an unknown exception");
+    return "its register function threw an unknown exception";
   }
-  if (collected.infos.empty()) return refuse("it registered no components");
+  if (collected.infos.empty()) return "it registered no components";
   try {
     for (const auto& info : collected.infos) registry_.check_new(info, path);
     // Duplicates within the library itself.
@@ -263,16 +254,27 @@ PluginLoadReport PluginManager::load(const std::string& path) {
       }
     }
   } catch (const std::exception& e) {
-    return refuse(e.what());
+    return e.what();
+  }
+  // Defaults the component's own schema refuses would pass every check until the run's
+  // resolved pipeline.json is read again (schema_defaults.h).
+  std::vector<std::string> bad_defaults;
+  for (const auto& info : collected.infos) {
+    for (auto& problem : default_problems(info)) bad_defaults.push_back(std::move(problem));
+  }
+  if (!bad_defaults.empty()) {
+    std::string reason = "plugin '" + report.name + "': " + bad_defaults.front();
+    if (bad_defaults.size() > 1) {
+      reason += " (and " + std::to_string(bad_defaults.size() - 1) + " more default" +
+                (bad_defaults.size() == 2 ? "" : "s") + " its schemas refuse)";
+    }
+    return reason;
   }
   for (auto& info : collected.infos) {
     report.components.push_back(std::string(kind_name(info.kind)) + ":" + info.name);
     registry_.add(std::move(info), path, report.name, report.version);
   }
-  report.loaded = true;
-  YF_LOG_DEBUG("plugin " << report.name << " " << report.version << " loaded from " << path);
-  reports_.push_back(report);
-  return report;
+  return {};
 }
 
 }  // namespace yoloflow::core

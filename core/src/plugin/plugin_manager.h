@@ -34,7 +34,8 @@ class PluginManager {
   const std::vector<std::string>& search_dirs() const { return dirs_; }
 
   // Loads every plugin library (*.so) in the search folders. Refusals do not throw: they
-  // are reported and logged as warnings, and the rest still loads.
+  // are reported and logged as warnings, and the rest still loads. Folders and entries that
+  // cannot be examined (plugin_folder.h) are skipped with a warning.
   std::vector<PluginLoadReport> load_all();
   // Loads one library file; never throws.
   PluginLoadReport load(const std::string& path);
@@ -46,6 +47,10 @@ class PluginManager {
   HostAbi expected = HostAbi::current();
 
  private:
+  // Checks and loads one library, filling `report`'s name, version and components; returns why it
+  // was refused (empty when it loaded).
+  std::string load_library(const std::string& path, PluginLoadReport& report);
+
   std::vector<std::string> dirs_;
   std::vector<PluginLoadReport> reports_;
   Registry registry_;

@@ -17,7 +17,7 @@ void Registry::check_new(const ComponentInfo& info, const std::string& file) con
 }
 
 void Registry::add(ComponentInfo info, const std::string& file, const std::string& plugin,
-                   const std::string& plugin_version) {
+                   const std::string& plugin_version, ParamsCheck check) {
   check_new(info, file);
   if (info.inputs.empty() && info.outputs.empty()) {
     // Ports follow from the kind unless the plugin declared its own.
@@ -36,7 +36,7 @@ void Registry::add(ComponentInfo info, const std::string& file, const std::strin
     }
   }
   const auto key = std::make_pair(static_cast<int>(info.kind), info.name);
-  components_.emplace(key, RegisteredComponent{std::move(info), file, plugin, plugin_version});
+  components_.emplace(key, RegisteredComponent{std::move(info), file, plugin, plugin_version, check});
 }
 
 const RegisteredComponent* Registry::find(Kind kind, const std::string& name) const {

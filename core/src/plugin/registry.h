@@ -11,19 +11,29 @@
 
 namespace yoloflow::core {
 
+class Registry;
+
+// What a component built into the host refuses in its parameters beyond what its schema can say
+// (one parameter against another, or against the registry), as configure() would refuse it:
+// appends each problem to `out`. Pipeline validation runs it on the stage's resolved parameters
+// (defaults filled in) at `path` ("stages.train.params"), so that `yoloflow validate` refuses
+// what the run would.
+using ParamsCheck = void (*)(const json& params, const std::string& path, const Registry& registry, Diagnostics& out);
+
 // A registered component and where it came from.
 struct RegisteredComponent {
   ComponentInfo info;
   std::string file;            // plugin library path, or "<built-in>"
   std::string plugin;          // descriptor name
   std::string plugin_version;
+  ParamsCheck check = nullptr;  // built-in components only
 };
 
 class Registry {
  public:
   // Throws yoloflow::Error on a duplicate (kind, name), naming both files.
   void add(ComponentInfo info, const std::string& file, const std::string& plugin,
-           const std::string& plugin_version);
+           const std::string& plugin_version, ParamsCheck check = nullptr);
   // Fails like add() would, without adding.
   void check_new(const ComponentInfo& info, const std::string& file) const;
 

@@ -18,6 +18,7 @@
 #include "pipeline/default_documents.h"
 #include "plugin/registry.h"
 #include "train/checkpoint.h"
+#include "train/guarded_components.h"
 #include "util/device_choice.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
@@ -188,13 +189,17 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
       throw InvalidInput(option + " " + weights + ": no detection head's class branch (model.<N>.cv3.0.2.bias) in this "
                          "state dict, so it holds no YOLO detector");
     }
-    out.model = create_model(registry, architecture, nc);
+    auto model = create_model(registry, architecture, nc);
     // As a checkpoint's model entry would say it ("yolo11n" is plugin yolo11, scale n).
     out.described.spec = registry.find(Kind::Model, architecture)
                              ? json{{"plugin", architecture}, {"params", {{"nc", nc}}}}
                              : json{{"plugin", architecture.substr(0, architecture.size() - 1)},
                                     {"params", {{"scale", architecture.substr(architecture.size() - 1)}, {"nc", nc}}}};
     out.described.origin = architecture_option + " " + architecture;
+    // Made, so the plugin the spec names is registered.
+    out.model = guard_component(std::move(model),
+                                component_origin(*registry.find(Kind::Model, out.described.spec.at("plugin").get<std::string>()),
+                                                 "model of " + out.described.origin));
     out.weights_kind = "state dict";
     load_weights(out.model->module(), state, weights);  // names every tensor that does not fit
     finish_loaded(out, device, weights);
@@ -209,7 +214,7 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
     throw Error(weights + " holds a '" + plugin + "' model, but no model plugin of that name is loaded "
                 "(check `yoloflow plugins`)", kExitPluginError);
   }
-  out.model = create_component<Model>(registry, Kind::Model, out.described.spec, ctx.node, ctx);
+  out.model = create_guarded<Model>(registry, Kind::Model, out.described.spec, ctx.node, ctx);
   // Ultralytics' best.pt is its EMA: what validation measured.
   const TensorList& tensors = ck->ema.empty() ? ck->model : ck->ema;
   out.weights_kind = ck->ema.empty() ? "raw" : "EMA";

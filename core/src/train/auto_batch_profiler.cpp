@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.h"
 #include "train/batch_targets.h"
 #include "train/cuda_memory.h"
+#include "train/guarded_components.h"
 #include "train/multi_scale.h"
 #include "train/oom_guard.h"
 #include "train/step_engine.h"
@@ -197,7 +198,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
     model_spec["params"]["nc"] = static_cast<int>(info.names.size());
   }
   torch::manual_seed(pipeline.seed);
-  auto model = create_component<Model>(registry, Kind::Model, model_spec, sink_path + ".model", ctx);
+  auto model = create_guarded<Model>(registry, Kind::Model, model_spec, sink_path + ".model", ctx);
   // Initial weights the sink would load: a file that cannot be read or does not fit stops the
   // run before the profile, and the profiled model is the trained one.
   if (sink.contains("weights") && sink["weights"].is_string() && !sink["weights"].get<std::string>().empty() &&
@@ -205,13 +206,13 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
     load_initial_weights(*model, sink["weights"].get<std::string>(), static_cast<int>(info.names.size()),
                          sink_path + ".weights");
   }
-  auto precision = create_component<PrecisionStrategy>(registry, Kind::Precision, sink.at("precision"),
+  auto precision = create_guarded<PrecisionStrategy>(registry, Kind::Precision, sink.at("precision"),
                                                        sink_path + ".precision", ctx);
   std::string why;
   if (!precision->supports(device, why)) throw InvalidInput(sink_path + ".precision: " + why);
   model->module().to(device);
   model->module().train();
-  auto loss = create_component<Loss>(registry, Kind::Loss, sink.at("loss"), sink_path + ".loss", ctx);
+  auto loss = create_guarded<Loss>(registry, Kind::Loss, sink.at("loss"), sink_path + ".loss", ctx);
   loss->setup(model->head());
   // The rows the sink pads to (train_sink.cpp consume): with cuda_graph, a batch that fits
   // the captured cuda_graph_rows gets exactly those.

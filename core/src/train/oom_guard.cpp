@@ -9,6 +9,7 @@
 namespace yoloflow::core {
 
 bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const ComponentOutOfMemory*>(&e) != nullptr) return true;
   // c10::OutOfMemoryError exists since LibTorch 1.13 (the oldest supported here).
   if (dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr) return true;
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;

@@ -23,11 +23,21 @@
 #include <exception>
 #include <string>
 
+#include "yoloflow/error.h"
+
 namespace yoloflow::core {
+
+// An out-of-memory error raised in a plugin component's code, its message naming the component
+// (component_guard.h): still an allocation failure for is_out_of_memory.
+class ComponentOutOfMemory final : public Error {
+ public:
+  using Error::Error;
+};
 
 // True for an allocation failure: c10::OutOfMemoryError (the CUDA caching allocator, LibTorch
 // 1.13 and later), the CPU allocator's c10::Error ("DefaultCPUAllocator: can't allocate
-// memory" / "not enough memory"; LibTorch 1.13 raises a plain c10::Error there), std::bad_alloc.
+// memory" / "not enough memory"; LibTorch 1.13 raises a plain c10::Error there), std::bad_alloc,
+// and any of those raised in a component's code (ComponentOutOfMemory).
 bool is_out_of_memory(const std::exception& e);
 
 // The error's message without LibTorch's backtrace, first line only (for a log line).

@@ -28,7 +28,7 @@ class ScheduledLoss {
  private:
   nlohmann::json resolved(const nlohmann::json& spec, const StageContext& context) const;
 
-  std::unique_ptr<Loss> loss_;  // made first: an unknown plugin is refused by name there
+  std::unique_ptr<Loss> loss_;  // made first: an unknown plugin is refused by name there; guarded
   const RegisteredComponent& component_;
   std::string key_;  // the parameters the loss was last configured with, as JSON text
 };

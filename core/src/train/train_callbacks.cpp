@@ -33,6 +33,7 @@ TrainCallbacks::TrainCallbacks(const Registry& registry, const json& specs, cons
     StageContext sub = context;
     sub.node = e.path;
     e.callback = create_component<Callback>(registry, Kind::Callback, specs[i], e.path, sub);
+    e.file = registry.find(Kind::Callback, plugin)->file;  // made, so registered
     entries_.push_back(std::move(e));
   }
 }
@@ -40,7 +41,7 @@ TrainCallbacks::TrainCallbacks(const Registry& registry, const json& specs, cons
 template <class F>
 void TrainCallbacks::each(const char* hook, F&& call) {
   for (auto& e : entries_) {
-    const std::string who = "callback '" + e.name + "' (" + e.path + ") failed in " + hook + ": ";
+    const std::string who = "callback '" + e.name + "' (" + e.path + ", " + e.file + ") failed in " + hook + ": ";
     try {
       call(e);
     } catch (const Error& x) {
@@ -82,7 +83,7 @@ json TrainCallbacks::states() const {
     try {
       s = e.callback->state();
     } catch (const std::exception& x) {
-      throw Error("callback '" + e.name + "' (" + e.path + ") failed in state(): " + x.what());
+      throw Error("callback '" + e.name + "' (" + e.path + ", " + e.file + ") failed in state(): " + x.what());
     }
     if (!s.is_null()) out[e.name] = std::move(s);
   }

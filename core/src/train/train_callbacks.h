@@ -45,6 +45,7 @@ class TrainCallbacks {
   struct Entry {
     std::string name;  // plugin name; "name#2" for its second entry
     std::string path;  // "stages.train.params.callbacks.0"
+    std::string file;  // its plugin library, or "<built-in>"
     std::unique_ptr<Callback> callback;
   };
   template <class F>

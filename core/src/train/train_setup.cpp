@@ -11,7 +11,7 @@
 
 namespace yoloflow::core {
 
-json model_spec_for_dataset(const Params& p, int dataset_nc, const std::string& node) {
+json model_spec_for_dataset(const Params& p, int dataset_nc) {
   json spec = p.get_json("model");
   if (!spec.contains("params") || !spec["params"].is_object()) spec["params"] = json::object();
   auto& nc = spec["params"]["nc"];
@@ -19,7 +19,7 @@ json model_spec_for_dataset(const Params& p, int dataset_nc, const std::string& 
   if (nc.is_null() || (nc.is_number_integer() && nc.get<int>() == 0)) {
     nc = dataset_nc;
   } else if (nc.is_number_integer() && nc.get<int>() != dataset_nc) {
-    throw InvalidInput(node + ".params.model.params.nc: " + std::to_string(nc.get<int>()) + " classes, but " +
+    throw InvalidInput(p.where() + ".model.params.nc: " + std::to_string(nc.get<int>()) + " classes, but " +
                        p.get_string("data") + " names " + std::to_string(dataset_nc) +
                        "; remove nc (it follows the dataset) or make them agree");
   }
@@ -45,12 +45,15 @@ void load_initial_weights(Model& model, const std::string& file, int nc, const s
                                         std::to_string(nc) + " in the dataset"));
 }
 
+std::string no_validation_source_message() {
+  return "no source to validate from: the pipeline has no single source stage with a `split` parameter; name one "
+         "here, e.g. {\"plugin\": \"...\", \"params\": {...}} reading the validation images";
+}
+
 std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, const StageContext& ctx) {
   const json source_spec = p.get_json("val_source");
   if (source_spec.is_null()) {
-    throw InvalidInput(ctx.node + ".params.val_source: no source to validate from: the pipeline has no single "
-                       "source stage with a `split` parameter; name one here, e.g. {\"plugin\": \"...\", "
-                       "\"params\": {...}} reading the validation images");
+    throw InvalidInput(p.where() + ".val_source: " + no_validation_source_message());
   }
   ValidationStages stages;
   stages.source = source_spec;

@@ -13,11 +13,15 @@
 namespace yoloflow::core {
 
 // The sink's `model` spec with the head's class count following the dataset (`dataset_nc`)
-// unless the pipeline sets it; a count that disagrees with the dataset is refused.
-json model_spec_for_dataset(const Params& p, int dataset_nc, const std::string& node);
+// unless the pipeline sets it; a count that disagrees with the dataset is refused, named by its
+// JSON path (under p.where()).
+json model_spec_for_dataset(const Params& p, int dataset_nc);
 
 // Fine-tuning: the pretrained tensors of `file`, except a class head sized for other classes.
 void load_initial_weights(Model& model, const std::string& file, int nc, const std::string& json_path);
+
+// Why a sink whose `val_source` is null cannot train (the pipeline gave it no source to share).
+std::string no_validation_source_message();
 
 // The validation split of the sink's `data`, with its validation parameters.
 std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, const StageContext& ctx);

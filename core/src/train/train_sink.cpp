@@ -18,6 +18,7 @@
 #include "train/cuda_memory.h"
 #include "train/epoch_report.h"
 #include "train/fitness_tracker.h"
+#include "train/guarded_components.h"
 #include "train/ema_callback.h"
 #include "train/model_ema.h"
 #include "train/multi_scale.h"
@@ -30,6 +31,7 @@
 #include "train/train_device.h"
 #include "train/train_progress.h"
 #include "train/train_setup.h"
+#include "train/train_sink_checks.h"
 #include "train/train_sink_schema.h"
 #include "train/train_state.h"
 #include "train/validation_pipeline.h"
@@ -66,22 +68,22 @@ class TrainSink final : public Sink {
     // Choosing the device counts devices but creates no CUDA context; the allocator reads its
     // configuration when the first one is created, so it is set before anything else.
     device_ = dist::rank_device(pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"), "device"));
-    apply_cuda_alloc_conf(p.get_string("cuda_alloc_conf"), ctx.node + ".params.cuda_alloc_conf", device_);
+    apply_cuda_alloc_conf(p.get_string("cuda_alloc_conf"), p.where() + ".cuda_alloc_conf", device_);
     set_training_threads(device_, p.get_int("cpu_threads"));
     set_cuda_memory_fraction(device_, p.get_float("cuda_memory_fraction"));
     torch::manual_seed(ctx.seed);
     validation_ = open_training_validation(p, ctx);
     names_ = validation_->names();
-    model_spec_ = model_spec_for_dataset(p, static_cast<int>(names_.size()), ctx.node);
+    model_spec_ = model_spec_for_dataset(p, static_cast<int>(names_.size()));
     model_ = make<Model>(Kind::Model, model_spec_, "model");
     if (!p.is_null("weights") && p.get_string("resume").empty()) {
-      load_initial_weights(*model_, p.get_string("weights"), static_cast<int>(names_.size()), ctx.node + ".params.weights");
+      load_initial_weights(*model_, p.get_string("weights"), static_cast<int>(names_.size()), p.where() + ".weights");
     }
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
     checkpoints_ = std::make_unique<CheckpointWriter>(p.get_bool("save_async"));
     precision_ = make<PrecisionStrategy>(Kind::Precision, p.get_json("precision"), "precision");
     std::string why;
-    if (!precision_->supports(device_, why)) throw InvalidInput(ctx.node + ".params.precision: " + why);
+    if (!precision_->supports(device_, why)) throw InvalidInput(p.where() + ".precision: " + why);
     scheduler_ = make<Scheduler>(Kind::Scheduler, p.get_json("scheduler"), "scheduler");
     set_cuda_kernels(device_, p.get_bool("cudnn_benchmark"), p.get_bool("tf32"));
     model_->module().to(device_);
@@ -94,14 +96,14 @@ class TrainSink final : public Sink {
     loss_->loss().setup(model_->head());
     state_.loss_names = loss_->loss().item_names();
     if (state_.loss_names.empty()) {
-      throw Error("stages." + ctx.node + ".params.loss: the loss '" + p.get_json("loss").at("plugin").get<std::string>() +
+      throw Error(p.where() + ".loss: the loss '" + p.get_json("loss").at("plugin").get<std::string>() +
                   "' names no components (item_names() is empty)");
     }
     targets_ = std::make_unique<BatchTargets>(
         TargetRows{p.get_int("target_rows"), p.get_int("target_rows_multiple"), p.get_int("cuda_graph_rows")});
-    const std::string callbacks_path = "stages." + ctx.node + ".params.callbacks";
+    const std::string callbacks_path = p.where() + ".callbacks";
     const json callbacks =
-        callbacks_with_ema(p.get_json("callbacks"), p.get_bool("ema"), callbacks_path, "stages." + ctx.node + ".params.ema");
+        callbacks_with_ema(p.get_json("callbacks"), p.get_bool("ema"), callbacks_path, p.where() + ".ema");
     // Nothing is written into the run folder here: a run refused while it is being built (a
     // checkpoint of another model, data that cannot be read) leaves the folder as it was.
     if (dist::is_main_process()) {  // data parallel: rank 0 writes every output and runs the callbacks
@@ -293,18 +295,19 @@ class TrainSink final : public Sink {
   }
 
  private:
-  // A component the sink's parameter `param` names, configured through the host registry.
+  // A component the sink's parameter `param` names, configured through the host registry; its
+  // failures name it, wherever it is called (guarded_components.h).
   template <class T>
   std::unique_ptr<T> make(Kind kind, const json& spec, const std::string& param) {
     const StageContext sub = component_context(param);
-    return create_component<T>(host_registry(), kind, spec, sub.node, sub);
+    return create_guarded<T>(host_registry(), kind, spec, sub.node, sub);
   }
 
-  // What a component this sink makes sees: its JSON path, and the device this sink resolved
-  // (not the run's "auto").
+  // What a component this sink makes sees: its JSON path ("stages.train.params.scheduler"), and
+  // the device this sink resolved (not the run's "auto").
   StageContext component_context(const std::string& param) const {
     StageContext sub = ctx_;
-    sub.node = ctx_.node + ".params." + param;
+    sub.node = p_.where() + "." + param;
     sub.device = device_.str();
     return sub;
   }
@@ -329,7 +332,7 @@ class TrainSink final : public Sink {
   void setup_optimizer(std::int64_t batch) {
     set_batch(batch);
     optimizer_ = make<Optimizer>(Kind::Optimizer, p_.get_json("optimizer"), "optimizer");
-    schedule_->attach(*optimizer_, model_->module(), model_->head().nc, "stages." + ctx_.node + ".params.optimizer");
+    schedule_->attach(*optimizer_, model_->module(), model_->head().nc, p_.where() + ".optimizer");
     engine_->set_optimizer(*optimizer_);
     if (resume_) restore_optimizer(*resume_, model_->module(), *optimizer_, device_, state_);
   }
@@ -433,7 +436,8 @@ void register_train_sink(Registry& registry) {
   add_builtin_sink<TrainSink>(registry, "train",
       "Trains a detector on the batches it receives (YOLO11 recipe: loss, accumulation to a nominal batch, "
       "warmup, the scheduler's lr decay, gradient clipping, EMA), runs its callbacks, validates each epoch and "
-      "writes results and checkpoints.");
+      "writes results and checkpoints.",
+      &check_train_params);
 }
 
 }  // namespace yoloflow::core
