@@ -23,7 +23,9 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto resume_dir = std::make_shared<std::string>();
   cmd->add_option("pipeline", r->file,
                   "Pipeline JSON file (not with --resume); without one, data=DATA.yaml trains the shipped recipe");
-  cmd->add_option("overrides", r->overrides, "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32");
+  cmd->add_option("overrides", r->overrides,
+                  "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32; model=yolo11n.pt starts from "
+                  "that weights file (its architecture and weights)");
   cmd->add_option("--resume", *resume_dir, "Run folder to continue (its pipeline.json and weights/last.pt)");
   cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run is refused");
   cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
