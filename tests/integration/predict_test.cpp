@@ -394,7 +394,8 @@ TEST_CASE("predict: missing weights, a bad source and a bad --conf are clear err
   test::write_file(dir + "/fake.pt", "not a checkpoint");
   r = test::run_cli("predict --weights " + dir + "/fake.pt --source " + image + " --out " + dir + "/o");
   CHECK(r.exit_code == kExitInvalid);
-  CHECK(r.output.find("--weights " + dir + "/fake.pt: neither a yoloflow checkpoint") != std::string::npos);
+  CHECK(r.output.find("--weights " + dir + "/fake.pt is not a PyTorch file: it starts with text (\"not a checkpoint\")") !=
+        std::string::npos);
 
   test::write_file(dir + "/notes.txt", "hello");
   r = test::run_cli("predict --weights " + dir + "/fake.pt --source " + dir + "/notes.txt");

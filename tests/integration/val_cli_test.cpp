@@ -94,7 +94,8 @@ TEST_CASE("val: wrong inputs get one line naming the option and the file") {
   SUBCASE("a file that is neither a checkpoint nor a state dict") {
     test::write_file(dir + "/garbage.pt", "this is not a weights file at all");
     check_one_line_error(test::run_cli("val --weights " + dir + "/garbage.pt --model yolo11n --data " + data, in_dir),
-                         "--weights " + dir + "/garbage.pt: neither a yoloflow checkpoint");
+                         "--weights " + dir + "/garbage.pt is not a PyTorch file: it starts with text (\"this is not a "
+                         "weights file at all\")");
   }
   SUBCASE("a dataset with another class count") {
     test::write_file(dir + "/two.yaml", "path: " + dir + "\ntrain: subset.txt\nval: subset.txt\nnames: [a, b]\n");

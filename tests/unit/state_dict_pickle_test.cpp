@@ -154,6 +154,6 @@ dst.close()
     const std::string msg = e.what();
     INFO(msg);
     CHECK(msg.find(dir + "/cut.pt") != std::string::npos);
-    CHECK(msg.find("record data/0 holds 10 bytes, its storage of 16 elements needs 64") != std::string::npos);
+    CHECK(msg.find("record archive/data/0 holds 10 bytes, its storage of 16 elements needs 64") != std::string::npos);
   }
 }

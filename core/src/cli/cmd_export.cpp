@@ -107,7 +107,8 @@ void add_export_command(CLI::App& app, CliContext& ctx, Action& selected) {
                 "batch norm folded and the box decode, output (batch, 4 + nc, anchors), optional NMS");
   auto c = std::make_shared<ExportCommand>();
   cmd->add_option("--weights", c->weights,
-                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt), or a PyTorch state dict with --model")
+                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt), an Ultralytics checkpoint (yolo11n.pt, best.pt), "
+                  "or a PyTorch state dict with --model")
       ->required();
   cmd->add_option("--model", c->model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
   cmd->add_option("--format", c->format, "Export format: onnx");

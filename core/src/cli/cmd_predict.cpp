@@ -107,11 +107,14 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
       "predict", "Detect objects in images with a trained checkpoint; write annotated images, labels and JSON");
   auto r = std::make_shared<PredictRequest>();
   cmd->add_option("--weights", r->weights,
-                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt or last.pt), or a PyTorch state dict with --model")
+                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt or last.pt), an Ultralytics checkpoint "
+                  "(yolo11n.pt, best.pt), or a PyTorch state dict with --model")
       ->required();
   cmd->add_option("--model", r->options.model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
   cmd->add_option("--source", r->source, "An image, or a folder of images")->required();
-  cmd->add_option("--imgsz", r->options.imgsz, "Network input size (rounded up to a multiple of the stride)")
+  cmd->add_option("--imgsz", r->options.imgsz,
+                  "Network input size (rounded up to a multiple of the stride; default 640, an Ultralytics "
+                  "checkpoint's own imgsz)")
       ->check(CLI::Range(32, 8192));
   cmd->add_option("--conf", r->options.conf, "Minimum confidence kept")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--iou", r->options.iou, "NMS IoU threshold")->check(CLI::Range(0.0, 1.0));
@@ -120,7 +123,10 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--out", r->out, "Output folder (default runs/predict/<N>)");
   cmd->add_flag("--no-images", r->no_images, "Write only labels and predictions.json, no annotated images");
   cmd->add_option("--classes", r->options.classes, "Keep only these class ids, e.g. 0,2")->delimiter(',');
-  cmd->callback([&ctx, &selected, r] { selected = [&ctx, r]() -> int { return run_predict(ctx, *r); }; });
+  cmd->callback([&ctx, &selected, r, cmd] {
+    if (cmd->count("--imgsz") == 0) r->options.imgsz = 0;  // the weights' default
+    selected = [&ctx, r]() -> int { return run_predict(ctx, *r); };
+  });
 }
 
 }  // namespace yoloflow::cli

@@ -2,7 +2,8 @@
 // `yoloflow train --resume RUN_DIR [path=value ...]` continues a stopped run from its
 // weights/last.pt with the pipeline saved in RUN_DIR (overrides may extend epochs or change
 // the image size or batch: progressive resolution); `yoloflow train data=D.yaml [words...]`
-// trains the shipped recipe on D.yaml, as Ultralytics' `yolo train data=...` does.
+// trains the shipped recipe on D.yaml, as Ultralytics' `yolo train data=...` does; model=FILE.pt
+// starts from that file's weights and architecture (train/model_word.h).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/default_pipeline.h"
+#include "train/model_word.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -21,7 +23,9 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto resume_dir = std::make_shared<std::string>();
   cmd->add_option("pipeline", r->file,
                   "Pipeline JSON file (not with --resume); without one, data=DATA.yaml trains the shipped recipe");
-  cmd->add_option("overrides", r->overrides, "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32");
+  cmd->add_option("overrides", r->overrides,
+                  "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32; model=yolo11n.pt starts from "
+                  "that weights file (its architecture and weights)");
   cmd->add_option("--resume", *resume_dir,
                   "Run folder to continue (its pipeline.json and weights/last.pt), or that RUN/weights/last.pt");
   cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run is refused");
@@ -82,6 +86,9 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
         doc["data"] = "";       // the shipped file's dataset path means nothing from here
         request.builtin = doc.dump();
       }
+      // model=yolo11n.pt (Ultralytics' weights, or a run's best.pt): its architecture and its
+      // weights, as `yolo train model=yolo11n.pt` starts from them.
+      if (resume_dir->empty()) request.overrides = core::expand_model_words(request.overrides);
       return run_pipeline(ctx, request);
     };
   });

@@ -91,12 +91,15 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto c = std::make_shared<ValCommand>();
   auto& r = c->request;
   cmd->add_option("--weights", r.weights,
-                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt), or a PyTorch state dict with --model")
+                  "Checkpoint from `yoloflow train` (RUN/weights/best.pt), an Ultralytics checkpoint (yolo11n.pt, best.pt), "
+                  "or a PyTorch state dict with --model")
       ->required();
   cmd->add_option("--data", r.data, "data.yaml of the dataset (Ultralytics layout)")->required();
   cmd->add_option("--model", r.model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
   cmd->add_option("--split", r.split, "Split of the data.yaml to validate on")->check(CLI::IsMember({"train", "val", "test"}));
-  cmd->add_option("--imgsz", r.imgsz, "Image size (rounded up to a multiple of the model's stride)")
+  cmd->add_option("--imgsz", r.imgsz,
+                  "Image size (rounded up to a multiple of the model's stride; default 640, an Ultralytics "
+                  "checkpoint's own imgsz)")
       ->check(CLI::Range(32, 8192));
   cmd->add_option("--batch", r.batch, "Images per batch (rectangular batches depend on it, as in Ultralytics)")
       ->check(CLI::Range(1, 4096));
@@ -109,7 +112,10 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--out", c->out, "Output folder (default runs/val/<N>)");
   cmd->add_flag("--save-json", c->save_json,
                 "Also write predictions.json: per image file, [x1, y1, x2, y2, conf, class] in original pixels");
-  cmd->callback([&ctx, &selected, c] { selected = [&ctx, c]() -> int { return run_val(ctx, *c); }; });
+  cmd->callback([&ctx, &selected, c, cmd] {
+    if (cmd->count("--imgsz") == 0) c->request.imgsz = 0;  // the weights' default
+    selected = [&ctx, c]() -> int { return run_val(ctx, *c); };
+  });
 }
 
 }  // namespace yoloflow::cli

@@ -3,6 +3,8 @@
 
 #include "cli/cli.h"
 #include "model/model_factory.h"
+#include "model/torch_file.h"
+#include "model/ultralytics_checkpoint.h"
 #include "model/weights_io.h"
 #include "yoloflow/error.h"
 
@@ -10,8 +12,27 @@ namespace yoloflow::cli {
 
 namespace {
 
-int run_import(CliContext& ctx, const std::string& src, const std::string& arch, int nc, const std::string& out) {
-  const auto weights = core::read_weights(src);
+int run_import(CliContext& ctx, const std::string& src, std::string arch, int nc, const std::string& out) {
+  core::TorchFile file = core::TorchFile::open(src);
+  core::NamedTensors weights;
+  if (core::is_ultralytics_checkpoint(file.root())) {
+    // It says its architecture itself; --model, when given, must agree.
+    core::UltralyticsCheckpoint u = core::read_ultralytics_checkpoint(file);
+    core::check_finite(u.weights, file.name(), u.weights_entry);
+    if (!arch.empty() && arch != u.architecture()) {
+      throw InvalidInput("--model " + arch + ", but " + file.name() + " holds a " + u.architecture() +
+                         " (an Ultralytics checkpoint): leave --model out");
+    }
+    arch = u.architecture();
+    std::cout << "read " << src << ": an Ultralytics" << (u.version.empty() ? "" : " " + u.version) << " checkpoint, "
+              << arch << ", " << u.nc << " classes, its " << u.weights_entry << " model\n";
+    weights = std::move(u.weights);
+  } else {
+    weights = core::read_weights(file);
+    if (arch.empty()) {
+      throw InvalidInput(file.name() + " does not say which model it holds; name it with --model (e.g. yolo11n)");
+    }
+  }
   const int file_nc = core::classes_in(weights);
   const int target_nc = nc > 0 ? nc : (file_nc > 0 ? file_nc : 80);
   auto model = core::create_model(ctx.plugins().registry(), arch, target_nc);
@@ -58,10 +79,11 @@ void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto o = std::make_shared<Opts>();
 
   auto* imp = cmd->add_subcommand(
-      "import", "Read a Python torch.save(model.state_dict()) file, check every name and shape against "
-                "--model and write it as our weights file; another --nc keeps the class head initialised");
-  imp->add_option("src", o->src, "State-dict file written by torch.save")->required();
-  imp->add_option("--model", o->model, "Architecture, e.g. yolo11n")->required();
+      "import", "Read a Python torch.save(model.state_dict()) file or an Ultralytics checkpoint (yolo11n.pt, best.pt), "
+                "check every name and shape against the architecture and write it as our weights file; another --nc "
+                "keeps the class head initialised");
+  imp->add_option("src", o->src, "State-dict file written by torch.save, or an Ultralytics checkpoint")->required();
+  imp->add_option("--model", o->model, "Architecture, e.g. yolo11n (an Ultralytics checkpoint says its own)");
   imp->add_option("--nc", o->nc, "Classes of the new model (default: as in the file)")->check(CLI::PositiveNumber);
   imp->add_option("--out", o->out, "Output weights file")->required();
   imp->callback([&ctx, &selected, o] {

@@ -4,41 +4,23 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <iterator>
-#include <cstring>
 #include <map>
 #include <regex>
-#include <memory>
 #include <set>
 #include <sstream>
 
 #include <caffe2/serialize/inline_container.h>
 
 #include "model/state_dict_pickle.h"
+#include "model/torch_file.h"
+#include "model/ultralytics_checkpoint.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
 
 namespace {
 
-// Python's storage classes (module torch) and their dtypes.
-const std::pair<const char*, c10::ScalarType> kStorageTypes[] = {
-    {"FloatStorage", torch::kFloat},        {"DoubleStorage", torch::kDouble},
-    {"HalfStorage", torch::kHalf},          {"BFloat16Storage", torch::kBFloat16},
-    {"LongStorage", torch::kLong},          {"IntStorage", torch::kInt},
-    {"ShortStorage", torch::kShort},        {"CharStorage", torch::kChar},
-    {"ByteStorage", torch::kByte},          {"BoolStorage", torch::kBool},
-    {"ComplexFloatStorage", torch::kComplexFloat}, {"ComplexDoubleStorage", torch::kComplexDouble},
-};
-
-std::string storage_type(const torch::Tensor& t, const std::string& name) {
-  for (const auto& [type, dtype] : kStorageTypes) {
-    if (dtype == t.scalar_type()) return type;
-  }
-  throw Error("cannot write tensor '" + name + "': dtype " + std::string(c10::toString(t.scalar_type())) +
-              " has no PyTorch storage class");
-}
-
+using K = PickleValue::Kind;
 
 std::string shape_str(c10::IntArrayRef s) {
   std::ostringstream os;
@@ -49,17 +31,21 @@ std::string shape_str(c10::IntArrayRef s) {
 }
 
 // A dict whose keys are strings and whose values are all tensors.
-bool is_tensor_dict(const c10::IValue& v) {
-  if (!v.isGenericDict()) return false;
-  for (const auto& e : v.toGenericDict()) {
-    if (!e.key().isString() || !e.value().isTensor()) return false;
+bool is_tensor_dict(const PickleValue* v) {
+  if (!v || v->kind != K::Dict) return false;
+  for (std::size_t k = 0; k + 1 < v->items.size(); k += 2) {
+    if (v->items[k]->kind != K::String || v->items[k + 1]->kind != K::Tensor) return false;
   }
   return true;
 }
 
-NamedTensors from_dict(const c10::IValue& v) {
+NamedTensors tensors_of(TorchFile& file, const PickleValue& dict) {
   NamedTensors out;
-  for (const auto& e : v.toGenericDict()) out.emplace_back(e.key().toStringRef(), e.value().toTensor());
+  out.reserve(dict.items.size() / 2);
+  for (std::size_t k = 0; k + 1 < dict.items.size(); k += 2) {
+    const std::string& name = dict.items[k]->s;
+    out.emplace_back(name, file.tensor(*dict.items[k + 1], name));
+  }
   return out;
 }
 
@@ -75,147 +61,70 @@ void collect_state(const torch::nn::Module& m, const std::string& prefix, NamedT
 
 }  // namespace
 
-namespace {
-
-[[noreturn]] void unreadable(const std::string& path, const std::string& why) {
-  throw InvalidInput("cannot read weights file '" + path + "': " + why +
-                     ". yoloflow reads files written by torch.save(state_dict) (a dict name -> "
-                     "tensor); a full Ultralytics checkpoint pickles Python classes, so save its "
-                     "state dict first: torch.save(YOLO('model.pt').model.float().state_dict(), 'sd.pt')");
-}
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-// Turns what our unpickler built into IValues, reading each storage once from the archive.
-class TreeToIValue {
- public:
-  explicit TreeToIValue(caffe2::serialize::PyTorchStreamReader& zip) : zip_(zip) {}
-
-  c10::IValue operator()(const PickleValue& v) {
-    using K = PickleValue::Kind;
-    switch (v.kind) {
-      case K::None: return {};
-      case K::Bool: return v.b;
-      case K::Int: return v.i;
-      case K::Float: return v.f;
-      case K::String: return v.s;
-      case K::Tuple: {
-        std::vector<c10::IValue> items;
-        for (const auto& x : v.items) items.push_back((*this)(*x));
-        return c10::ivalue::Tuple::create(std::move(items));
-      }
-      case K::List: {
-        c10::impl::GenericList list(c10::AnyType::get());
-        for (const auto& x : v.items) list.push_back((*this)(*x));
-        return list;
-      }
-      case K::Dict: {
-        c10::impl::GenericDict dict(c10::AnyType::get(), c10::AnyType::get());
-        for (std::size_t k = 0; k + 1 < v.items.size(); k += 2) {
-          dict.insert_or_assign((*this)(*v.items[k]), (*this)(*v.items[k + 1]));
-        }
-        return dict;
-      }
-      case K::Tensor: return tensor(v.tensor);
-      case K::Global:
-      case K::Storage: break;
-    }
-    throw UnsupportedPickle("a bare class or storage outside a tensor");
-  }
-
- private:
-  torch::Tensor tensor(const PickledTensor& t) {
-    auto it = storages_.find(t.storage_key);
-    if (it == storages_.end()) {
-      c10::ScalarType dtype = c10::ScalarType::Undefined;
-      for (const auto& [type, d] : kStorageTypes) {
-        if (t.storage_type == type) dtype = d;
-      }
-      if (dtype == c10::ScalarType::Undefined) throw UnsupportedPickle("storage type torch." + t.storage_type);
-      const auto record = "data/" + t.storage_key;
-      if (!zip_.hasRecord(record)) throw UnsupportedPickle("no record " + record);
-      const auto [data, size] = zip_.getRecord(record);
-      // Checked before allocating: the element count comes from the file.
-      const auto need = static_cast<std::uint64_t>(t.storage_numel) * c10::elementSize(dtype);
-      if (t.storage_numel < 0 || size != need) {
-        throw UnsupportedPickle("record " + record + " holds " + std::to_string(size) + " bytes, its storage of " +
-                                std::to_string(t.storage_numel) + " elements needs " + std::to_string(need));
-      }
-      auto storage = torch::empty({t.storage_numel}, torch::TensorOptions().dtype(dtype));
-      if (size > 0) std::memcpy(storage.data_ptr(), data.get(), size);
-      it = storages_.emplace(t.storage_key, storage).first;
-    }
-    return it->second.as_strided(t.sizes, t.strides, t.storage_offset);
-  }
-
-  caffe2::serialize::PyTorchStreamReader& zip_;
-  std::map<std::string, torch::Tensor> storages_;
-};
-
-// Python's torch.save and LibTorch's pickle_save files, both zip archives. Our unpickler reads
-// what torch.save writes (OrderedDict included, which LibTorch's turns into None); anything it
-// refuses (e.g. TorchScript classes) goes to LibTorch's unpickler.
-c10::IValue read_root(const std::string& path) {
-  {
-    std::ifstream probe(path, std::ios::binary);
-    if (!probe) throw InvalidInput("cannot open weights file '" + path + "'");
-  }
-  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> zip;
-  try {
-    zip = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
-  } catch (const c10::Error& e) {
-    unreadable(path, first_line(e.what_without_backtrace()));
-  }
-  std::string refused;
-  try {
-    if (zip->hasRecord("byteorder")) {
-      const auto [data, size] = zip->getRecord("byteorder");
-      const std::string order(static_cast<const char*>(data.get()), size);
-      if (order != "little") unreadable(path, "its tensors are stored " + order + "-endian");
-    }
-    const auto [pkl, size] = zip->getRecord("data.pkl");
-    const auto tree = unpickle(std::string(static_cast<const char*>(pkl.get()), size));
-    return TreeToIValue(*zip)(*tree);
-  } catch (const UnsupportedPickle& e) {
-    refused = e.what();
-  } catch (const c10::Error& e) {
-    unreadable(path, first_line(e.what_without_backtrace()));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  try {
-    return torch::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    unreadable(path, refused + "; LibTorch: " + first_line(e.what()));
-  }
-}
-
-}  // namespace
-
 NamedTensors read_weights(const std::string& path, const std::string& key) {
-  const c10::IValue root = read_root(path);
-  if (is_tensor_dict(root)) {
-    if (!key.empty()) throw InvalidInput("weights file '" + path + "' is a plain state dict; it has no '" + key + "' entry");
-    return from_dict(root);
+  TorchFile file = TorchFile::open(path);
+  return read_weights(file, key);
+}
+
+NamedTensors read_weights(TorchFile& file, const std::string& key) {
+  const PickleValue& root = file.root();
+  if (root.kind == K::Dict && is_ultralytics_checkpoint(root)) {
+    if (!key.empty() && key != "ema" && key != "model") {
+      throw InvalidInput(file.name() + " is an Ultralytics checkpoint; its weights are under 'ema' or 'model', not '" +
+                         key + "'");
+    }
+    UltralyticsCheckpoint u = read_ultralytics_checkpoint(file, key);
+    check_finite(u.weights, file.name(), u.weights_entry);
+    return std::move(u.weights);
   }
-  if (root.isGenericDict()) {
-    const auto dict = root.toGenericDict();
-    std::vector<std::string> keys = key.empty() ? std::vector<std::string>{"ema", "model", "state_dict"}
-                                                : std::vector<std::string>{key};
+  if (is_tensor_dict(&root)) {
+    if (!key.empty()) throw InvalidInput(file.name() + " is a plain state dict; it has no '" + key + "' entry");
+    NamedTensors out = tensors_of(file, root);
+    check_finite(out, file.name());
+    return out;
+  }
+  if (root.kind == K::Dict) {
+    // A yoloflow checkpoint trained without EMA has an empty "ema": the next key is meant.
+    const std::vector<std::string> keys = key.empty() ? std::vector<std::string>{"ema", "model", "state_dict"}
+                                                      : std::vector<std::string>{key};
     for (const auto& k : keys) {
-      const auto it = dict.find(c10::IValue(k));
-      if (it != dict.end() && is_tensor_dict(it->value())) return from_dict(it->value());
+      const PickleValue* v = root.get(k);
+      if (is_tensor_dict(v) && (!key.empty() || !v->items.empty())) {
+        NamedTensors out = tensors_of(file, *v);
+        check_finite(out, file.name(), k);
+        return out;
+      }
     }
     std::string found;
-    for (const auto& e : dict) {
-      if (e.key().isString()) found += (found.empty() ? "" : ", ") + e.key().toStringRef();
+    std::size_t listed = 0;
+    for (std::size_t k = 0; k + 1 < root.items.size(); k += 2) {
+      if (root.items[k]->kind != K::String) continue;
+      if (++listed > 12) {
+        found += ", ...";
+        break;
+      }
+      found += (found.empty() ? "" : ", ") + root.items[k]->s;
     }
-    throw InvalidInput("weights file '" + path + "' is a dict without a state dict under " +
+    throw InvalidInput(file.name() + " is a dict without a state dict under " +
                        (key.empty() ? std::string("'ema', 'model' or 'state_dict'") : "'" + key + "'") +
                        " (its keys: " + found + ")");
   }
-  throw InvalidInput("weights file '" + path + "' holds a " + root.tagKind() +
-                     ", not a dict name -> tensor");
+  throw InvalidInput(file.name() + " holds " + root.describe() + ", not a dict name -> tensor");
+}
+
+void check_finite(const NamedTensors& tensors, const std::string& source, const std::string& entry) {
+  std::string first;
+  std::size_t bad = 0;
+  for (const auto& [name, t] : tensors) {
+    if (!t.defined() || !(t.is_floating_point() || t.is_complex()) || t.numel() == 0) continue;
+    if (torch::isfinite(t).all().item<bool>()) continue;
+    if (bad++ == 0) first = name;
+  }
+  if (bad == 0) return;
+  throw InvalidInput(source + ": tensor '" + first + "'" + (entry.empty() ? std::string() : " of its " + entry) +
+                     " holds NaN or infinite values" +
+                     (bad > 1 ? " (" + std::to_string(bad) + " tensors do)" : std::string()) +
+                     "; weights that diverged are refused");
 }
 
 void write_weights(const std::string& path, const NamedTensors& tensors) {
@@ -233,7 +142,11 @@ void write_weights(const std::string& path, const NamedTensors& tensors) {
     auto c = t.detach().to(torch::kCPU).contiguous();
     PickledTensor e;
     e.name = name;
-    e.storage_type = storage_type(c, name);
+    e.storage_type = storage_class(c.scalar_type());
+    if (e.storage_type.empty()) {
+      throw Error("cannot write tensor '" + name + "': dtype " + std::string(c10::toString(c.scalar_type())) +
+                  " has no PyTorch storage class");
+    }
     e.storage_key = std::to_string(entries.size());
     e.storage_numel = c.numel();
     e.sizes = c.sizes().vec();
@@ -276,11 +189,15 @@ NamedTensors module_state(const torch::nn::Module& module) {
   return out;
 }
 
-std::string WeightsMismatch::describe() const {
+std::string WeightsMismatch::describe(std::size_t limit) const {
   std::ostringstream os;
-  for (const auto& n : missing) os << "  missing in file: " << n << "\n";
-  for (const auto& n : unexpected) os << "  not in model: " << n << "\n";
-  for (const auto& n : wrong_shape) os << "  wrong shape: " << n << "\n";
+  auto list = [&](const std::vector<std::string>& names, const char* what) {
+    for (std::size_t k = 0; k < names.size() && k < limit; ++k) os << "  " << what << ": " << names[k] << "\n";
+    if (names.size() > limit) os << "  ... and " << names.size() - limit << " more " << what << "\n";
+  };
+  list(missing, "missing in file");
+  list(unexpected, "not in model");
+  list(wrong_shape, "wrong shape");
   return os.str();
 }
 

@@ -1,9 +1,10 @@
 #pragma once
-// Weights files that move between yoloflow and PyTorch: a Python `torch.save(state_dict)`
-// file is read by a restricted unpickler (state_dict_pickle.h; torch::pickle_load for what it
-// refuses), and we write the same zip layout torch.save writes, which a plain Python
-// `torch.load(f)` (weights_only=True) reads. Names are the reference implementation's
-// state-dict names ("model.0.conv.weight"), which our models use.
+// Weights files that move between yoloflow and PyTorch: any file a user calls weights (a
+// Python `torch.save(state_dict)` file, a yoloflow checkpoint, an Ultralytics checkpoint) is
+// read through torch_file.h, which runs nothing and checks everything it reads; and we write
+// the zip layout torch.save writes, which a plain Python `torch.load(f)` (weights_only=True)
+// reads. Names are the reference implementation's state-dict names ("model.0.conv.weight"),
+// which our models use.
 #include <functional>
 #include <string>
 #include <utility>
@@ -14,11 +15,21 @@
 namespace yoloflow::core {
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+class TorchFile;
 
-// Reads a weights file: a dict name -> tensor, or a checkpoint dict holding one under
-// `key` ("" = the first of "ema", "model", "state_dict" that is a dict of tensors).
-// Throws InvalidInput naming the file when it cannot be read or holds something else.
+// Reads a weights file: a dict name -> tensor, a checkpoint dict holding one under `key`
+// ("" = the first of "ema", "model", "state_dict" that is a non-empty dict of tensors; a
+// yoloflow checkpoint is one), or an Ultralytics checkpoint (its "ema" model when not None,
+// else "model"; ultralytics_checkpoint.h). Throws InvalidInput naming the file, in one line,
+// when it cannot be read, holds something else, or holds NaN or infinite values.
 NamedTensors read_weights(const std::string& path, const std::string& key = "");
+// The same from a file already opened.
+NamedTensors read_weights(TorchFile& file, const std::string& key = "");
+
+// Throws InvalidInput naming `source`, the first tensor holding NaN or infinite values and how
+// many do, when any floating-point tensor of `tensors` does; `entry` says where in the file
+// they are ("ema"; "" for none).
+void check_finite(const NamedTensors& tensors, const std::string& source, const std::string& entry = "");
 
 // Writes an OrderedDict name -> tensor (CPU, contiguous copies) in the given order, as
 // Python's torch.save does. Throws Error naming the file or tensor on failure.
@@ -33,8 +44,8 @@ struct WeightsMismatch {
   std::vector<std::string> unexpected;  // in the file, not in the model
   std::vector<std::string> wrong_shape; // "name: file [a, b] vs model [c, d]"
   bool empty() const { return missing.empty() && unexpected.empty() && wrong_shape.empty(); }
-  // Every problem, one per line.
-  std::string describe() const;
+  // The problems, one per line: at most `limit` of each kind, then "... and N more".
+  std::string describe(std::size_t limit = 10) const;
 };
 
 struct LoadOptions {
@@ -58,8 +69,8 @@ bool is_class_head_tensor(const std::string& name);
 int classes_in(const NamedTensors& weights);
 
 // Compares names and shapes first; when anything does not match (beyond `may_differ`),
-// throws InvalidInput listing ALL mismatches, with `source` (the file) in the message, and
-// changes nothing. Otherwise copies every value into the module (converting dtype/device).
+// throws InvalidInput counting the mismatches of each kind and listing the first ones, with
+// `source` (the file) in the message, and changes nothing. Otherwise copies every value into the module (converting dtype/device).
 LoadReport load_weights(torch::nn::Module& module, const NamedTensors& weights,
                         const std::string& source, const LoadOptions& options = {});
 

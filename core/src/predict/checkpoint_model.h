@@ -15,16 +15,27 @@ namespace yoloflow::core {
 struct LoadedCheckpointModel {
   std::unique_ptr<Model> model;  // in eval mode on the device asked for
   CheckpointModel described;     // names filled in up to the head's nc ("7" for an unnamed class 7)
-  std::string weights_kind;      // "EMA", "raw" or "state dict"
+  std::string weights_kind;      // "EMA", "raw", "state dict", "Ultralytics EMA" or "Ultralytics"
+  // What the file says of itself, for `yoloflow info`: an Ultralytics checkpoint's "version",
+  // "date", "epoch", "train_args" and "train_metrics"; a yoloflow checkpoint's "epoch",
+  // "global_step" and "best_fitness"; "format" ("ultralytics", "yoloflow", "state dict") and
+  // "dtype" of the stored weights for every file.
+  nlohmann::ordered_json about = nlohmann::ordered_json::object();
 };
 
-// `weights`: a checkpoint of `yoloflow train` (its EMA weights when it has them), or a plain
-// PyTorch state dict (torch.save(model.state_dict()), `yoloflow weights export`), which does
-// not say which model it holds: `architecture` ("yolo11n") names it, nc comes from the file.
+// `weights`: a checkpoint of `yoloflow train` (its EMA weights when it has them), an
+// Ultralytics checkpoint (yolo11n.pt, a run's best.pt: its architecture, class names and EMA
+// or model weights; `architecture`, when given, must agree), or a plain PyTorch state dict
+// (torch.save(model.state_dict()), `yoloflow weights export`), which does not say which model
+// it holds: `architecture` ("yolo11n") names it, nc comes from the file.
 // `option` names where `weights` came from in messages ("--weights", "stages.val.params.weights");
 // `architecture_option` where the architecture came from ("--model").
 // Throws InvalidInput / Error in one line naming the file when it is missing, neither kind of
 // file, or does not fit.
+// The image size to use when none is given: an Ultralytics checkpoint's training imgsz (as
+// Ultralytics' own val and predict keep it), else 640.
+int default_imgsz(const LoadedCheckpointModel& loaded);
+
 LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std::string& weights,
                                             const torch::Device& device, const std::string& option,
                                             const std::string& architecture = "",

@@ -13,6 +13,8 @@
 
 #include "detect/nms.h"
 #include "model/model_factory.h"
+#include "model/torch_file.h"
+#include "model/ultralytics_checkpoint.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
 #include "pipeline/default_documents.h"
@@ -60,9 +62,6 @@ class NoSamples final : public SampleLoader {
   std::size_t size() const override { return 0; }
   Sample load(std::size_t) override { throw Error("predict: no other samples to load"); }
 };
-
-// The first line of a message: enough to say what was wrong, without a library's backtrace.
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // On the device, in eval mode, every class named ("7" for an unnamed class 7).
 void finish_loaded(LoadedCheckpointModel& out, const torch::Device& device, const std::string& weights) {
@@ -166,20 +165,32 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
     throw InvalidInput(option + " " + weights + ": is a folder; give a checkpoint such as " + weights +
                        "/weights/best.pt");
   }
-  std::optional<Checkpoint> ck;
-  try {
-    ck = load_checkpoint(weights);
-  } catch (const Error&) {
-    // Not a training checkpoint: a plain state dict, or neither (said below).
-  }
-  if (!ck) {
-    NamedTensors state;
-    try {
-      state = read_weights(weights);
-    } catch (const Error& e) {
-      throw InvalidInput(option + " " + weights + ": neither a yoloflow checkpoint (RUN/weights/best.pt of `yoloflow "
-                         "train`) nor a PyTorch state dict (torch.save(model.state_dict())): " + first_line(e.what()));
+  // One read of the file, checked (torch_file.h), then what it holds: a checkpoint of
+  // `yoloflow train`, an Ultralytics checkpoint, or a plain state dict.
+  TorchFile file = TorchFile::open(weights, option + " " + weights);
+  if (is_ultralytics_checkpoint(file.root())) {
+    UltralyticsCheckpoint u = read_ultralytics_checkpoint(file);
+    check_finite(u.weights, file.name(), u.weights_entry);
+    if (!architecture.empty() && architecture != u.architecture()) {
+      throw InvalidInput(architecture_option + " " + architecture + ", but " + file.name() + " holds a " +
+                         u.architecture() + " (an Ultralytics checkpoint says its model itself): leave " +
+                         architecture_option + " out");
     }
+    out.model = create_model(registry, u.architecture(), u.nc);
+    out.described.spec = u.model_spec();
+    out.described.names = u.names;
+    out.described.origin = weights + " (an Ultralytics" + (u.version.empty() ? "" : " " + u.version) + " checkpoint)";
+    out.weights_kind = u.weights_entry == "ema" ? "Ultralytics EMA" : "Ultralytics";
+    out.about = {{"format", "ultralytics"}, {"entry", u.weights_entry}, {"version", u.version}, {"date", u.date},
+                 {"train_args", u.train_args}, {"train_metrics", u.train_metrics}};
+    if (u.epoch) out.about["epoch"] = *u.epoch;
+    if (!u.weights.empty()) out.about["dtype"] = c10::toString(u.weights.front().second.scalar_type());
+    load_weights(out.model->module(), u.weights, weights);
+    finish_loaded(out, device, weights);
+    return out;
+  }
+  if (!is_yoloflow_checkpoint(file)) {
+    NamedTensors state = read_weights(file);
     if (architecture.empty()) {
       throw InvalidInput(option + " " + weights + ": a plain state dict does not say which model it holds; name it with " +
                          architecture_option + " (e.g. yolo11n)");
@@ -201,11 +212,14 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
                                 component_origin(*registry.find(Kind::Model, out.described.spec.at("plugin").get<std::string>()),
                                                  "model of " + out.described.origin));
     out.weights_kind = "state dict";
+    out.about = {{"format", "state dict"}};
+    if (!state.empty()) out.about["dtype"] = c10::toString(state.front().second.scalar_type());
     load_weights(out.model->module(), state, weights);  // names every tensor that does not fit
     finish_loaded(out, device, weights);
     return out;
   }
-  out.described = describe_checkpoint_model(ck->meta, weights);
+  const Checkpoint ck = read_checkpoint(file);
+  out.described = describe_checkpoint_model(ck.meta, weights);
   StageContext ctx;
   ctx.node = "model of " + out.described.origin;
   ctx.device = device.str();
@@ -216,11 +230,23 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
   }
   out.model = create_guarded<Model>(registry, Kind::Model, out.described.spec, ctx.node, ctx);
   // Ultralytics' best.pt is its EMA: what validation measured.
-  const TensorList& tensors = ck->ema.empty() ? ck->model : ck->ema;
-  out.weights_kind = ck->ema.empty() ? "raw" : "EMA";
+  const TensorList& tensors = ck.ema.empty() ? ck.model : ck.ema;
+  out.weights_kind = ck.ema.empty() ? "raw" : "EMA";
+  out.about = {{"format", "yoloflow"}, {"epoch", ck.epoch}, {"global_step", ck.global_step},
+               {"best_fitness", ck.best_fitness}};
+  if (!tensors.empty()) out.about["dtype"] = c10::toString(tensors.front().second.scalar_type());
   load_weights(out.model->module(), tensors, weights);
   finish_loaded(out, device, weights);
   return out;
+}
+
+int default_imgsz(const LoadedCheckpointModel& loaded) {
+  const auto& a = loaded.about;
+  if (a.contains("train_args") && a["train_args"].contains("imgsz") && a["train_args"]["imgsz"].is_number_integer()) {
+    const int imgsz = a["train_args"]["imgsz"].get<int>();
+    if (imgsz >= 32 && imgsz <= 8192) return imgsz;
+  }
+  return 640;
 }
 
 struct Predictor::Impl {
@@ -258,7 +284,8 @@ Predictor::Predictor(const Registry& registry, const std::string& weights, const
   const int stride = head.strides.empty()
                          ? 32
                          : static_cast<int>(*std::max_element(head.strides.begin(), head.strides.end()));
-  m.imgsz = std::max(stride, (options.imgsz + stride - 1) / stride * stride);
+  const int wanted = options.imgsz > 0 ? options.imgsz : default_imgsz(m.loaded);
+  m.imgsz = std::max(stride, (wanted + stride - 1) / stride * stride);
   StageContext ctx;
   ctx.node = "predict";
   ctx.device = m.device.str();

@@ -20,7 +20,8 @@ namespace yoloflow::core {
 class Registry;
 
 struct PredictOptions {
-  int imgsz = 640;        // longest side of the network input (rounded up to the model's stride)
+  int imgsz = 640;        // longest side of the network input (rounded up to the model's stride); 0:
+                          // default_imgsz of the weights (checkpoint_model.h)
   double conf = 0.25;     // minimum class score kept
   double iou = 0.7;       // NMS IoU threshold
   int max_det = 300;      // detections kept per image

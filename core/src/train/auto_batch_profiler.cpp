@@ -203,7 +203,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   // run before the profile, and the profiled model is the trained one.
   if (sink.contains("weights") && sink["weights"].is_string() && !sink["weights"].get<std::string>().empty() &&
       sink.value("resume", std::string()).empty()) {
-    load_initial_weights(*model, sink["weights"].get<std::string>(), static_cast<int>(info.names.size()),
+    load_initial_weights(*model, sink["weights"].get<std::string>(), info.names,
                          sink_path + ".weights");
   }
   auto precision = create_guarded<PrecisionStrategy>(registry, Kind::Precision, sink.at("precision"),

@@ -1,10 +1,9 @@
 #include "train/checkpoint.h"
 
-#include <fstream>
-#include <iterator>
-
 #include <torch/serialize.h>
 
+#include "model/torch_file.h"
+#include "model/weights_io.h"
 #include "util/atomic_file.h"
 #include "yoloflow/error.h"
 
@@ -19,14 +18,16 @@ c10::Dict<std::string, at::Tensor> to_dict(const TensorList& list) {
   return d;
 }
 
-TensorList from_ivalue(const c10::IValue& v, const std::string& path, const std::string& key) {
-  if (!v.isGenericDict()) throw Error(path + ": entry '" + key + "' is not a dict of tensors");
+using K = PickleValue::Kind;
+
+TensorList tensors_in(TorchFile& file, const PickleValue* v, const std::string& key) {
+  if (!v || v->kind != K::Dict) throw InvalidInput(file.name() + ": entry '" + key + "' is not a dict of tensors");
   TensorList out;
-  for (const auto& item : v.toGenericDict()) {
-    if (!item.key().isString() || !item.value().isTensor()) {
-      throw Error(path + ": entry '" + key + "' holds something other than named tensors");
+  for (std::size_t k = 0; k + 1 < v->items.size(); k += 2) {
+    if (v->items[k]->kind != K::String || v->items[k + 1]->kind != K::Tensor) {
+      throw InvalidInput(file.name() + ": entry '" + key + "' holds something other than named tensors");
     }
-    out.emplace_back(item.key().toStringRef(), item.value().toTensor());
+    out.emplace_back(v->items[k]->s, file.tensor(*v->items[k + 1], key + "." + v->items[k]->s));
   }
   return out;
 }
@@ -63,42 +64,48 @@ void write_checkpoint_bytes(const std::string& path, const std::vector<char>& by
 
 void save_checkpoint(const std::string& path, const Checkpoint& c) { write_checkpoint_bytes(path, serialize_checkpoint(c)); }
 
+bool is_yoloflow_checkpoint(const TorchFile& file) {
+  const PickleValue* format = file.root().get("format");
+  return format && format->kind == K::String && format->s == kFormat;
+}
+
 Checkpoint load_checkpoint(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot read checkpoint " + path + ": no such file or not readable");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  c10::IValue v;
-  try {
-    v = torch::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    throw Error(path + " is not a readable checkpoint (truncated or another format): " +
-                std::string(e.what()).substr(0, 200));
+  TorchFile file = TorchFile::open(path, "checkpoint '" + path + "'");
+  return read_checkpoint(file);
+}
+
+Checkpoint read_checkpoint(TorchFile& file) {
+  const PickleValue& root = file.root();
+  if (root.kind != K::Dict) throw InvalidInput(file.name() + " is not a yoloflow checkpoint: it holds " + root.describe());
+  if (!is_yoloflow_checkpoint(file)) {
+    throw InvalidInput(file.name() + " is not a yoloflow checkpoint: " +
+                       (root.get("format") ? std::string("its format entry is not ") + kFormat
+                                           : std::string("it has no 'format' entry")));
   }
-  if (!v.isGenericDict()) throw Error(path + " is not a yoloflow checkpoint (not a dict)");
-  const auto d = v.toGenericDict();
-  auto get = [&](const char* key) -> c10::IValue {
-    if (!d.contains(key)) throw Error(path + " is not a yoloflow checkpoint: no '" + key + "' entry");
-    return d.at(key);
+  auto get = [&](const char* key, K kind) -> const PickleValue& {
+    const PickleValue* v = root.get(key);
+    if (!v) throw InvalidInput(file.name() + " is not a complete yoloflow checkpoint: no '" + key + "' entry");
+    if (v->kind != kind) throw InvalidInput(file.name() + ": its '" + key + "' entry is " + v->describe());
+    return *v;
   };
-  if (!get("format").isString() || get("format").toStringRef() != kFormat) {
-    throw Error(path + " is not a yoloflow checkpoint (format entry differs from " + kFormat + ")");
-  }
   Checkpoint c;
-  c.model = from_ivalue(get("model"), path, "model");
-  c.ema = from_ivalue(get("ema"), path, "ema");
-  c.optimizer = from_ivalue(get("optimizer"), path, "optimizer");
-  c.precision = from_ivalue(get("precision"), path, "precision");
-  if (d.contains("grads")) c.grads = from_ivalue(d.at("grads"), path, "grads");
-  if (d.contains("next_sequence")) c.next_sequence = static_cast<std::uint64_t>(d.at("next_sequence").toInt());
-  c.ema_updates = get("ema_updates").toInt();
-  c.epoch = static_cast<int>(get("epoch").toInt());
-  c.step_in_epoch = get("step_in_epoch").toInt();
-  c.global_step = get("global_step").toInt();
-  c.best_fitness = get("best_fitness").toDouble();
+  c.model = tensors_in(file, root.get("model"), "model");
+  c.ema = tensors_in(file, root.get("ema"), "ema");
+  check_finite(c.model, file.name(), "model");
+  check_finite(c.ema, file.name(), "ema");
+  c.optimizer = tensors_in(file, root.get("optimizer"), "optimizer");
+  c.precision = tensors_in(file, root.get("precision"), "precision");
+  if (root.get("grads")) c.grads = tensors_in(file, root.get("grads"), "grads");
+  if (root.get("next_sequence")) c.next_sequence = static_cast<std::uint64_t>(get("next_sequence", K::Int).i);
+  c.ema_updates = get("ema_updates", K::Int).i;
+  c.epoch = static_cast<int>(get("epoch", K::Int).i);
+  c.step_in_epoch = get("step_in_epoch", K::Int).i;
+  c.global_step = get("global_step", K::Int).i;
+  c.best_fitness = get("best_fitness", K::Float).f;
   try {
-    c.meta = nlohmann::json::parse(get("meta").toStringRef());
-  } catch (const std::exception& e) {
-    throw Error(path + ": its 'meta' entry is not valid JSON: " + e.what());
+    c.meta = nlohmann::json::parse(get("meta", K::String).s);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(file.name() + ": its 'meta' entry is not valid JSON (" + std::string(e.what()).substr(0, 120) + ")");
   }
   return c;
 }

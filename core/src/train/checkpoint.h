@@ -1,6 +1,7 @@
 #pragma once
 // Training checkpoints: everything needed to continue a run exactly where it stopped,
-// mid-epoch included. One file, a pickled dict (torch::pickle_save), written atomically.
+// mid-epoch included. One file, a pickled dict (torch::pickle_save), written atomically, read
+// back through model/torch_file.h as every weights file is.
 // Tensor names follow the model's state dict ("model.0.conv.weight"), so the "model" and
 // "ema" entries are plain state dicts that PyTorch can read.
 #include <cstdint>
@@ -15,6 +16,7 @@
 namespace yoloflow::core {
 
 using TensorList = std::vector<std::pair<std::string, torch::Tensor>>;
+class TorchFile;
 
 struct Checkpoint {
   TensorList model;      // raw weights and buffers
@@ -37,8 +39,14 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // pickling serves several files (checkpoint_writer.h).
 std::vector<char> serialize_checkpoint(const Checkpoint& checkpoint);
 void write_checkpoint_bytes(const std::string& path, const std::vector<char>& bytes);
-// Throws yoloflow::Error naming the file when it is missing, truncated or not a checkpoint.
+// Reads a checkpoint through torch_file.h (checked, nothing run). Throws InvalidInput in one
+// line naming the file when it is missing, not a regular file, empty, truncated, damaged, not
+// a yoloflow checkpoint, or its model or EMA weights hold NaN or infinite values.
 Checkpoint load_checkpoint(const std::string& path);
+// Whether an opened file is a yoloflow checkpoint (a dict whose "format" entry says so), and
+// reading it (throws as load_checkpoint does).
+bool is_yoloflow_checkpoint(const TorchFile& file);
+Checkpoint read_checkpoint(TorchFile& file);
 // Name -> tensor view of a list, for load_state() calls.
 std::map<std::string, torch::Tensor> to_map(const TensorList& list);
 

@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "model/torch_file.h"
+#include "model/ultralytics_checkpoint.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
 #include "plugin/host_registry.h"
@@ -26,23 +28,56 @@ json model_spec_for_dataset(const Params& p, int dataset_nc) {
   return spec;
 }
 
-void load_initial_weights(Model& model, const std::string& file, int nc, const std::string& json_path) {
+void load_initial_weights(Model& model, const std::string& file, const std::vector<std::string>& names,
+                          const std::string& json_path) {
   NamedTensors weights;
+  std::string from = file;
+  std::vector<std::string> file_names;
   try {
-    weights = read_weights(file);
+    TorchFile f = TorchFile::open(file);
+    if (is_ultralytics_checkpoint(f.root())) {
+      UltralyticsCheckpoint u = read_ultralytics_checkpoint(f);
+      check_finite(u.weights, f.name(), u.weights_entry);
+      if (u.architecture() != model.architecture()) {
+        throw InvalidInput(f.name() + " holds a " + u.architecture() + " (an Ultralytics checkpoint), the model is a " +
+                           model.architecture() + ": train with model=" + file +
+                           " to take the architecture from the file, or model=" + u.architecture());
+      }
+      from = file + " (an Ultralytics" + (u.version.empty() ? "" : " " + u.version) + " checkpoint, its " +
+             u.weights_entry + ")";
+      file_names = std::move(u.names);
+      weights = std::move(u.weights);
+    } else {
+      weights = read_weights(f);
+    }
   } catch (const std::exception& e) {
     throw InvalidInput(json_path + ": " + e.what());
   }
+  const int nc = static_cast<int>(names.size());
   LoadOptions options;
   const int file_nc = classes_in(weights);
   if (file_nc > 0 && file_nc != nc) options.may_differ = is_class_head_tensor;
   const auto report = load_weights(model.module(), weights, file, options);
-  YF_LOG_INFO("weights: " << report.loaded << "/" << weights.size() << " tensors from " << file
+  YF_LOG_INFO("weights: " << report.loaded << "/" << weights.size() << " tensors from " << from
                           << (report.kept_initial.empty()
                                   ? std::string()
                                   : "; class head (" + std::to_string(report.kept_initial.size()) +
                                         " tensors) kept initial: " + std::to_string(file_nc) + " classes in the file, " +
                                         std::to_string(nc) + " in the dataset"));
+  // The same count under other names: the head's outputs are trained to mean the dataset's
+  // classes, which is what fine-tuning does; said, since it may not be meant.
+  if (static_cast<int>(file_names.size()) == nc && file_names != names) {
+    std::size_t differ = 0, first = 0;
+    for (std::size_t c = names.size(); c-- > 0;) {
+      if (file_names[c] != names[c]) {
+        ++differ;
+        first = c;
+      }
+    }
+    YF_LOG_WARN("weights: " << differ << " of the " << nc << " classes are named otherwise in " << file
+                            << " than in the dataset (class " << first << ": '" << file_names[first] << "' there, '"
+                            << names[first] << "' here); training follows the dataset's names");
+  }
 }
 
 std::string no_validation_source_message() {

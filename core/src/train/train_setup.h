@@ -4,6 +4,7 @@
 // pipeline the run folder holds (checkpoints carry it).
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "train/validation_pipeline.h"
 #include "yoloflow/component.h"
@@ -17,8 +18,12 @@ namespace yoloflow::core {
 // JSON path (under p.where()).
 json model_spec_for_dataset(const Params& p, int dataset_nc);
 
-// Fine-tuning: the pretrained tensors of `file`, except a class head sized for other classes.
-void load_initial_weights(Model& model, const std::string& file, int nc, const std::string& json_path);
+// Fine-tuning: the pretrained tensors of `file` (a state dict, a yoloflow checkpoint's EMA, an
+// Ultralytics checkpoint), except a class head sized for another number of classes than the
+// dataset's `names`. Refused, naming `json_path` and the file, when the file cannot be read or
+// holds another architecture.
+void load_initial_weights(Model& model, const std::string& file, const std::vector<std::string>& names,
+                          const std::string& json_path);
 
 // Why a sink whose `val_source` is null cannot train (the pipeline gave it no source to share).
 std::string no_validation_source_message();

@@ -77,7 +77,7 @@ class TrainSink final : public Sink {
     model_spec_ = model_spec_for_dataset(p, static_cast<int>(names_.size()));
     model_ = make<Model>(Kind::Model, model_spec_, "model");
     if (!p.is_null("weights") && p.get_string("resume").empty()) {
-      load_initial_weights(*model_, p.get_string("weights"), static_cast<int>(names_.size()), p.where() + ".weights");
+      load_initial_weights(*model_, p.get_string("weights"), names_, p.where() + ".weights");
     }
     run_dir_ = ctx.run_dir.empty() ? std::string("runs/train") : ctx.run_dir;
     checkpoints_ = std::make_unique<CheckpointWriter>(p.get_bool("save_async"));

@@ -143,7 +143,9 @@ Schema train_sink_schema() {
       "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
   s.add_path("weights").doc(
       "Initial weights (fine-tuning): a state dict (`yoloflow weights import`/`export`, or Python's "
-      "torch.save(model.state_dict())) or a yoloflow checkpoint (its EMA weights). With another "
+      "torch.save(model.state_dict())), a yoloflow checkpoint (its EMA weights) or an Ultralytics checkpoint "
+      "(yolo11n.pt, a run's best.pt: its EMA, else its model; `yoloflow train model=FILE.pt` also takes the "
+      "architecture from it). With another "
       "number of classes the class head keeps its initial values; every other tensor must fit. "
       "Ignored when resuming. Relative paths are resolved against the pipeline file's folder.");
   s.add_int("cpu_threads", 0).range(0, 1024).doc(

@@ -87,9 +87,10 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   Model& model = *loaded.model;
   const int nc = model.head().nc;
   const int stride = static_cast<int>(largest_stride(model.head()));
-  report.imgsz = std::max(stride, (r.imgsz + stride - 1) / stride * stride);
-  if (report.imgsz != r.imgsz) {
-    YF_LOG_WARN("--imgsz " << r.imgsz << " is not a multiple of the model's stride " << stride << ": using "
+  const int wanted = r.imgsz > 0 ? r.imgsz : default_imgsz(loaded);
+  report.imgsz = std::max(stride, (wanted + stride - 1) / stride * stride);
+  if (report.imgsz != wanted) {
+    YF_LOG_WARN("--imgsz " << wanted << " is not a multiple of the model's stride " << stride << ": using "
                            << report.imgsz);
   }
 

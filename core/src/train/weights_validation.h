@@ -23,7 +23,7 @@ struct WeightsValidationRequest {
   std::string data;       // data.yaml
   std::string split = "val";
   std::string device;     // "cpu", "cuda", "cuda:N"; empty: CUDA when available
-  int imgsz = 640;        // rounded up to a multiple of the model's stride
+  int imgsz = 640;        // rounded up to a multiple of the model's stride; 0: default_imgsz of the weights
   std::int64_t batch = 32;
   double conf = 0.001, iou = 0.7;
   int max_det = 300;
