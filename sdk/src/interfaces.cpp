@@ -67,9 +67,14 @@ Callback::~Callback() = default;
 void Callback::on_train_start(const TrainRun&, TrainControl&) {}
 void Callback::on_batch_start(const Batch&, const TrainProgress&, TrainControl&) {}
 void Callback::on_batch_end(const TrainProgress&, TrainControl&) {}
+void Callback::on_optimizer_step(TrainingView&) {}
+void Callback::on_validation_start(TrainingView&) {}
+void Callback::on_validation_end(TrainingView&) {}
 void Callback::on_epoch_end(const EpochSummary&, const TrainProgress&, TrainControl&) {}
 void Callback::on_train_end(const TrainProgress&, TrainControl&) {}
 json Callback::state() const { return json(); }
 void Callback::load_state(const json&) {}
+void Callback::save_tensors(CheckpointTensors&) const {}
+void Callback::load_tensors(const CheckpointTensors&) {}
 
 }  // namespace yoloflow

@@ -1,5 +1,6 @@
-// `yoloflow run PIPELINE [path=value ...]`: validates the pipeline, then runs its flow graph
-// for every epoch, printing progress and a summary. SIGINT/SIGTERM stop it gracefully: a
+// `yoloflow run PIPELINE [path=value ...]`: validates the pipeline, makes its run folder and the
+// driver of its run (run/run_driver.h: the trainer, or the epoch loop of a plain sink), runs it
+// and prints its summary. The command owns no loop. SIGINT/SIGTERM stop it gracefully: a
 // line says so at once, the batch in the sink finishes and no other starts, a training run
 // saves its state and exits 0 with the resume command, any other run exits 130. A second
 // signal stops at once (exit 130) without saving: checkpoints are written atomically, so the
@@ -19,11 +20,12 @@
 #include "cli/cli.h"
 #include "cli/distributed_run.h"
 #include "graph/graph_runner.h"
+#include "run/epoch_loop.h"
+#include "run/run_driver.h"
 #include "pipeline/json_text.h"
 #include "pipeline/pipeline.h"
 #include "run/run_folder.h"
 #include "train/auto_batch_profiler.h"
-#include "train/checkpoint.h"
 #include "util/atomic_file.h"
 #include "util/file_checks.h"
 #include "util/stop_signal_scope.h"
@@ -93,9 +95,9 @@ std::vector<std::string> recorded_plugin_paths(const std::string& file) {
   return out;
 }
 
-void print_summary(core::GraphRunner& runner, std::size_t total_samples, double total_seconds) {
-  std::cout << "done: " << total_samples << " images in " << core::format_fixed(total_seconds, 2) << " s ("
-            << core::format_fixed(total_seconds > 0 ? total_samples / total_seconds : 0.0, 1) << " images/s)"
+void print_summary(core::GraphRunner& runner, const std::string& run_summary, const core::RunOutcome& outcome) {
+  std::cout << "done: " << outcome.samples << " images in " << core::format_fixed(outcome.seconds, 2) << " s ("
+            << core::format_fixed(outcome.seconds > 0 ? outcome.samples / outcome.seconds : 0.0, 1) << " images/s)"
             << std::endl;
   std::map<std::size_t, std::string> skipped;  // source index -> reason (all epochs)
   for (const auto& e : runner.history()) {
@@ -128,8 +130,7 @@ void print_summary(core::GraphRunner& runner, std::size_t total_samples, double 
     }
     if (shown < issues.size()) std::cout << "  ... and " << issues.size() - shown << " more" << std::endl;
   }
-  const std::string sink_summary = runner.sink().summary();
-  if (!sink_summary.empty()) std::cout << sink_summary << (sink_summary.back() == '\n' ? "" : "\n");
+  if (!run_summary.empty()) std::cout << run_summary << (run_summary.back() == '\n' ? "" : "\n");
   std::cout.flush();
 }
 
@@ -170,19 +171,20 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   core::Pipeline& p = *loaded.pipeline;
 
   // A training sink saves resumable state when stopped; other sinks just stop.
-  const bool resumable = p.stage(p.sink).plugin == "train";
-  if (request.training && !resumable) {
-    std::cerr << request.file << ": stages." << p.sink << ".plugin: `yoloflow train` needs the 'train' sink, this "
-              << "pipeline ends in '" << p.stage(p.sink).plugin << "' (use `yoloflow run`)" << std::endl;
+  // A pipeline that ends in a stage with its own loop (the trainer) runs under it; its run
+  // saves state it continues from.
+  const core::RegisteredComponent& last_stage = *p.stage(p.sink).component;
+  if (request.training && last_stage.driver == nullptr) {
+    std::cerr << request.file << ": stages." << p.sink << ".plugin: `yoloflow train` needs a pipeline that ends in the "
+              << "train stage, this one ends in '" << p.stage(p.sink).plugin << "' (use `yoloflow run`)" << std::endl;
     return kExitInvalid;
   }
   DistributedRun dist(ctx.log_level);  // torchrun / srun: this process's rank
-  // Only sinks that write outputs get a numbered folder; a throughput run leaves none.
+  // Only runs that write outputs get a numbered folder; a throughput run leaves none.
   // Rank 0 alone writes outputs (data parallel).
-  const std::string& sink_plugin = p.stage(p.sink).plugin;
-  const bool writes_outputs = resumable || sink_plugin == "validate" || sink_plugin == "predict";
+  const bool writes_outputs = last_stage.writes_run_folder;
 
-  // Nothing below writes into a run folder until every check has passed and the graph is
+  // Nothing below writes into a run folder until every check has passed and the run is
   // built: a refused start, resume or --exist-ok leaves the folder as it was.
   // The run folder: created or claimed, checked writable and locked (one process per run),
   // before a resumed run's checkpoint is read: another process may be writing it.
@@ -202,20 +204,6 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     } else if (writes_outputs) {
       folder = core::RunFolder::claim_numbered(p.name);
     }
-  }
-  int first_epoch = 0;
-  std::uint64_t first_sequence = 0;
-  if (!request.resume_checkpoint.empty()) {
-    const auto ck = core::load_checkpoint(request.resume_checkpoint);
-    first_epoch = ck.epoch;
-    first_sequence = ck.next_sequence;
-    if (first_epoch >= p.epochs) {
-      std::cout << request.resume_checkpoint << " finished all " << p.epochs
-                << " epochs; to train longer, pass a larger count: epochs=" << p.epochs + 10 << std::endl;
-      return kExitOk;
-    }
-    auto& sink = const_cast<core::StageSpec&>(p.stage(p.sink));
-    sink.params["resume"] = request.resume_checkpoint;
   }
   const std::string run_dir = dist.is_main() ? folder.path() : request.run_dir;
   // Records the number chosen in the pipeline.json written below.
@@ -239,20 +227,23 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
 
   g_stop_requested.store(false);
   g_last_checkpoint[0] = 0;
-  if (resumable && !run_dir.empty()) {
+  if (last_stage.driver != nullptr && !run_dir.empty()) {
     const std::string last = run_dir + "/weights/last.pt";
     if (last.size() < sizeof g_last_checkpoint) std::copy(last.begin(), last.end() + 1, g_last_checkpoint);
   }
   core::StopSignalScope signals(on_stop_signal, /*once=*/false);
-  core::RunnerOptions options;
+  core::RunOptions options;
   options.run_dir = run_dir;
   options.device = request.device;
   options.stop_flag = &g_stop_requested;
-  options.first_epoch = first_epoch;
-  // Builds and configures every stage (the data read, the model built, a resumed checkpoint
-  // loaded); a failure leaves through here, and a folder this command made is removed again.
-  auto runner_owner = std::make_unique<core::GraphRunner>(p, registry, options);
-  core::GraphRunner& runner = *runner_owner;
+  options.resume_checkpoint = request.resume_checkpoint;
+  // Builds everything (the data read, the model built, a resumed checkpoint loaded); a failure
+  // leaves through here, and a folder this command made is removed again.
+  const auto driver = core::make_run_driver(p, registry, options);
+  if (const std::string nothing = driver->nothing_to_run(); !nothing.empty()) {
+    std::cout << nothing << std::endl;
+    return kExitOk;
+  }
   if (!folder.empty()) {
     folder.commit();
     std::cout << "run folder: " << run_dir << std::endl;
@@ -264,85 +255,23 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
                 << " that an interrupted write left in " << run_dir << std::endl;
     }
   }
-
-  RunEvent run_event;
-  run_event.run_dir = run_dir;
-  run_event.pipeline_name = p.name;
-  run_event.epochs = p.epochs;
-  run_event.device = request.device.empty() ? p.device : request.device;
-  for (auto& m : runner.monitors()) m->on_run_start(run_event);
-
-  std::cout << (request.resume_checkpoint.empty() ? "running '" : "resuming '") << p.name << "': " << p.epochs
-            << " epoch" << (p.epochs == 1 ? "" : "s") << ", " << runner.source().size() << " samples, "
-            << runner.workers() << " worker" << (runner.workers() == 1 ? "" : "s")
-            << (p.ordered ? ", ordered" : "") << std::endl;
-  std::size_t total = 0;
-  double seconds = 0;
-  int epochs_done = 0;
-  bool interrupted = false;
-  for (int epoch = first_epoch; epoch < p.epochs && !runner.stop_requested(); ++epoch) {
-    const auto s = runner.run_epoch(epoch, epoch == first_epoch ? first_sequence : 0);
-    total += s.samples;
-    seconds += s.seconds;
-    std::cout << "epoch " << epoch + 1 << "/" << p.epochs << ": " << s.samples << " images in " << s.batches
-              << " batches, " << core::format_fixed(s.seconds, 2) << " s, "
-              << core::format_fixed(s.images_per_second, 1) << " images/s, " << s.skipped.size() << " skipped, peak " << s.peak_in_flight << "/"
-              << s.max_in_flight << " samples in flight; first batch after " << core::format_fixed(s.first_batch_seconds, 2)
-              << " s, end of epoch " << core::format_fixed(s.end_seconds, 2) << " s" << (s.interrupted ? " (interrupted)" : "")
-              << std::endl;
-    constexpr std::size_t kShownSkips = 20;
-    for (std::size_t i = 0; i < s.skipped.size() && i < kShownSkips; ++i) {
-      std::cout << "  skipped sample " << s.skipped[i].index << ": " << s.skipped[i].reason << std::endl;
-    }
-    if (s.skipped.size() > kShownSkips) std::cout << "  ... and " << s.skipped.size() - kShownSkips << " more" << std::endl;
-    if (s.samples == 0 && !s.skipped.empty() && !s.interrupted) {
-      // Every sample failed the same way, as a 100000-pixel imgsz does: an epoch of nothing is
-      // not a success.
-      throw Error("epoch " + std::to_string(epoch + 1) + ": none of its " + std::to_string(s.skipped.size()) +
-                  " samples could be loaded (sample " + std::to_string(s.skipped.front().index) + ": " +
-                  s.skipped.front().reason + "); nothing was trained");
-    }
-    EpochEvent ev;
-    ev.epoch = epoch;
-    ev.epochs = p.epochs;
-    ev.seconds = s.seconds;
-    ev.values["images_per_second"] = s.images_per_second;
-    ev.values["samples"] = static_cast<double>(s.samples);
-    ev.values["skipped"] = static_cast<double>(s.skipped.size());
-    ev.values["time/first_batch"] = s.first_batch_seconds;
-    ev.values["time/end_of_epoch"] = s.end_seconds;
-    for (const auto& kv : runner.take_epoch_values()) ev.values[kv.first] = kv.second;
-    for (auto& m : runner.monitors()) {
-      m->on_epoch(ev);
-      const std::string line = m->epoch_summary();
-      if (!line.empty()) std::cout << "  " << line << std::endl;
-    }
-    if (s.interrupted) {
-      interrupted = true;
-      break;
-    }
-    ++epochs_done;
-  }
-  interrupted = interrupted || runner.stop_requested();
+  const core::RunOutcome outcome = driver->run(std::cout);
   // A signal may reach one rank and leave the others in mid-epoch collectives: they must be
-  // told. A stop the sink asked for (early stop, max_steps) is taken by every rank at the same
+  // told. A stop the run asked for (early stop, max_steps) is taken by every rank at the same
   // point (rank 0 broadcasts its early-stop verdict), so it ends the group cleanly.
-  const bool agreed_stop = !runner.stop_reason().empty();
-  dist.end(!interrupted || agreed_stop, "interrupted by a signal");
-  for (auto& m : runner.monitors()) m->on_run_end(run_event);
-  print_summary(runner, total, seconds);
-  if (interrupted) {
-    const std::string reason = runner.stop_reason();
+  dist.end(!outcome.interrupted || !outcome.stop_reason.empty(), "interrupted by a signal");
+  print_summary(driver->graph(), driver->summary(), outcome);
+  if (outcome.interrupted) {
     const int sig = g_stop_signal.load();
-    if (!reason.empty()) std::cout << "stopped: " << reason;
+    if (!outcome.stop_reason.empty()) std::cout << "stopped: " << outcome.stop_reason;
     else std::cout << "interrupted by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    std::cout << " after " << epochs_done << " complete epoch" << (epochs_done == 1 ? "" : "s") << " of "
+    std::cout << " after " << outcome.epochs_done << " complete epoch" << (outcome.epochs_done == 1 ? "" : "s") << " of "
               << p.epochs << std::endl;
-    if (resumable) {
+    if (driver->resumable()) {
       std::cout << "state saved; continue with: yoloflow train --resume " << run_dir << std::endl;
       return kExitOk;
     }
-    return reason.empty() ? kExitInterrupted : kExitOk;
+    return outcome.stop_reason.empty() ? kExitInterrupted : kExitOk;
   }
   return kExitOk;
 }

@@ -150,8 +150,14 @@ GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, Run
   }
   batcher_.reset(static_cast<Batcher*>(make(pipeline_.batcher).release()));
   add_stage(pipeline_.batcher, batcher_.get());
-  sink_.reset(static_cast<Sink*>(make(pipeline_.sink).release()));
-  add_stage(pipeline_.sink, sink_.get());
+  if (options_.sink != nullptr) {
+    sink_ = options_.sink;
+  } else {
+    owned_sink_.reset(static_cast<Sink*>(make(pipeline_.sink).release()));
+    sink_ = owned_sink_.get();
+  }
+  add_stage(pipeline_.sink, sink_);
+  stages_.back().external = options_.sink != nullptr;
 
   prepare(options_.first_epoch);
   if (PixelAllocator allocator = sink_->pixel_allocator()) batcher_->set_allocator(allocator);
@@ -251,9 +257,10 @@ void GraphRunner::call_sink(int epoch, const char* what, const std::function<voi
 }
 
 void GraphRunner::configure_stage(Stage& s, json params, int epoch) {
+  if (s.external) return;  // its owner configures it
   const int imgsz = pipeline_.imgsz(epoch);
   std::map<std::string, double> schedule;
-  if (s.component == sink_.get()) schedule = scheduled_values(epoch);
+  if (s.component == sink_) schedule = scheduled_values(epoch);
   if (s.configured && params == s.last_params && imgsz == s.last_imgsz && schedule == s.last_schedule) return;
   if (s.configured) {
     YF_LOG_DEBUG("epoch " << epoch << ": reconfiguring stage '" << s.spec->name << "'");

@@ -70,6 +70,10 @@ struct RunnerOptions {
   // Polled between samples; set by a signal handler (see request_stop()).
   const std::atomic<bool>* stop_flag = nullptr;
   int first_epoch = 0;  // the epoch components are configured for at construction
+  // A sink its owner made and configures, consuming the batches in place of the pipeline's
+  // last stage (which is then not made): the trainer's step, a validation's sink. Null: the
+  // runner makes and configures the last stage's component.
+  Sink* sink = nullptr;
 };
 
 class GraphRunner {
@@ -132,6 +136,7 @@ class GraphRunner {
     const StageSpec* spec = nullptr;
     Component* component = nullptr;
     bool configured = false;
+    bool external = false;  // RunnerOptions::sink: configured by its owner
     json last_params;
     int last_imgsz = 0;
     std::map<std::string, double> last_schedule;  // compared for the sink only
@@ -169,7 +174,8 @@ class GraphRunner {
   std::unique_ptr<DataSource> source_;
   std::vector<std::unique_ptr<Augmentation>> augmentations_;
   std::unique_ptr<Batcher> batcher_;
-  std::unique_ptr<Sink> sink_;
+  std::unique_ptr<Sink> owned_sink_;  // null with RunnerOptions::sink
+  Sink* sink_ = nullptr;
   std::vector<std::unique_ptr<Monitor>> monitors_;
   class Reporter;
   std::unique_ptr<Reporter> reporter_;

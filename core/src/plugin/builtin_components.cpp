@@ -4,17 +4,16 @@
 #include "predict/predict_sink.h"
 #include "train/ema_callback.h"
 #include "train/train_batch_images.h"
-#include "train/train_sink.h"
+#include "train/trainer.h"
 #include "train/validate_sink.h"
 
 namespace yoloflow::core {
 
-// The host's own components. Kept few: everything that can be a plugin is one. The
-// training engine is built in because it drives model, optimizer and precision plugins; the
-// train_batch_images callback because it draws with the host's sample grid; the ema callback
-// because it averages the model's tensors.
+// The host's own components. Kept few: everything that can be a plugin is one. The trainer is
+// built in because it owns the training loop and drives the model, optimizer and precision
+// plugins; the train_batch_images callback because it draws with the host's sample grid.
 void register_builtin_components(Registry& registry) {
-  register_train_sink(registry);
+  register_trainer(registry);
   register_validate_sink(registry);
   register_predict_sink(registry);
   register_train_batch_images(registry);

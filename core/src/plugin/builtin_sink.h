@@ -10,16 +10,16 @@
 
 namespace yoloflow::core {
 
-// `check`: what configure() refuses beyond the schema (registry.h, ParamsCheck).
+// `traits`: what else the host knows of it (registry.h, BuiltinTraits).
 template <class SinkType>
-void add_builtin_sink(Registry& registry, std::string name, std::string summary, ParamsCheck check = nullptr) {
+void add_builtin_sink(Registry& registry, std::string name, std::string summary, BuiltinTraits traits = {}) {
   ComponentInfo info;
   info.kind = Kind::Sink;
   info.name = std::move(name);
   info.summary = std::move(summary);
   info.schema = SinkType::schema();
   info.factory = []() -> Component* { return static_cast<Sink*>(new SinkType()); };
-  registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING, check);
+  registry.add(std::move(info), kBuiltinFile, "yoloflow", YOLOFLOW_VERSION_STRING, traits);
 }
 
 }  // namespace yoloflow::core

@@ -7,8 +7,9 @@ namespace yoloflow::core {
 void Registry::check_new(const ComponentInfo& info, const std::string& file) const {
   if (info.name.empty()) throw Error("a component of kind " + std::string(kind_name(info.kind)) +
                                      " in " + file + " has an empty name");
-  if (!info.factory) throw Error(std::string(kind_name(info.kind)) + " '" + info.name + "' in " +
-                                 file + " has no factory");
+  if (!info.factory && file != kBuiltinFile) {
+    throw Error(std::string(kind_name(info.kind)) + " '" + info.name + "' in " + file + " has no factory");
+  }
   auto it = components_.find({static_cast<int>(info.kind), info.name});
   if (it != components_.end()) {
     throw Error("duplicate " + std::string(kind_name(info.kind)) + " '" + info.name +
@@ -17,8 +18,11 @@ void Registry::check_new(const ComponentInfo& info, const std::string& file) con
 }
 
 void Registry::add(ComponentInfo info, const std::string& file, const std::string& plugin,
-                   const std::string& plugin_version, ParamsCheck check) {
+                   const std::string& plugin_version, BuiltinTraits traits) {
   check_new(info, file);
+  if (!info.factory && !traits.driver) {
+    throw Error(std::string(kind_name(info.kind)) + " '" + info.name + "' has neither a factory nor a driver");
+  }
   if (info.inputs.empty() && info.outputs.empty()) {
     // Ports follow from the kind unless the plugin declared its own.
     switch (info.kind) {
@@ -36,7 +40,8 @@ void Registry::add(ComponentInfo info, const std::string& file, const std::strin
     }
   }
   const auto key = std::make_pair(static_cast<int>(info.kind), info.name);
-  components_.emplace(key, RegisteredComponent{std::move(info), file, plugin, plugin_version, check});
+  components_.emplace(key, RegisteredComponent{std::move(info), file, plugin, plugin_version, traits.check, traits.driver,
+                                               traits.writes_run_folder});
 }
 
 const RegisteredComponent* Registry::find(Kind kind, const std::string& name) const {
@@ -71,6 +76,9 @@ std::unique_ptr<Component> Registry::create(Kind kind, const std::string& name,
   if (!rc) {
     throw Error(where + ": no " + std::string(kind_name(kind)) + " plugin named '" + name + "'",
                 kExitInvalid);
+  }
+  if (!rc->info.factory) {
+    throw Error(where + ": " + kind_name(kind) + " '" + name + "' runs the pipeline it ends; it is not made as a component");
   }
   try {
     std::unique_ptr<Component> c(rc->info.factory());

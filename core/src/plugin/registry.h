@@ -13,6 +13,9 @@ namespace yoloflow::core {
 
 class Registry;
 
+// The file name built-in components are registered under.
+inline constexpr const char* kBuiltinFile = "<built-in>";
+
 // What a component built into the host refuses in its parameters beyond what its schema can say
 // (one parameter against another, or against the registry), as configure() would refuse it:
 // appends each problem to `out`. Pipeline validation runs it on the stage's resolved parameters
@@ -20,20 +23,37 @@ class Registry;
 // what the run would.
 using ParamsCheck = void (*)(const json& params, const std::string& path, const Registry& registry, Diagnostics& out);
 
+class RunDriver;
+struct Pipeline;
+struct RunOptions;
+// The loop a component built into the host owns when its stage ends a pipeline (the trainer),
+// made instead of the component (run/run_driver.h).
+using RunDriverFactory = std::unique_ptr<RunDriver> (*)(const Pipeline& pipeline, const Registry& registry,
+                                                        const RunOptions& options);
+
+// What the host knows of a component it builds in itself, beyond its ComponentInfo.
+struct BuiltinTraits {
+  ParamsCheck check = nullptr;         // what configure() refuses beyond the schema
+  RunDriverFactory driver = nullptr;   // it runs its own loop (then it needs no factory)
+  bool writes_run_folder = false;      // a sink that writes outputs: a run gets a numbered folder
+};
+
 // A registered component and where it came from.
 struct RegisteredComponent {
   ComponentInfo info;
   std::string file;            // plugin library path, or "<built-in>"
   std::string plugin;          // descriptor name
   std::string plugin_version;
-  ParamsCheck check = nullptr;  // built-in components only
+  ParamsCheck check = nullptr;         // built-in components only (BuiltinTraits)
+  RunDriverFactory driver = nullptr;
+  bool writes_run_folder = false;
 };
 
 class Registry {
  public:
   // Throws yoloflow::Error on a duplicate (kind, name), naming both files.
   void add(ComponentInfo info, const std::string& file, const std::string& plugin,
-           const std::string& plugin_version, ParamsCheck check = nullptr);
+           const std::string& plugin_version, BuiltinTraits traits = {});
   // Fails like add() would, without adding.
   void check_new(const ComponentInfo& info, const std::string& file) const;
 

@@ -105,7 +105,8 @@ class PredictSink final : public Sink {
 void register_predict_sink(Registry& registry) {
   add_builtin_sink<PredictSink>(registry, "predict",
       "Detects objects in the batches it receives with a trained checkpoint (the predictor of `yoloflow "
-      "predict`) and writes annotated images, YOLO-format labels with confidences and predictions.json.");
+      "predict`) and writes annotated images, YOLO-format labels with confidences and predictions.json.",
+      BuiltinTraits{nullptr, nullptr, /*writes_run_folder=*/true});
 }
 
 }  // namespace yoloflow::core

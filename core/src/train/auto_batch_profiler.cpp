@@ -17,11 +17,10 @@
 #include "pipeline/pipeline.h"
 #include "train/batch_targets.h"
 #include "train/cuda_memory.h"
-#include "train/guarded_components.h"
 #include "train/multi_scale.h"
 #include "train/oom_guard.h"
 #include "train/step_engine.h"
-#include "train/train_setup.h"
+#include "train/training_parts.h"
 #include "train/train_device.h"
 #include "util/device_choice.h"
 #include "yoloflow/error.h"
@@ -136,8 +135,8 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const std::string path = "stages." + batcher + ".params.batch";
   const std::string asked = value.is_string() ? "\"" + value.get<std::string>() + "\"" : value.dump();
   const StageSpec& sink_stage = pipeline.stage(pipeline.sink);
-  if (sink_stage.plugin != "train") {
-    YF_LOG_WARN(path << ": batch " << asked << " is profiled for the train sink only; using " << kCpuBatch);
+  if (sink_stage.component->driver == nullptr) {
+    YF_LOG_WARN(path << ": batch " << asked << " is profiled for the train stage only; using " << kCpuBatch);
     set_batch(pipeline, batcher, kCpuBatch);
     return;
   }
@@ -146,8 +145,10 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
     throw InvalidInput(path + ": batch " + asked + " is not supported in data-parallel training; profile it in a "
                        "one-GPU run (its pipeline.json records the choice) and set that number");
   }
-  const json sink = pipeline.stage_params(pipeline.sink, 0);
-  std::string wanted = sink.value("device", std::string());
+  // The train stage's parameters as the trainer reads them: its defaults are the schema's.
+  const std::string sink_path = sink_stage.path() + ".params";
+  const Params sink(pipeline.stage_params(pipeline.sink, 0), sink_path);
+  std::string wanted = sink.get_string("device");
   if (wanted.empty()) wanted = device_override.empty() ? pipeline.device : device_override;
   const torch::Device device = pick_device(wanted, "device");
   if (!device.is_cuda()) {
@@ -155,7 +156,6 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
     set_batch(pipeline, batcher, kCpuBatch);
     return;
   }
-  const std::string sink_path = sink_stage.path() + ".params";
   // The training data first, before anything touches the GPU: a dataset that cannot be read
   // stops the run here, not after minutes of profiling. Its class names (the head's size),
   // size, and the densest augmented image.
@@ -169,7 +169,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   // 63.2 GiB reserved for 46.8 GiB allocated; with expandable segments 48.0 for 47.6.
   // Unless the pipeline or the environment configures the allocator, auto batch turns them on
   // (recorded in pipeline.json, so a resumed run keeps them).
-  std::string alloc_conf = sink.value("cuda_alloc_conf", std::string("auto"));
+  std::string alloc_conf = sink.get_string("cuda_alloc_conf");
   if ((alloc_conf.empty() || alloc_conf == "auto") && std::getenv("PYTORCH_CUDA_ALLOC_CONF") == nullptr &&
       !expandable_segments_conf().empty()) {
     alloc_conf = expandable_segments_conf();
@@ -178,11 +178,11 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
                                << "\" (varying target rows fragment fixed segments; \"expandable_segments:False\" keeps them)");
   }
   apply_cuda_alloc_conf(alloc_conf, sink_path + ".cuda_alloc_conf", device);
-  const double cap = sink.value("cuda_memory_fraction", 0.0);
+  const double cap = sink.get_float("cuda_memory_fraction");
   set_cuda_memory_fraction(device, cap);
-  at::globalContext().setBenchmarkCuDNN(sink.value("cudnn_benchmark", true) ||
-                                        capture_requested(sink.value("cuda_graph", json("auto")), device));
-  at::globalContext().setAllowTF32CuDNN(sink.value("tf32", true));
+  const bool captured = capture_requested(sink.get_json("cuda_graph"), device);
+  at::globalContext().setBenchmarkCuDNN(sink.get_bool("cudnn_benchmark") || captured);
+  at::globalContext().setAllowTF32CuDNN(sink.get_bool("tf32"));
 
   StageContext ctx;
   ctx.node = sink_path;
@@ -191,53 +191,38 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   ctx.seed = pipeline.seed;
   ctx.device = device.str();
 
-  json model_spec = sink.at("model");
-  if (!model_spec.contains("params") || !model_spec["params"].is_object()) model_spec["params"] = json::object();
-  if (!model_spec["params"].contains("nc") ||
-      (model_spec["params"]["nc"].is_number_integer() && model_spec["params"]["nc"].get<int>() == 0)) {
-    model_spec["params"]["nc"] = static_cast<int>(info.names.size());
-  }
+  // The parts the trainer will train, made by the same builder.
   torch::manual_seed(pipeline.seed);
-  auto model = create_guarded<Model>(registry, Kind::Model, model_spec, sink_path + ".model", ctx);
-  // Initial weights the sink would load: a file that cannot be read or does not fit stops the
-  // run before the profile, and the profiled model is the trained one.
-  if (sink.contains("weights") && sink["weights"].is_string() && !sink["weights"].get<std::string>().empty() &&
-      sink.value("resume", std::string()).empty()) {
-    load_initial_weights(*model, sink["weights"].get<std::string>(), info.names,
-                         sink_path + ".weights");
-  }
-  auto precision = create_guarded<PrecisionStrategy>(registry, Kind::Precision, sink.at("precision"),
-                                                       sink_path + ".precision", ctx);
-  std::string why;
-  if (!precision->supports(device, why)) throw InvalidInput(sink_path + ".precision: " + why);
+  const TrainingPartsBuilder parts(registry, sink, ctx);
+  auto model = parts.model(info.names, /*initial_weights=*/sink.get_string("resume").empty());
+  auto precision = parts.precision(device);
   model->module().to(device);
   model->module().train();
-  auto loss = create_guarded<Loss>(registry, Kind::Loss, sink.at("loss"), sink_path + ".loss", ctx);
-  loss->setup(model->head());
-  // The rows the sink pads to (train_sink.cpp consume): with cuda_graph, a batch that fits
-  // the captured cuda_graph_rows gets exactly those.
-  const std::int64_t rows = padded_target_rows(
-      static_cast<std::int64_t>(drawn.densest), sink.value("target_rows", std::int64_t{0}),
-      sink.value("target_rows_multiple", std::int64_t{32}),
-      capture_requested(sink.value("cuda_graph", json("auto")), device) ? sink.value("cuda_graph_rows", std::int64_t{96}) : 0);
-  if (sink.value("micro_batch", std::int64_t{0}) > 0) {
-    YF_LOG_WARN(path << ": auto batch profiles whole-batch steps; micro_batch " << sink.value("micro_batch", std::int64_t{0})
+  auto scheduled_loss = parts.loss(model->head());
+  Loss& loss = scheduled_loss->loss();
+  // The rows the trainer pads to (BatchTargets): with cuda_graph, a batch that fits the
+  // captured cuda_graph_rows gets exactly those.
+  const TargetRows target_rows = parts.target_rows();
+  const std::int64_t rows = padded_target_rows(static_cast<std::int64_t>(drawn.densest), target_rows.fixed,
+                                               target_rows.multiple, captured ? target_rows.fit : 0);
+  if (sink.get_int("micro_batch") > 0) {
+    YF_LOG_WARN(path << ": auto batch profiles whole-batch steps; micro_batch " << sink.get_int("micro_batch")
                      << " then only lowers the peak below the prediction");
   }
 
   auto restart = [&] { restart_cuda_peak(device); };
   auto measure = [&] { return cuda_peak_reserved_bytes(device).value_or(0.0); };
   // Multi-scale batches reach (1 + multi_scale) x imgsz: the largest is what must fit.
-  const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.value("multi_scale", 0.0),
+  const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.get_float("multi_scale"),
                                              static_cast<int>(largest_stride(model->head())));
-  const auto profile = profile_step_memory(*model, *precision, *loss, device, imgsz, rows, kProfiledBatches, restart, measure);
+  const auto profile = profile_step_memory(*model, *precision, loss, device, imgsz, rows, kProfiledBatches, restart, measure);
   // State the profiled step does not hold: the optimizer's moments (two per parameter for
   // Adam-type optimizers, one for SGD: the larger) and the EMA copy of parameters and buffers.
   double parameter_bytes = 0, buffer_bytes = 0;
   for (const auto& p : model->module().parameters()) parameter_bytes += static_cast<double>(p.numel() * p.element_size());
   for (const auto& b : model->module().buffers()) buffer_bytes += static_cast<double>(b.numel() * b.element_size());
   // `ema` true keeps an average (a listed `ema` callback with `ema` false is refused).
-  const double persistent = 2.0 * parameter_bytes + (sink.value("ema", true) ? parameter_bytes + buffer_bytes : 0.0);
+  const double persistent = 2.0 * parameter_bytes + (sink.get_bool("ema") ? parameter_bytes + buffer_bytes : 0.0);
 
   const double capacity = cuda_memory_capacity_bytes(device, cap).value_or(0.0);
   const double target = fraction * capacity;
@@ -255,7 +240,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   std::int64_t batch = choice.batch;
   const BatchMemory anchor = profile.points.back();
   for (int check = 0; check < 3 && batch > anchor.batch; ++check) {
-    const auto checked = profile_step_memory(*model, *precision, *loss, device, imgsz, rows, {batch}, restart, measure);
+    const auto checked = profile_step_memory(*model, *precision, loss, device, imgsz, rows, {batch}, restart, measure);
     if (checked.points.empty()) {  // out of memory (logged): halfway back to what was measured
       batch = anchor.batch + (batch - anchor.batch) / 2;
       continue;
@@ -269,6 +254,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
     if (next == batch) break;
     batch = next;
   }
+  scheduled_loss.reset();
   model.reset();
   precision.reset();
   restart_cuda_peak(device);

@@ -48,6 +48,9 @@ std::vector<char> serialize_checkpoint(const Checkpoint& c) {
   d.insert("optimizer", to_dict(c.optimizer));
   d.insert("precision", to_dict(c.precision));
   d.insert("grads", to_dict(c.grads));
+  c10::impl::GenericDict callbacks(c10::StringType::get(), c10::AnyType::get());
+  for (const auto& [name, list] : c.callbacks) callbacks.insert(name, to_dict(list));
+  d.insert("callback_tensors", callbacks);
   d.insert("next_sequence", static_cast<int64_t>(c.next_sequence));
   d.insert("ema_updates", c.ema_updates);
   d.insert("epoch", static_cast<int64_t>(c.epoch));
@@ -96,6 +99,15 @@ Checkpoint read_checkpoint(TorchFile& file) {
   c.optimizer = tensors_in(file, root.get("optimizer"), "optimizer");
   c.precision = tensors_in(file, root.get("precision"), "precision");
   if (root.get("grads")) c.grads = tensors_in(file, root.get("grads"), "grads");
+  // Written since callbacks keep tensors of their own; absent in earlier checkpoints.
+  if (const PickleValue* callbacks = root.get("callback_tensors")) {
+    if (callbacks->kind != K::Dict) throw InvalidInput(file.name() + ": entry 'callback_tensors' is not a dict");
+    for (std::size_t k = 0; k + 1 < callbacks->items.size(); k += 2) {
+      if (callbacks->items[k]->kind != K::String) throw InvalidInput(file.name() + ": entry 'callback_tensors' has a key that is no name");
+      const std::string& name = callbacks->items[k]->s;
+      c.callbacks[name] = tensors_in(file, callbacks->items[k + 1], "callback_tensors." + name);
+    }
+  }
   if (root.get("next_sequence")) c.next_sequence = static_cast<std::uint64_t>(get("next_sequence", K::Int).i);
   c.ema_updates = get("ema_updates", K::Int).i;
   c.epoch = static_cast<int>(get("epoch", K::Int).i);

@@ -20,11 +20,12 @@ class TorchFile;
 
 struct Checkpoint {
   TensorList model;      // raw weights and buffers
-  TensorList ema;        // EMA weights (what validation and export use)
+  TensorList ema;        // the weights to deploy, a callback's average (what val, predict and export use)
   TensorList optimizer;  // optimizer state (momentum buffers, Adam moments)
   TensorList precision;  // loss scaler state
   TensorList grads;      // gradients accumulated since the last optimizer step (mid-accumulation stop)
-  std::int64_t ema_updates = 0;
+  std::map<std::string, TensorList> callbacks;  // each callback's own tensors, by callback name
+  std::int64_t ema_updates = 0;     // optimizer steps `ema` averages
   int epoch = 0;                    // epoch in progress (0-based)
   std::int64_t step_in_epoch = 0;   // batches of `epoch` already trained
   std::uint64_t next_sequence = 0;  // position in `epoch`'s sample order to continue from

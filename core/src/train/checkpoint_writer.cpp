@@ -41,6 +41,7 @@ Checkpoint snapshot_on_cpu(const Checkpoint& c) {
   s.optimizer = cpu_copy(c.optimizer);
   s.precision = cpu_copy(c.precision);
   s.grads = cpu_copy(c.grads);
+  for (auto& [name, list] : s.callbacks) list = cpu_copy(list);
   return s;
 }
 

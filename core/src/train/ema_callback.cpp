@@ -1,9 +1,12 @@
 #include "train/ema_callback.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 
+#include "train/model_ema.h"
 #include "yoloflow/callback.h"
+#include "yoloflow/training_view.h"
 #include "yoloflow/error.h"
 #include "yoloflow/version.h"
 
@@ -26,15 +29,51 @@ class EmaCallback final : public Callback {
     decay_ = p.get_float("decay");
     tau_ = p.get_float("tau");
   }
-  ModelEma& attach(torch::nn::Module& model) {
-    if (!ema_) ema_ = std::make_unique<ModelEma>(model, decay_, tau_);
-    return *ema_;
+
+  void on_optimizer_step(TrainingView& training) override { average(training.model()).update(training.model()); }
+  // Validation scores the average: swapped into the model's own tensors, and back after.
+  void on_validation_start(TrainingView& training) override {
+    swapped_ = average(training.model()).swap_into(training.model());
   }
-  // Its state is the checkpoint's `ema` entry (tensors, read by val/predict/export), not JSON.
+  void on_validation_end(TrainingView& training) override {
+    if (swapped_.empty()) return;
+    ema_->restore(training.model(), swapped_);
+    swapped_.clear();
+  }
+
+  // The average is the run's weights to deploy, and counts its own updates.
+  void save_tensors(CheckpointTensors& out) const override {
+    if (ema_) {
+      out.put_deploy_weights(ema_->state(), ema_->updates());
+    } else if (!pending_.empty()) {
+      out.put_deploy_weights(pending_, pending_updates_);  // resumed, no step since
+    }
+  }
+  // It comes back from the checkpoint's deploy weights, attached to the model at the first
+  // hook that sees the model.
+  void load_tensors(const CheckpointTensors& in) override {
+    pending_ = in.deploy_weights();
+    pending_updates_ = in.deploy_averaged_steps();
+  }
 
  private:
+  ModelEma& average(torch::nn::Module& model) {
+    if (!ema_) {
+      ema_ = std::make_unique<ModelEma>(model, decay_, tau_);
+      if (!pending_.empty()) {
+        std::map<std::string, torch::Tensor> state(pending_.begin(), pending_.end());
+        ema_->load_state(state, pending_updates_);
+        pending_.clear();
+      }
+    }
+    return *ema_;
+  }
+
   double decay_ = 0.9999, tau_ = 2000.0;
   std::unique_ptr<ModelEma> ema_;
+  std::vector<torch::Tensor> swapped_;  // the model's own values while the average is in it
+  NamedTensors pending_;                // a resumed average, until the model is seen
+  std::int64_t pending_updates_ = 0;
 };
 
 // Position of the first `ema` entry of a callbacks list; absent when it has none.
@@ -69,13 +108,6 @@ json callbacks_with_ema(const json& callbacks, bool ema, const std::string& call
   // Appended, not prepended, so that the listed entries keep their JSON paths in messages.
   if (ema && !listed) out.push_back(json{{"plugin", kName}, {"params", json::object()}});
   return out;
-}
-
-ModelEma* model_ema_of(const TrainCallbacks& callbacks, torch::nn::Module& model) {
-  for (Callback* c : callbacks.callbacks()) {
-    if (auto* ema = dynamic_cast<EmaCallback*>(c)) return &ema->attach(model);
-  }
-  return nullptr;
 }
 
 }  // namespace yoloflow::core

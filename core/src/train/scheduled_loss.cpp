@@ -3,14 +3,13 @@
 #include <utility>
 
 #include "pipeline/component_factory.h"
-#include "plugin/host_registry.h"
 #include "train/guarded_components.h"
 
 namespace yoloflow::core {
 
-ScheduledLoss::ScheduledLoss(const nlohmann::json& spec, const StageContext& context)
-    : loss_(create_guarded<Loss>(host_registry(), Kind::Loss, spec, context.node, context)),
-      component_(*host_registry().find(Kind::Loss, spec.at("plugin").get<std::string>())),
+ScheduledLoss::ScheduledLoss(const Registry& registry, const nlohmann::json& spec, const StageContext& context)
+    : loss_(create_guarded<Loss>(registry, Kind::Loss, spec, context.node, context)),
+      component_(*registry.find(Kind::Loss, spec.at("plugin").get<std::string>())),
       key_(resolved(spec, context).dump()) {}
 
 nlohmann::json ScheduledLoss::resolved(const nlohmann::json& spec, const StageContext& context) const {

@@ -16,8 +16,8 @@ namespace yoloflow::core {
 
 class ScheduledLoss {
  public:
-  // `context`: the loss's own (its node is the JSON path of the train sink's `loss`).
-  ScheduledLoss(const nlohmann::json& spec, const StageContext& context);
+  // `context`: the loss's own (its node is the JSON path of the train stage's `loss`).
+  ScheduledLoss(const Registry& registry, const nlohmann::json& spec, const StageContext& context);
 
   Loss& loss() { return *loss_; }
   Loss* get() { return loss_.get(); }

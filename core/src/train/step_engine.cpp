@@ -76,16 +76,16 @@ void StepEngine::log_capture_counts() const {
                                     << " eager (warm-up, or more target rows than cuda_graph_rows)");
 }
 
-StepEngine::StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, ModelEma* ema,
-                       dist::DataParallel* dp, StepProfile* profile, torch::Device device, double clip_grad)
+StepEngine::StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, dist::DataParallel* dp,
+                       StepProfile* profile, torch::Device device, double clip_grad, std::function<void()> after_step)
     : model_(model),
       loss_(loss),
       precision_(precision),
-      ema_(ema),
       dp_(dp),
       profile_(profile),
       device_(device),
-      clip_grad_(clip_grad) {}
+      clip_grad_(clip_grad),
+      after_step_(std::move(after_step)) {}
 
 StepEngine::~StepEngine() = default;
 
@@ -247,9 +247,9 @@ void StepEngine::optimizer_step(TrainState& state) {
       for (auto& p : g.params) p.mutable_grad() = torch::Tensor();
     }
   }
-  if (ema_) ema_->update(model_.module());
   state.micro = 0;
   ++state.global_step;
+  if (after_step_) after_step_();
 }
 
 // As Ultralytics: scale = size / longest side, each side rounded up to a multiple of the

@@ -3,7 +3,7 @@
 // micro-batches (the whole batch's loss normaliser exactly, micro_batches.h), retried in
 // halved micro-batches after an out-of-memory error (oom_guard.h), or replayed as a captured
 // CUDA graph (captured_step.h); gradients accumulate to the nominal batch, then the optimizer
-// step: unscale, clip the global norm, step, scaler update, EMA update.
+// step: unscale, clip the global norm, step, scaler update, then the trainer's hooks (EMA).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,7 +13,6 @@
 #include <torch/torch.h>
 
 #include "train/captured_step.h"
-#include "train/model_ema.h"
 #include "train/step_profile.h"
 #include "train/train_state.h"
 #include "yoloflow/loss.h"
@@ -37,9 +36,11 @@ bool capture_requested(const nlohmann::json& setting, const torch::Device& devic
 
 class StepEngine {
  public:
-  // Everything must outlive the engine; `ema`, `dp` and `profile` may be null.
-  StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, ModelEma* ema, dist::DataParallel* dp,
-             StepProfile* profile, torch::Device device, double clip_grad);
+  // Everything must outlive the engine; `dp` and `profile` may be null. `after_step` runs
+  // after every optimizer step (the trainer's on_optimizer_step hooks: an average of the
+  // weights); may be empty.
+  StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, dist::DataParallel* dp, StepProfile* profile,
+             torch::Device device, double clip_grad, std::function<void()> after_step);
   ~StepEngine();
 
   void set_optimizer(Optimizer& optimizer) { optimizer_ = &optimizer; }
@@ -79,11 +80,11 @@ class StepEngine {
   Model& model_;
   Loss& loss_;
   PrecisionStrategy& precision_;
-  ModelEma* ema_;
   dist::DataParallel* dp_;
   StepProfile* profile_;
   torch::Device device_;
   double clip_grad_;
+  std::function<void()> after_step_;
   Optimizer* optimizer_ = nullptr;
   std::unique_ptr<CapturedStep> captured_;
   bool failure_reported_ = false, multi_scale_reported_ = false;

@@ -38,12 +38,14 @@ TrainCallbacks::TrainCallbacks(const Registry& registry, const json& specs, cons
   }
 }
 
-template <class F>
-void TrainCallbacks::each(const char* hook, F&& call) {
-  for (auto& e : entries_) {
+template <class E, class F>
+void TrainCallbacks::call_one(E& e, const char* hook, F&& call) {
+  try {
+    call(e);
+  } catch (...) {
     const std::string who = "callback '" + e.name + "' (" + e.path + ", " + e.file + ") failed in " + hook + ": ";
     try {
-      call(e);
+      throw;
     } catch (const Error& x) {
       throw Error(who + x.what(), x.exit_code());
     } catch (const std::exception& x) {
@@ -54,6 +56,11 @@ void TrainCallbacks::each(const char* hook, F&& call) {
   }
 }
 
+template <class F>
+void TrainCallbacks::each(const char* hook, F&& call) {
+  for (auto& e : entries_) call_one(e, hook, call);
+}
+
 void TrainCallbacks::train_start(const TrainRun& run, CallbackRequests& r) {
   each("on_train_start", [&](Entry& e) { e.callback->on_train_start(run, r); });
 }
@@ -62,6 +69,18 @@ void TrainCallbacks::batch_start(const Batch& batch, const TrainProgress& p, Cal
 }
 void TrainCallbacks::batch_end(const TrainProgress& p, CallbackRequests& r) {
   each("on_batch_end", [&](Entry& e) { e.callback->on_batch_end(p, r); });
+}
+void TrainCallbacks::optimizer_step(TrainingView& t) {
+  each("on_optimizer_step", [&](Entry& e) { e.callback->on_optimizer_step(t); });
+}
+void TrainCallbacks::validation_start(TrainingView& t) {
+  each("on_validation_start", [&](Entry& e) { e.callback->on_validation_start(t); });
+}
+void TrainCallbacks::validation_end(TrainingView& t) {
+  // In reverse, as a stack: the last to swap weights in swaps them out first.
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    call_one(*it, "on_validation_end", [&](Entry& e) { e.callback->on_validation_end(t); });
+  }
 }
 void TrainCallbacks::epoch_end(const EpochSummary& epoch, const TrainProgress& p, CallbackRequests& r) {
   each("on_epoch_end", [&](Entry& e) { e.callback->on_epoch_end(epoch, p, r); });
@@ -80,14 +99,62 @@ json TrainCallbacks::states() const {
   json out = json::object();
   for (const auto& e : entries_) {
     json s;
-    try {
-      s = e.callback->state();
-    } catch (const std::exception& x) {
-      throw Error("callback '" + e.name + "' (" + e.path + ", " + e.file + ") failed in state(): " + x.what());
-    }
+    call_one(e, "state()", [&](const Entry& x) { s = x.callback->state(); });
     if (!s.is_null()) out[e.name] = std::move(s);
   }
   return out;
+}
+
+namespace {
+
+// What one callback puts into a checkpoint, or finds there on resume.
+class TensorSlots final : public CheckpointTensors {
+ public:
+  TensorSlots() = default;
+  TensorSlots(NamedTensors own, NamedTensors deploy, std::int64_t steps)
+      : own_(std::move(own)), deploy_(std::move(deploy)), steps_(steps) {}
+  void put(NamedTensors tensors) override { own_ = std::move(tensors); }
+  void put_deploy_weights(NamedTensors tensors, std::int64_t averaged_steps) override {
+    deploy_ = std::move(tensors);
+    steps_ = averaged_steps;
+    gave_deploy_ = true;
+  }
+  const NamedTensors& get() const override { return own_; }
+  const NamedTensors& deploy_weights() const override { return deploy_; }
+  std::int64_t deploy_averaged_steps() const override { return steps_; }
+  NamedTensors own_, deploy_;
+  std::int64_t steps_ = 0;
+  bool gave_deploy_ = false;
+};
+
+}  // namespace
+
+TrainCallbacks::SavedTensors TrainCallbacks::save_tensors() const {
+  SavedTensors out;
+  std::string deploy_from;
+  for (const auto& e : entries_) {
+    TensorSlots slots;
+    call_one(e, "save_tensors", [&](const Entry& x) { x.callback->save_tensors(slots); });
+    if (!slots.own_.empty()) out.own[e.name] = std::move(slots.own_);
+    if (slots.gave_deploy_) {
+      if (!deploy_from.empty()) {
+        throw Error("callbacks '" + deploy_from + "' and '" + e.name + "' (" + e.path +
+                    ") both give the weights to deploy; a run has one set (list only one of them)");
+      }
+      deploy_from = e.name;
+      out.deploy = std::move(slots.deploy_);
+      out.deploy_averaged_steps = slots.steps_;
+    }
+  }
+  return out;
+}
+
+void TrainCallbacks::load_tensors(const SavedTensors& saved) {
+  each("load_tensors", [&](Entry& e) {
+    const auto it = saved.own.find(e.name);
+    const TensorSlots slots(it == saved.own.end() ? NamedTensors{} : it->second, saved.deploy, saved.deploy_averaged_steps);
+    e.callback->load_tensors(slots);
+  });
 }
 
 void TrainCallbacks::load_states(const json& states) {

@@ -1,13 +1,16 @@
 #pragma once
-// The train sink's callback plugins (yoloflow/callback.h): created from its `callbacks` list,
-// called in that order, each one's exceptions turned into an error naming it, and their state
-// gathered for a checkpoint and handed back on resume, keyed by callback name.
+// The trainer's callbacks (yoloflow/callback.h): created from the train stage's `callbacks`
+// list, called in that order at every hook point, each one's exceptions turned into an error
+// naming it, and their state and tensors gathered for a checkpoint and handed back on resume,
+// keyed by callback name.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "plugin/registry.h"
 #include "yoloflow/callback.h"
+#include "yoloflow/training_view.h"
 
 namespace yoloflow::core {
 
@@ -33,6 +36,9 @@ class TrainCallbacks {
   void train_start(const TrainRun& run, CallbackRequests& requests);
   void batch_start(const Batch& batch, const TrainProgress& progress, CallbackRequests& requests);
   void batch_end(const TrainProgress& progress, CallbackRequests& requests);
+  void optimizer_step(TrainingView& training);
+  void validation_start(TrainingView& training);
+  void validation_end(TrainingView& training);
   void epoch_end(const EpochSummary& epoch, const TrainProgress& progress, CallbackRequests& requests);
   void train_end(const TrainProgress& progress, CallbackRequests& requests);
 
@@ -41,6 +47,18 @@ class TrainCallbacks {
   // Gives each callback the state stored under its name (a callback without one keeps its own).
   void load_states(const json& states);
 
+  // The callbacks' tensors for a checkpoint: each one's own, by callback name, and the deploy
+  // weights (the checkpoint's `ema` entry) when one gives them. Throws Error naming a second
+  // callback that gives deploy weights too.
+  struct SavedTensors {
+    std::map<std::string, NamedTensors> own;
+    NamedTensors deploy;
+    std::int64_t deploy_averaged_steps = 0;
+  };
+  SavedTensors save_tensors() const;
+  // Hands each callback its tensors back (and the checkpoint's deploy weights).
+  void load_tensors(const SavedTensors& saved);
+
  private:
   struct Entry {
     std::string name;  // plugin name; "name#2" for its second entry
@@ -48,6 +66,8 @@ class TrainCallbacks {
     std::string file;  // its plugin library, or "<built-in>"
     std::unique_ptr<Callback> callback;
   };
+  template <class E, class F>
+  static void call_one(E& entry, const char* hook, F&& call);
   template <class F>
   void each(const char* hook, F&& call);
   std::vector<Entry> entries_;

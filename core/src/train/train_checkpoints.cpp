@@ -9,14 +9,13 @@
 namespace yoloflow::core {
 
 Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& parts, bool mid_epoch,
-                                 double epoch_seconds, nlohmann::json meta) {
+                                 double epoch_seconds, nlohmann::json meta, TrainCallbacks::SavedTensors callbacks) {
   Checkpoint c;
   for (const auto& kv : parts.model.module().named_parameters()) c.model.emplace_back(kv.key(), kv.value());
   for (const auto& kv : parts.model.module().named_buffers()) c.model.emplace_back(kv.key(), kv.value());
-  if (parts.ema != nullptr) {
-    c.ema = parts.ema->state();
-    c.ema_updates = parts.ema->updates();
-  }
+  c.ema = std::move(callbacks.deploy);
+  c.ema_updates = callbacks.deploy_averaged_steps;
+  c.callbacks = std::move(callbacks.own);
   if (parts.optimizer != nullptr) c.optimizer = parts.optimizer->state();
   c.precision = parts.precision.state();
   c.global_step = state.global_step;
@@ -68,17 +67,29 @@ void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, con
   };
   for (auto& np : model.module().named_parameters()) copy_into(np.key(), np.value());
   for (auto& nb : model.module().named_buffers()) copy_into(nb.key(), nb.value());
-  if (parts.ema != nullptr && !ck.ema.empty()) parts.ema->load_state(to_map(ck.ema), ck.ema_updates);
   parts.precision.load_state(to_map(ck.precision));
   state.global_step = ck.global_step;
   state.best_fitness = ck.best_fitness;
   state.total_seconds = ck.meta.value("total_seconds", 0.0);
   // A micro-batch that an out-of-memory error lowered stays lowered (a smaller one in the
   // pipeline wins).
+  const std::int64_t micro_batch = state.micro_batch;
   if (const auto saved = ck.meta.value("micro_batch", std::int64_t{0});
       saved > 0 && (state.micro_batch <= 0 || saved < state.micro_batch)) {
     state.micro_batch = saved;
   }
+  if (state.micro_batch != micro_batch) YF_LOG_INFO("resume: micro_batch " << state.micro_batch << " (from " << path << ")");
+  YF_LOG_INFO("resuming from " << path << ": epoch " << ck.epoch + 1 << ", batch " << ck.step_in_epoch
+                               << " (sample position " << ck.next_sequence << "), " << state.global_step
+                               << " optimizer steps so far");
+}
+
+TrainCallbacks::SavedTensors callback_tensors(const Checkpoint& ck) {
+  TrainCallbacks::SavedTensors out;
+  out.own = ck.callbacks;
+  out.deploy = ck.ema;
+  out.deploy_averaged_steps = ck.ema_updates;
+  return out;
 }
 
 void restore_optimizer(const Checkpoint& ck, torch::nn::Module& module, Optimizer& optimizer,
@@ -100,17 +111,6 @@ double resume_epoch(const Checkpoint& ck, TrainState& state) {
   state.images = ck.meta.value("epoch_images", std::int64_t{0});
   state.oom_retries = ck.meta.value("epoch_oom_retries", std::int64_t{0});
   return ck.meta.value("epoch_seconds", 0.0);
-}
-
-std::unique_ptr<Checkpoint> resume_from(const std::string& path, const TrainingParts& parts, TrainState& state) {
-  auto ck = std::make_unique<Checkpoint>(load_checkpoint(path));
-  const std::int64_t micro_batch = state.micro_batch;
-  restore_train_checkpoint(*ck, path, parts, state);
-  if (state.micro_batch != micro_batch) YF_LOG_INFO("resume: micro_batch " << state.micro_batch << " (from " << path << ")");
-  YF_LOG_INFO("resuming from " << path << ": epoch " << ck->epoch + 1 << ", batch " << ck->step_in_epoch
-                               << " (sample position " << ck->next_sequence << "), " << state.global_step
-                               << " optimizer steps so far");
-  return ck;
 }
 
 std::vector<std::string> weight_paths(const std::string& run_dir, const std::vector<std::string>& files) {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "train/checkpoint.h"
-#include "train/model_ema.h"
+#include "train/train_callbacks.h"
 #include "train/train_state.h"
 #include "yoloflow/model.h"
 #include "yoloflow/optimizer.h"
@@ -17,10 +17,9 @@
 
 namespace yoloflow::core {
 
-// What a checkpoint is made of; `ema` and `optimizer` may be null (no EMA; before the first batch).
+// What a checkpoint is made of; `optimizer` may be null (before the first batch).
 struct TrainingParts {
   Model& model;
-  ModelEma* ema;
   Optimizer* optimizer;
   PrecisionStrategy& precision;
 };
@@ -28,14 +27,18 @@ struct TrainingParts {
 // At an epoch's end (`mid_epoch` false) the checkpoint continues with the next epoch at its
 // first sample; mid-epoch it holds the epoch's running totals and any gradients accumulated
 // for the next optimizer step. `meta` is the caller's description (model, names, pipeline...)
-// that the state's own entries are added to.
+// that the state's own entries are added to; `callbacks` the callbacks' tensors (their deploy
+// weights become the `ema` entry).
 Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& parts, bool mid_epoch,
-                                 double epoch_seconds, nlohmann::json meta);
+                                 double epoch_seconds, nlohmann::json meta, TrainCallbacks::SavedTensors callbacks);
 
-// Loads the model's weights and buffers, the EMA and the loss scaler from `ck` and the run's
-// counters into `state` (the optimizer, built at the first batch, loads its part later:
-// restore_optimizer). Throws InvalidInput naming `path` when the checkpoint holds another
-// architecture or class count.
+// The callbacks' tensors as a checkpoint holds them (to hand back with load_tensors).
+TrainCallbacks::SavedTensors callback_tensors(const Checkpoint& ck);
+
+// A resumed run: the model's weights and buffers and the loss scaler from `ck` (read from
+// `path`), and the run's counters into `state` (the optimizer, built at the first batch, loads
+// its part later: restore_optimizer). Throws InvalidInput naming `path` when the checkpoint
+// holds another architecture or class count. Logs where the run continues.
 void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, const TrainingParts& parts,
                               TrainState& state);
 
@@ -50,9 +53,5 @@ double resume_epoch(const Checkpoint& ck, TrainState& state);
 
 // The run's checkpoint files named `files` ("last.pt", "best.pt"...): RUN_DIR/weights/NAME, each once.
 std::vector<std::string> weight_paths(const std::string& run_dir, const std::vector<std::string>& files);
-
-// `yoloflow train --resume`: loads `path` and restores it into `parts` and `state` (above),
-// logging where the run continues.
-std::unique_ptr<Checkpoint> resume_from(const std::string& path, const TrainingParts& parts, TrainState& state);
 
 }  // namespace yoloflow::core

@@ -1,12 +1,9 @@
 #include "train/train_setup.h"
 
-#include <fstream>
-
 #include "model/torch_file.h"
 #include "model/ultralytics_checkpoint.h"
 #include "model/weights_io.h"
 #include "pipeline/component_factory.h"
-#include "plugin/host_registry.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/source.h"
@@ -85,7 +82,8 @@ std::string no_validation_source_message() {
          "here, e.g. {\"plugin\": \"...\", \"params\": {...}} reading the validation images";
 }
 
-std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, const StageContext& ctx) {
+std::unique_ptr<ValidationPipeline> open_training_validation(const Registry& registry, const Params& p,
+                                                             const StageContext& ctx) {
   const json source_spec = p.get_json("val_source");
   if (source_spec.is_null()) {
     throw InvalidInput(p.where() + ".val_source: " + no_validation_source_message());
@@ -102,23 +100,11 @@ std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, co
   vo.batch = p.get_int("val_batch");
   vo.rect = p.get_bool("rect");
   // Made (and checked) now rather than at the first validation, an epoch into the run.
-  auto validation = std::make_unique<ValidationPipeline>(host_registry(), stages, vo, ctx, p.where() + ".validation");
+  auto validation = std::make_unique<ValidationPipeline>(registry, stages, vo, ctx, p.where() + ".validation");
   const json source_params = source_spec.value("params", json::object());
   YF_LOG_INFO("validation: " << validation->size() << " images from " << source_spec.value("plugin", std::string())
                              << (source_params.contains("split") ? ", split " + source_params["split"].dump() : std::string()));
   return validation;
-}
-
-json read_run_pipeline(const std::string& run_dir) {
-  std::ifstream f(run_dir + "/pipeline.json");
-  if (!f) return json();
-  try {
-    return json::parse(f);
-  } catch (const std::exception& e) {
-    YF_LOG_WARN("train: " << run_dir << "/pipeline.json is not valid JSON (" << e.what()
-                          << "); checkpoints will not hold the pipeline");
-    return json();
-  }
 }
 
 }  // namespace yoloflow::core

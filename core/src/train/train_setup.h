@@ -1,7 +1,7 @@
 #pragma once
-// What the train sink builds from its parameters before training: the model sized to the
-// dataset's classes and its initial weights, the validation of each epoch, and the resolved
-// pipeline the run folder holds (checkpoints carry it).
+// What the trainer builds from the train stage's parameters before training, beside the parts
+// of training_parts.h: the model spec sized to the dataset's classes, the initial weights, and
+// the validation of each epoch.
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@
 
 namespace yoloflow::core {
 
-// The sink's `model` spec with the head's class count following the dataset (`dataset_nc`)
+// The stage's `model` spec with the head's class count following the dataset (`dataset_nc`)
 // unless the pipeline sets it; a count that disagrees with the dataset is refused, named by its
 // JSON path (under p.where()).
 json model_spec_for_dataset(const Params& p, int dataset_nc);
@@ -28,10 +28,8 @@ void load_initial_weights(Model& model, const std::string& file, const std::vect
 // Why a sink whose `val_source` is null cannot train (the pipeline gave it no source to share).
 std::string no_validation_source_message();
 
-// The validation split of the sink's `data`, with its validation parameters.
-std::unique_ptr<ValidationPipeline> open_training_validation(const Params& p, const StageContext& ctx);
-
-// The resolved pipeline `yoloflow run` wrote into the run folder; null when there is none.
-json read_run_pipeline(const std::string& run_dir);
+// The validation split of the stage's `data`, with its validation parameters.
+std::unique_ptr<ValidationPipeline> open_training_validation(const Registry& registry, const Params& p,
+                                                             const StageContext& ctx);
 
 }  // namespace yoloflow::core

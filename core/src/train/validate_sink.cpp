@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ValidateSink final : public Sink, public HostedValidation {
+class ValidateSink final : public HostedValidationSink {
  public:
   static Schema schema() {
     Schema s;
@@ -173,12 +173,13 @@ class ValidateSink final : public Sink, public HostedValidation {
 
 }  // namespace
 
-HostedValidation* hosted_validation(Sink& sink) { return dynamic_cast<ValidateSink*>(&sink); }
+std::unique_ptr<HostedValidationSink> make_hosted_validation_sink() { return std::make_unique<ValidateSink>(); }
 
 void register_validate_sink(Registry& registry) {
   add_builtin_sink<ValidateSink>(registry, "validate",
       "Evaluates a checkpoint on the batches it receives (the train sink's validation: NMS, P, R, mAP50, "
-      "mAP50-95 overall and per class) and writes the metrics to a JSON file.");
+      "mAP50-95 overall and per class) and writes the metrics to a JSON file.",
+      BuiltinTraits{nullptr, nullptr, /*writes_run_folder=*/true});
 }
 
 }  // namespace yoloflow::core

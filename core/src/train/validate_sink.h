@@ -5,6 +5,7 @@
 // host (its validation each epoch runs a pipeline ending in this sink). It reports P, R,
 // mAP50, mAP50-95 (overall and per class), writes them to a file in the run folder, and, given
 // a loss, the validation losses.
+#include <memory>
 #include <vector>
 
 #include <torch/torch.h>
@@ -45,7 +46,9 @@ class HostedValidation {
   ~HostedValidation() = default;
 };
 
-// `sink` as a HostedValidation when it is the validate sink, else null.
-HostedValidation* hosted_validation(Sink& sink);
+// The validate sink as a sink its owner configures and hands models to: what a validation
+// pipeline consumes its batches with (validation_pipeline.h).
+class HostedValidationSink : public Sink, public HostedValidation {};
+std::unique_ptr<HostedValidationSink> make_hosted_validation_sink();
 
 }  // namespace yoloflow::core

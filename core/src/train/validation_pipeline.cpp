@@ -1,5 +1,6 @@
 #include "train/validation_pipeline.h"
 
+#include "pipeline/component_factory.h"
 #include "train/batch_targets.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -54,6 +55,17 @@ ValidationPipeline::ValidationPipeline(const Registry& registry, const Validatio
   ro.run_dir = context.run_dir;
   ro.device = context.device;
   ro.stop_flag = options_.stop_flag;
+  if (stages.sink.is_null()) {
+    // The validate sink, made and configured here so that runs can hand it their model.
+    const StageSpec& spec = pipeline_.stage(kSink);
+    hosted_ = make_hosted_validation_sink();
+    StageContext sink_context = context;
+    sink_context.node = kSink;
+    sink_context.imgsz = options_.imgsz;
+    configure_component(*hosted_, *spec.component, pipeline_.stage_params(kSink, 0), spec.path(), sink_context,
+                        "stage '" + std::string(kSink) + "'");
+    ro.sink = hosted_.get();
+  }
   runner_ = std::make_unique<GraphRunner>(pipeline_, registry, ro);
   names_ = runner_->source().info().names;
 }
@@ -82,12 +94,10 @@ EpochStats ValidationPipeline::run_batches(int stride) {
   return stats;
 }
 
-ValidationResult ValidationPipeline::run(Model& model, ModelEma* ema, PrecisionStrategy* precision, Loss* loss,
+ValidationResult ValidationPipeline::run(Model& model, PrecisionStrategy* precision, Loss* loss,
                                          const torch::Device& device, std::vector<KeptDetections>* kept) {
-  HostedValidation* sink = hosted_validation(runner_->sink());
-  if (sink == nullptr) throw Error(where_ + ": the validation pipeline's sink is not `" + kSink + "`");
-  std::vector<torch::Tensor> saved;
-  if (ema != nullptr) saved = ema->swap_into(model.module());
+  if (!hosted_) throw Error(where_ + ": the validation pipeline's sink is not `" + kSink + "`");
+  HostedValidation* sink = hosted_.get();
   model.module().eval();
   // cuDNN's heuristics, not benchmarking, for validation's convolutions: beside a captured
   // training step benchmarking every validation shape made the first validation on an H200
@@ -98,16 +108,11 @@ ValidationResult ValidationPipeline::run(Model& model, ModelEma* ema, PrecisionS
     BenchmarkOff() { at::globalContext().setBenchmarkCuDNN(false); }
     ~BenchmarkOff() { at::globalContext().setBenchmarkCuDNN(was); }
   } benchmark_off;
-  // The training weights and mode come back whatever happens.
+  // The training mode comes back whatever happens.
   struct Restore {
     Model& model;
-    ModelEma* ema;
-    std::vector<torch::Tensor>& saved;
-    ~Restore() {
-      model.module().train();
-      if (ema != nullptr) ema->restore(model.module(), saved);
-    }
-  } restore{model, ema, saved};
+    ~Restore() { model.module().train(); }
+  } restore{model};
   sink->use_model(model, precision, loss, device, kept);
   run_batches(static_cast<int>(largest_stride(model.head())));
   ValidationResult out;

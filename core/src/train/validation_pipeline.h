@@ -15,7 +15,6 @@
 #include "pipeline/pipeline.h"
 #include "plugin/registry.h"
 #include "train/detection_metrics.h"
-#include "train/model_ema.h"
 #include "train/progress_report.h"
 #include "train/validate_sink.h"
 #include "train/validation_plan.h"
@@ -64,14 +63,15 @@ class ValidationPipeline {
   // The stop flag of the options was set: the last run ended early.
   bool interrupted() const { return runner_->stop_requested(); }
 
-  // Validates `model` with the validate sink (its EMA weights when `ema` is given; put back
-  // afterwards) in eval mode under `precision`'s autocast; returns to train mode. `kept`, when
-  // given, receives every image's detections.
-  ValidationResult run(Model& model, ModelEma* ema, PrecisionStrategy* precision, Loss* loss,
-                       const torch::Device& device, std::vector<KeptDetections>* kept = nullptr);
+  // Validates `model` as it is (a trainer's callbacks have put the weights to score in it)
+  // with the validate sink, in eval mode under `precision`'s autocast; returns it to train
+  // mode. `kept`, when given, receives every image's detections.
+  ValidationResult run(Model& model, PrecisionStrategy* precision, Loss* loss, const torch::Device& device,
+                       std::vector<KeptDetections>* kept = nullptr);
 
  private:
   Pipeline pipeline_;  // referenced by runner_
+  std::unique_ptr<HostedValidationSink> hosted_;  // the runner's sink, unless the stages name another
   std::unique_ptr<GraphRunner> runner_;
   ValidationOptions options_;
   std::string where_;

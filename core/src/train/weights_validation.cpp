@@ -119,7 +119,7 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
 
   std::vector<KeptDetections> kept;
-  report.metrics = validation.run(model, nullptr, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
+  report.metrics = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
   report.batches = validation.batches();
   report.interrupted = validation.interrupted();
   for (const KeptDetections& k : kept) {

@@ -10,15 +10,23 @@
 //     {"plugin": "periodic_checkpoints", "params": {"save_period": 10}}
 //   ]
 //
-// Order of the hooks in a run:
-//   on_train_start                 once per process (a resumed run calls it again, after load_state)
+// The trainer owns the run's loop and calls the hooks, in this order:
+//   on_train_start                 once per process, before the first batch (a resumed run calls
+//                                  it again, after load_state and load_tensors)
 //   on_batch_start, on_batch_end   around each batch's training step
-//   on_epoch_end                   after the epoch's validation and results.csv row, before its
-//                                  checkpoints are written (so they hold the state it leaves)
+//   on_optimizer_step              after every optimizer step (also the one an epoch's end makes
+//                                  for a partial accumulation), with the model (training_view.h)
+//   on_validation_start, _end      around each validation, with the model: what the model holds
+//                                  between them is what is scored (an average of the weights)
+//   on_epoch_end                   after the epoch's validation, before its checkpoints and its
+//                                  results.csv row are written (so they hold the state it leaves)
+//   save_tensors, state            whenever a checkpoint is written
 //   on_train_end                   once per process, when the run ends or is stopped
 // Hooks run on the training thread (the run waits for them) and, in a data-parallel run, in
 // the main process only. An exception from a hook ends the run with an error naming the
-// callback and its place in the pipeline.
+// callback, its library and its place in the pipeline. The hooks that take a TrainingView or
+// CheckpointTensors need LibTorch: include yoloflow/training_view.h, which says what a hook may
+// do to the model and the optimizer.
 //
 // State: state() is called whenever a checkpoint is written (last.pt at each epoch end,
 // mid-epoch saves, an interruption) and stored in it under the callback's name (the plugin
@@ -35,6 +43,9 @@
 #include "yoloflow/sample.h"
 
 namespace yoloflow {
+
+class TrainingView;       // yoloflow/training_view.h
+class CheckpointTensors;  // yoloflow/training_view.h
 
 // The run, as on_train_start sees it.
 struct TrainRun {
@@ -88,11 +99,18 @@ class YOLOFLOW_SDK_API Callback : public Component {
   // `batch` as the model receives it (uint8 HWC pixels, normalised targets; sample.h).
   virtual void on_batch_start(const Batch& batch, const TrainProgress& progress, TrainControl& control);
   virtual void on_batch_end(const TrainProgress& progress, TrainControl& control);
+  virtual void on_optimizer_step(TrainingView& training);
+  virtual void on_validation_start(TrainingView& training);
+  virtual void on_validation_end(TrainingView& training);
   virtual void on_epoch_end(const EpochSummary& epoch, const TrainProgress& progress, TrainControl& control);
   virtual void on_train_end(const TrainProgress& progress, TrainControl& control);
   // The state to carry in checkpoints (null: none); load_state gets it back on resume.
   virtual json state() const;
   virtual void load_state(const json& state);
+  // Tensors to carry in checkpoints (nothing by default); load_tensors gets them back on
+  // resume, before on_train_start.
+  virtual void save_tensors(CheckpointTensors& out) const;
+  virtual void load_tensors(const CheckpointTensors& in);
 };
 
 }  // namespace yoloflow
