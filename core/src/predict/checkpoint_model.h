@@ -1,16 +1,35 @@
 #pragma once
 // A training checkpoint's network, rebuilt from what the checkpoint says about itself and
 // loaded, for the consumers of trained weights: `yoloflow predict`, and the `predict` and
-// `validate` sinks. Implemented in predictor.cpp beside describe_checkpoint_model.
+// `validate` sinks, `yoloflow val`, `export` and `info`.
 #include <memory>
 #include <string>
 
 #include <torch/torch.h>
 
-#include "predict/predictor.h"
+#include <nlohmann/json.hpp>
+
+#include "plugin/registry.h"
 #include "yoloflow/model.h"
 
 namespace yoloflow::core {
+
+// How to rebuild the network a checkpoint holds.
+struct CheckpointModel {
+  nlohmann::json spec;             // {"plugin": NAME, "params": {...}}
+  std::vector<std::string> names;  // class names; empty when the checkpoint names none
+  std::string origin;              // where `spec` came from, for messages
+  nlohmann::json pipeline;         // the pipeline that trained it; null when neither it nor its run folder has one
+  std::string pipeline_origin;     // where `pipeline` came from, for messages
+};
+
+// Reads the model description of a checkpoint's meta: its "model" entry (written since
+// predict exists), else the train sink's model in its "pipeline" entry, else in the
+// pipeline.json of the run folder above `checkpoint_path` (older checkpoints), else its
+// "architecture" name; `pipeline` likewise from its "pipeline" entry or that pipeline.json.
+// Throws InvalidInput naming the file and what is missing.
+CheckpointModel describe_checkpoint_model(const nlohmann::json& meta, const std::string& checkpoint_path);
+
 
 struct LoadedCheckpointModel {
   std::unique_ptr<Model> model;  // in eval mode on the device asked for

@@ -45,22 +45,6 @@ struct ImagePrediction {
   double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;
 };
 
-// How to rebuild the network a checkpoint holds.
-struct CheckpointModel {
-  nlohmann::json spec;             // {"plugin": NAME, "params": {...}}
-  std::vector<std::string> names;  // class names; empty when the checkpoint names none
-  std::string origin;              // where `spec` came from, for messages
-  nlohmann::json pipeline;         // the pipeline that trained it; null when neither it nor its run folder has one
-  std::string pipeline_origin;     // where `pipeline` came from, for messages
-};
-
-// Reads the model description of a checkpoint's meta: its "model" entry (written since
-// predict exists), else the train sink's model in its "pipeline" entry, else in the
-// pipeline.json of the run folder above `checkpoint_path` (older checkpoints), else its
-// "architecture" name; `pipeline` likewise from its "pipeline" entry or that pipeline.json.
-// Throws InvalidInput naming the file and what is missing.
-CheckpointModel describe_checkpoint_model(const nlohmann::json& meta, const std::string& checkpoint_path);
-
 class Predictor {
  public:
   // Loads `weights` (a training checkpoint, its EMA weights when it has them; or a plain state
