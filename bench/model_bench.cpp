@@ -10,10 +10,10 @@
 #include <torch/cuda.h>
 
 #include "log/logging.h"
-#include "model/model_factory.h"
+#include "training/model/model_factory.h"
 #include "model/yolo11/autocast_state.h"
-#include "plugin/builtin_components.h"
-#include "plugin/plugin_manager.h"
+#include "training/builtin_components.h"
+#include "runtime/plugin/plugin_manager.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

@@ -37,10 +37,10 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "graph/graph_runner.h"
-#include "pipeline/pipeline.h"
-#include "plugin/builtin_components.h"
-#include "plugin/plugin_manager.h"
+#include "runtime/graph/graph_runner.h"
+#include "runtime/pipeline/pipeline.h"
+#include "training/builtin_components.h"
+#include "runtime/plugin/plugin_manager.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"

@@ -20,10 +20,10 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "model/model_factory.h"
-#include "model/weights_io.h"
-#include "plugin/builtin_components.h"
-#include "plugin/plugin_manager.h"
+#include "training/model/model_factory.h"
+#include "training/model/weights_io.h"
+#include "training/builtin_components.h"
+#include "runtime/plugin/plugin_manager.h"
 #include "yoloflow/error.h"
 
 namespace {

@@ -25,12 +25,12 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "pipeline/component_factory.h"
-#include "plugin/builtin_components.h"
-#include "plugin/host_registry.h"
-#include "plugin/plugin_manager.h"
-#include "run/results_csv.h"
-#include "util/remove_tree.h"
+#include "runtime/pipeline/component_factory.h"
+#include "training/builtin_components.h"
+#include "runtime/plugin/host_registry.h"
+#include "runtime/plugin/plugin_manager.h"
+#include "runtime/run/results_csv.h"
+#include "runtime/util/remove_tree.h"
 #include "yoloflow/error.h"
 #include "yoloflow/sink.h"
 

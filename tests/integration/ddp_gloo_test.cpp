@@ -22,8 +22,8 @@
 #include "support/free_port.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
-#include "train/checkpoint.h"
-#include "run/results_csv.h"
+#include "training/checkpoint/checkpoint.h"
+#include "runtime/run/results_csv.h"
 
 using namespace yoloflow;
 namespace fs = std::filesystem;

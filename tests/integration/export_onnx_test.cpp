@@ -13,9 +13,9 @@
 #include <onnx/onnx_pb.h>
 #include <opencv2/dnn.hpp>
 
-#include "export/onnx_export.h"
-#include "model/model_factory.h"
-#include "model/weights_io.h"
+#include "training/export/onnx_export.h"
+#include "training/model/model_factory.h"
+#include "training/model/weights_io.h"
 #include "support/onnx_torch_eval.h"
 #include "support/paths.h"
 #include "support/plugins.h"

@@ -12,8 +12,8 @@
 #include <regex>
 #include <thread>
 
-#include "graph/graph_runner.h"
-#include "pipeline/pipeline.h"
+#include "runtime/graph/graph_runner.h"
+#include "runtime/pipeline/pipeline.h"
 #include "support/synthetic_pipeline.h"
 #include "yoloflow/error.h"
 

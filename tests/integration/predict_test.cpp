@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "predict/checkpoint_model.h"
-#include "predict/predictor.h"
+#include "training/checkpoint/checkpoint_model.h"
+#include "training/predict/predictor.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/plugins.h"
@@ -26,12 +26,12 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "detect/nms.h"
+#include "training/detect/nms.h"
 #include "support/onnx_torch_eval.h"
 #endif
 #include "support/train_pipeline.h"
-#include "train/checkpoint.h"
-#include "run/results_csv.h"
+#include "training/checkpoint/checkpoint.h"
+#include "runtime/run/results_csv.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

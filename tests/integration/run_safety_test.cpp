@@ -18,13 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run/results_csv.h"
+#include "runtime/run/results_csv.h"
 #include "support/child_process.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
-#include "train/checkpoint.h"
+#include "training/checkpoint/checkpoint.h"
 
 using namespace yoloflow;
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
-#include "train/checkpoint.h"
+#include "training/checkpoint/checkpoint.h"
 
 using namespace yoloflow;
 

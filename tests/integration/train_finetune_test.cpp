@@ -8,11 +8,11 @@
 #include <sstream>
 #include <string>
 
-#include "model/weights_io.h"
+#include "training/model/weights_io.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
-#include "train/checkpoint.h"
+#include "training/checkpoint/checkpoint.h"
 
 using namespace yoloflow;
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
-#include "run/results_csv.h"
+#include "runtime/run/results_csv.h"
 
 using namespace yoloflow;
 

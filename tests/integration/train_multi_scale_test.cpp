@@ -9,7 +9,7 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
-#include "run/results_csv.h"
+#include "runtime/run/results_csv.h"
 
 using namespace yoloflow;
 

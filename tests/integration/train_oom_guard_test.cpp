@@ -14,8 +14,8 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
-#include "train/checkpoint.h"
-#include "run/results_csv.h"
+#include "training/checkpoint/checkpoint.h"
+#include "runtime/run/results_csv.h"
 
 using namespace yoloflow;
 

@@ -14,8 +14,8 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
-#include "run/results_csv.h"
-#include "train/step_profile.h"
+#include "runtime/run/results_csv.h"
+#include "training/trainer/step_profile.h"
 
 using namespace yoloflow;
 

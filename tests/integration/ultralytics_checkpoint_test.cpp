@@ -13,16 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/torch_file.h"
-#include "model/ultralytics_checkpoint.h"
-#include "model/weights_io.h"
-#include "predict/checkpoint_model.h"
+#include "training/model/torch_file.h"
+#include "training/model/ultralytics_checkpoint.h"
+#include "training/model/weights_io.h"
+#include "training/checkpoint/checkpoint_model.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
-#include "train/checkpoint.h"
-#include "train/model_word.h"
+#include "training/checkpoint/checkpoint.h"
+#include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

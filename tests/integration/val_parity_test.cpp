@@ -14,7 +14,7 @@
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
-#include "train/weights_validation.h"
+#include "training/eval/weights_validation.h"
 
 using namespace yoloflow;
 using json = nlohmann::json;

@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "model/model_factory.h"
-#include "model/weights_io.h"
-#include "model/zip_archive.h"
+#include "training/model/model_factory.h"
+#include "training/model/weights_io.h"
+#include "training/model/zip_archive.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
-#include "train/checkpoint.h"
+#include "training/checkpoint/checkpoint.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

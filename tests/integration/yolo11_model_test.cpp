@@ -16,10 +16,10 @@
 #include <regex>
 #include <sstream>
 
-#include "model/flop_counter.h"
-#include "model/model_factory.h"
-#include "model/weights_io.h"
-#include "plugin/plugin_manager.h"
+#include "training/model/flop_counter.h"
+#include "training/model/model_factory.h"
+#include "training/model/weights_io.h"
+#include "runtime/plugin/plugin_manager.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "log/logging.h"
-#include "plugin/builtin_components.h"
+#include "training/builtin_components.h"
 
 int main(int argc, char** argv) {
   yoloflow::core::use_builtin_components();

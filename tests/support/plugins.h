@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "plugin/plugin_manager.h"
+#include "runtime/plugin/plugin_manager.h"
 
 namespace yoloflow::test {
 

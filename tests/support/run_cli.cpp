@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "support/paths.h"
-#include "util/remove_tree.h"
+#include "runtime/util/remove_tree.h"
 
 namespace yoloflow::test {
 

@@ -3,7 +3,7 @@
 // graph tests.
 #include <string>
 
-#include "plugin/plugin_manager.h"
+#include "runtime/plugin/plugin_manager.h"
 #include "support/paths.h"
 
 namespace yoloflow::test {

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "dist/dist_env.h"
+#include "runtime/dist/dist_env.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "dist/gradient_reducer.h"
-#include "dist/process_group.h"
+#include "training/parallel/gradient_reducer.h"
+#include "training/parallel/process_group.h"
 #include "support/free_port.h"
 #include "yoloflow/error.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "graph/epoch_order.h"
+#include "runtime/graph/epoch_order.h"
 
 using namespace yoloflow::core;
 

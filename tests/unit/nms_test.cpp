@@ -1,7 +1,7 @@
 // Non-maximum suppression against hand-computed cases.
 #include <doctest/doctest.h>
 
-#include "detect/nms.h"
+#include "training/detect/nms.h"
 
 using namespace yoloflow;
 using core::NmsOptions;

@@ -2,7 +2,7 @@
 // errors name the JSON path, the component and its library, and keep a plugin's exit code.
 #include <doctest/doctest.h>
 
-#include "pipeline/component_factory.h"
+#include "runtime/pipeline/component_factory.h"
 #include "support/synthetic_pipeline.h"
 #include "yoloflow/error.h"
 #include "yoloflow/monitor.h"

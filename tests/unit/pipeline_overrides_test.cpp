@@ -2,7 +2,7 @@
 // the schemas at that place.
 #include <doctest/doctest.h>
 
-#include "pipeline/pipeline.h"
+#include "runtime/pipeline/pipeline.h"
 #include "support/synthetic_pipeline.h"
 
 using namespace yoloflow;

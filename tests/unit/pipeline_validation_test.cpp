@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "pipeline/json_text.h"
-#include "pipeline/pipeline.h"
+#include "runtime/pipeline/json_text.h"
+#include "runtime/pipeline/pipeline.h"
 #include "support/run_cli.h"
 #include "support/synthetic_pipeline.h"
 

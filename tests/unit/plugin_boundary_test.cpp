@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/component_spec.h"
-#include "plugin/descriptor_check.h"
-#include "plugin/library_mapping.h"
-#include "plugin/plugin_manager.h"
-#include "plugin/schema_defaults.h"
+#include "runtime/pipeline/component_spec.h"
+#include "runtime/plugin/descriptor_check.h"
+#include "runtime/plugin/library_mapping.h"
+#include "runtime/plugin/plugin_manager.h"
+#include "runtime/plugin/schema_defaults.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "yoloflow/error.h"

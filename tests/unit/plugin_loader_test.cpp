@@ -1,7 +1,7 @@
 // The plugin boundary: every way a library can be refused, with its one-line reason.
 #include <doctest/doctest.h>
 
-#include "plugin/plugin_manager.h"
+#include "runtime/plugin/plugin_manager.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "yoloflow/error.h"

@@ -9,9 +9,9 @@
 
 #include <opencv2/core.hpp>
 
-#include "graph/epoch_order.h"
-#include "graph/recent_images.h"
-#include "graph/stage_sample_loaders.h"
+#include "runtime/graph/epoch_order.h"
+#include "runtime/graph/recent_images.h"
+#include "runtime/graph/stage_sample_loaders.h"
 
 using namespace yoloflow;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/stage_sample_loaders.h"
+#include "runtime/graph/stage_sample_loaders.h"
 
 using namespace yoloflow;
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "model/state_dict_pickle.h"
-#include "model/weights_io.h"
+#include "training/model/state_dict_pickle.h"
+#include "training/model/weights_io.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 

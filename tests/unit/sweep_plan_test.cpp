@@ -6,9 +6,9 @@
 
 #include "support/paths.h"
 #include "support/run_cli.h"
-#include "sweep/slurm_script.h"
-#include "sweep/sweep_plan.h"
-#include "sweep/sweep_summary.h"
+#include "runtime/sweep/slurm_script.h"
+#include "runtime/sweep/sweep_plan.h"
+#include "runtime/sweep/sweep_summary.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

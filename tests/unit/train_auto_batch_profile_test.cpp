@@ -7,11 +7,11 @@
 
 #include <new>
 
-#include "pipeline/pipeline.h"
-#include "plugin/plugin_manager.h"
+#include "runtime/pipeline/pipeline.h"
+#include "runtime/plugin/plugin_manager.h"
 #include "support/paths.h"
 #include "support/plugins.h"
-#include "train/auto_batch_profiler.h"
+#include "training/trainer/auto_batch_profiler.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/precision.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "train/auto_batch.h"
+#include "training/trainer/auto_batch.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

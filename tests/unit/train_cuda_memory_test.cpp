@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "train/cuda_memory.h"
+#include "training/device/cuda_memory.h"
 #include "yoloflow/error.h"
 #include "yoloflow/torch_compat.h"
 

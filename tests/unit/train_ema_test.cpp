@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "train/model_ema.h"
+#include "training/trainer/model_ema.h"
 
 using namespace yoloflow::core;
 

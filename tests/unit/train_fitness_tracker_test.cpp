@@ -1,7 +1,7 @@
 // best.pt as Ultralytics decides it, epoch by epoch (patience: the early_stopping callback's tests).
 #include <doctest/doctest.h>
 
-#include "train/fitness_tracker.h"
+#include "training/trainer/fitness_tracker.h"
 
 using namespace yoloflow::core;
 

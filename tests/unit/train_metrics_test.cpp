@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/paths.h"
-#include "train/detection_metrics.h"
+#include "training/eval/detection_metrics.h"
 
 using namespace yoloflow::core;
 

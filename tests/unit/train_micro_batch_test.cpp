@@ -10,9 +10,9 @@
 #include <torch/torch.h>
 
 #include "loss/yolo11_detection/detection_loss.h"
-#include "train/batch_targets.h"
-#include "train/micro_batches.h"
-#include "train/oom_guard.h"
+#include "training/components/batch_targets.h"
+#include "training/trainer/micro_batches.h"
+#include "training/device/oom_guard.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "train/multi_scale.h"
+#include "training/trainer/multi_scale.h"
 
 using namespace yoloflow;
 

@@ -12,11 +12,11 @@
 
 #include "support/paths.h"
 #include "support/run_cli.h"
-#include "train/checkpoint.h"
-#include "train/checkpoint_writer.h"
-#include "run/results_csv.h"
-#include "train/results_plot.h"
-#include "util/atomic_file.h"
+#include "training/checkpoint/checkpoint.h"
+#include "training/checkpoint/checkpoint_writer.h"
+#include "runtime/run/results_csv.h"
+#include "training/trainer/results_plot.h"
+#include "runtime/util/atomic_file.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

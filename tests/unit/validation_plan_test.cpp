@@ -11,8 +11,8 @@
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
-#include "pipeline/default_documents.h"
-#include "train/validation_pipeline.h"
+#include "runtime/pipeline/default_documents.h"
+#include "training/eval/validation_pipeline.h"
 #include "yoloflow/error.h"
 #include "yoloflow/source.h"
 

@@ -13,7 +13,7 @@
 #include "loss/yolo11_detection/detection_loss.h"
 #include "loss/yolo11_detection/task_aligned_assigner.h"
 #include "support/plugins.h"
-#include "train/batch_targets.h"
+#include "training/components/batch_targets.h"
 #include "yoloflow/error.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/torch_compat.h"

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "plugin/plugin_manager.h"
+#include "runtime/plugin/plugin_manager.h"
 
 namespace yoloflow::cli {
 

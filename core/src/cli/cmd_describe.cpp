@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
-#include "plugin/describe.h"
+#include "runtime/plugin/describe.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

@@ -7,8 +7,8 @@
 #include "cli/cli.h"
 #include "yoloflow/error.h"
 #ifdef YOLOFLOW_WITH_ONNX
-#include "export/onnx_export.h"
-#include "predict/checkpoint_model.h"
+#include "training/export/onnx_export.h"
+#include "training/checkpoint/checkpoint_model.h"
 #endif
 
 namespace yoloflow::cli {

@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "model/flop_counter.h"
-#include "model/model_factory.h"
-#include "pipeline/default_documents.h"
-#include "predict/checkpoint_model.h"
+#include "training/model/flop_counter.h"
+#include "training/model/model_factory.h"
+#include "runtime/pipeline/default_documents.h"
+#include "training/checkpoint/checkpoint_model.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

@@ -12,9 +12,9 @@
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
-#include "predict/prediction_outputs.h"
-#include "predict/predictor.h"
-#include "run/run_folder.h"
+#include "training/predict/prediction_outputs.h"
+#include "training/predict/predictor.h"
+#include "runtime/run/run_folder.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

@@ -12,9 +12,9 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli/cli.h"
-#include "detect/sample_grid.h"
-#include "graph/augmented_samples.h"
-#include "pipeline/pipeline.h"
+#include "training/detect/sample_grid.h"
+#include "runtime/graph/augmented_samples.h"
+#include "runtime/pipeline/pipeline.h"
 #include "yoloflow/error.h"
 
 namespace fs = std::filesystem;

@@ -5,13 +5,13 @@
 #include <iostream>
 
 #include "cli/cli.h"
-#include "pipeline/pipeline.h"
-#include "sweep/slurm_script.h"
-#include "sweep/sweep_plan.h"
-#include "sweep/sweep_runner.h"
-#include "sweep/sweep_summary.h"
-#include "sweep/run_state.h"
-#include "util/atomic_file.h"
+#include "runtime/pipeline/pipeline.h"
+#include "runtime/sweep/slurm_script.h"
+#include "runtime/sweep/sweep_plan.h"
+#include "runtime/sweep/sweep_runner.h"
+#include "runtime/sweep/sweep_summary.h"
+#include "runtime/sweep/run_state.h"
+#include "runtime/util/atomic_file.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

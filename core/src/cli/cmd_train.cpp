@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/default_pipeline.h"
-#include "train/model_word.h"
+#include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

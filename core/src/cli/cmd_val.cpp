@@ -10,10 +10,10 @@
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
-#include "run/run_folder.h"
-#include "train/metrics_report.h"
-#include "train/weights_validation.h"
-#include "util/atomic_file.h"
+#include "runtime/run/run_folder.h"
+#include "training/eval/metrics_report.h"
+#include "training/eval/weights_validation.h"
+#include "runtime/util/atomic_file.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

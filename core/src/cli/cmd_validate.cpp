@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
-#include "pipeline/pipeline.h"
+#include "runtime/pipeline/pipeline.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

@@ -2,10 +2,10 @@
 #include <iostream>
 
 #include "cli/cli.h"
-#include "model/model_factory.h"
-#include "model/torch_file.h"
-#include "model/ultralytics_checkpoint.h"
-#include "model/weights_io.h"
+#include "training/model/model_factory.h"
+#include "training/model/torch_file.h"
+#include "training/model/ultralytics_checkpoint.h"
+#include "training/model/weights_io.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

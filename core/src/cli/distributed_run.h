@@ -6,7 +6,7 @@
 // that is gone.
 #include <string>
 
-#include "dist/runtime.h"
+#include "runtime/dist/runtime.h"
 
 namespace yoloflow::cli {
 

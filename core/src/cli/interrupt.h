@@ -5,7 +5,7 @@
 #include <atomic>
 #include <string>
 
-#include "util/stop_signal_scope.h"
+#include "runtime/util/stop_signal_scope.h"
 
 namespace yoloflow::cli {
 

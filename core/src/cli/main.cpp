@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "log/logging.h"
-#include "plugin/builtin_components.h"
+#include "training/builtin_components.h"
 #include "yoloflow/error.h"
 #include "yoloflow/params.h"
 #include "yoloflow/version.h"

@@ -1,0 +1,608 @@
+#include "runtime/graph/graph_runner.h"
+
+#include <oneapi/tbb/concurrent_queue.h>
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_arena.h>
+#include <opencv2/core/utility.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <optional>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "runtime/dist/runtime.h"
+#include "runtime/graph/epoch_order.h"
+#include "runtime/graph/failure_text.h"
+#include "runtime/graph/stage_sample_loaders.h"
+#include "runtime/pipeline/component_factory.h"
+#include "runtime/pipeline/component_origin.h"
+#include "runtime/pipeline/component_spec.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/rng.h"
+
+namespace yoloflow::core {
+namespace {
+
+namespace flow = tbb::flow;
+
+// What travels between nodes. Messages are copied by the flow graph: keep them small.
+struct Token {
+  std::size_t index = 0;      // in the source
+  std::uint64_t sequence = 0; // in this epoch's order
+  std::uint64_t local = 0;    // in this process's share of it (= sequence for one process)
+};
+struct Item {
+  std::shared_ptr<Sample> sample;  // null when skipped or abandoned
+  std::uint64_t sequence = 0;
+  std::uint64_t local = 0;
+  std::size_t index = 0;
+};
+struct BatchMessage {
+  std::shared_ptr<Batch> batch;
+  long long samples = 0;  // released from the limiter once the sink is done with it
+};
+
+
+// The first failure of an epoch; later ones are consequences and are dropped.
+class FirstError {
+ public:
+  void set(Error error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_) error_ = std::move(error);
+    failed_.store(true);
+  }
+  bool failed() const { return failed_.load(); }
+  void rethrow() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) throw *error_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::atomic<bool> failed_{false};
+  std::optional<Error> error_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+// Forwards stage reports to the monitors. Sinks run serially, so calls do not overlap;
+// the lock covers stages that report from their own threads. Recursive: a monitor may
+// report epoch values from its on_step (the gpu monitor's utilisation).
+class GraphRunner::Reporter final : public RunReporter {
+ public:
+  explicit Reporter(GraphRunner& runner) : runner_(runner) {}
+  void step(const StepEvent& event) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    for (std::size_t i = 0; i < runner_.monitors_.size(); ++i) {
+      try {
+        runner_.monitors_[i]->on_step(event);
+      } catch (const std::exception& e) {
+        const auto& spec = runner_.pipeline_.monitors.at(i);
+        throw Error(component_origin(*spec.component, spec.path).text() + " failed in on_step: " + e.what());
+      }
+    }
+  }
+  void epoch_values(const std::map<std::string, double>& values) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    for (const auto& kv : values) values_[kv.first] = kv.second;
+  }
+  void request_stop(const std::string& reason) override {
+    {
+      std::lock_guard<std::mutex> lock(runner_.stop_mutex_);
+      if (runner_.stop_reason_.empty()) runner_.stop_reason_ = reason.empty() ? "stop requested" : reason;
+    }
+    runner_.request_stop();
+  }
+  std::map<std::string, double> take() {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return std::exchange(values_, {});
+  }
+
+ private:
+  GraphRunner& runner_;
+  std::recursive_mutex mutex_;
+  std::map<std::string, double> values_;
+};
+
+std::map<std::string, double> GraphRunner::take_epoch_values() { return reporter_->take(); }
+
+std::string GraphRunner::stop_reason() const {
+  std::lock_guard<std::mutex> lock(stop_mutex_);
+  return stop_reason_;
+}
+
+GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, RunnerOptions options)
+    : pipeline_(pipeline), registry_(registry), options_(std::move(options)) {
+  if (pipeline_.source.empty() || pipeline_.batcher.empty() || pipeline_.sink.empty()) {
+    throw Error("the pipeline has no linear source -> batcher -> sink chain to run");
+  }
+  workers_ = pipeline_.workers > 0 ? pipeline_.workers : std::max(1, tbb::info::default_concurrency());
+  reporter_ = std::make_unique<Reporter>(*this);
+  for (const auto& m : pipeline_.monitors) {
+    StageContext ctx = context(m.path, options_.first_epoch);
+    monitors_.push_back(create_component<Monitor>(
+        registry_, Kind::Monitor, {{"plugin", m.plugin}, {"params", m.params}}, m.path, ctx));
+  }
+  auto make = [&](const std::string& name) {
+    const StageSpec& spec = pipeline_.stage(name);
+    return registry_.create(spec.kind, spec.plugin, "stage '" + name + "'");
+  };
+  auto add_stage = [&](const std::string& name, Component* component) {
+    Stage s;
+    s.spec = &pipeline_.stage(name);
+    s.component = component;
+    stages_.push_back(std::move(s));
+  };
+  source_.reset(static_cast<DataSource*>(make(pipeline_.source).release()));
+  add_stage(pipeline_.source, source_.get());
+  for (const auto& name : pipeline_.augmentations) {
+    augmentations_.emplace_back(static_cast<Augmentation*>(make(name).release()));
+    add_stage(name, augmentations_.back().get());
+  }
+  batcher_.reset(static_cast<Batcher*>(make(pipeline_.batcher).release()));
+  add_stage(pipeline_.batcher, batcher_.get());
+  if (options_.sink != nullptr) {
+    sink_ = options_.sink;
+  } else {
+    owned_sink_.reset(static_cast<Sink*>(make(pipeline_.sink).release()));
+    sink_ = owned_sink_.get();
+  }
+  add_stage(pipeline_.sink, sink_);
+  stages_.back().external = options_.sink != nullptr;
+
+  prepare(options_.first_epoch);
+  if (PixelAllocator allocator = sink_->pixel_allocator()) batcher_->set_allocator(allocator);
+
+}
+
+GraphRunner::~GraphRunner() = default;
+
+StageContext GraphRunner::context(const std::string& node, int epoch) const {
+  StageContext c;
+  c.node = node;
+  c.imgsz = pipeline_.imgsz(epoch);
+  c.epoch = epoch;
+  c.epochs = pipeline_.epochs;
+  c.seed = pipeline_.seed;
+  c.deterministic = pipeline_.deterministic;
+  c.workers = workers_;
+  c.run_dir = options_.run_dir;
+  c.device = options_.device.empty() ? pipeline_.device : options_.device;
+  c.reporter = reporter_.get();
+  c.schedule = scheduled_values(epoch);
+  // Every index of the source is delivered once per epoch (skipped loads aside), split
+  // between the ranks of a data-parallel run.
+  c.samples_per_epoch =
+      source_ ? static_cast<std::int64_t>(shard_size(source_->size(), dist::current_env().world_size)) : 0;
+  return c;
+}
+
+std::string GraphRunner::stage_label(const Stage& s) const {
+  return stage_text(*s.spec);
+}
+
+std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
+  std::map<std::string, double> out;
+  // A schedule is an object where the resolved value is a number.
+  if (pipeline_.document.contains("imgsz") && pipeline_.document["imgsz"].is_object()) {
+    out["imgsz"] = pipeline_.imgsz(epoch);
+  }
+  for (const auto& s : stages_) {
+    const json& raw = s.spec->params;
+    const json resolved = pipeline_.stage_params(s.spec->name, epoch);
+    const std::string prefix = "stages." + s.spec->name + ".params.";
+    for (auto it = resolved.begin(); it != resolved.end(); ++it) {
+      if (!it.value().is_number() || !raw.contains(it.key()) || !raw[it.key()].is_object()) continue;
+      out[prefix + it.key()] = it.value().get<double>();
+    }
+    // Schedules inside a component the stage names ("loss": {"plugin": ..., "params": {"box":
+    // {"steps": ...}}}): the stage is reconfigured when one of them changes.
+    for (const auto& spec : s.spec->component->info.schema.params()) {
+      if (spec.type != ParamType::Component || !raw.contains(spec.name)) continue;
+      const json& nested = raw[spec.name];
+      Kind kind;
+      if (!nested.is_object() || !nested.contains("plugin") || !nested["plugin"].is_string() ||
+          !nested.contains("params") || !kind_from_name(spec.kind, kind)) {
+        continue;
+      }
+      const RegisteredComponent* rc = registry_.find(kind, nested["plugin"].get<std::string>());
+      if (rc == nullptr) continue;
+      const json values = rc->info.schema.resolve(nested["params"], epoch, pipeline_.epochs);
+      for (const auto& name : rc->info.schema.scheduled(nested["params"])) {
+        if (values[name].is_number()) out[prefix + spec.name + ".params." + name] = values[name].get<double>();
+      }
+    }
+  }
+  return out;
+}
+
+void GraphRunner::prepare(int epoch) {
+  for (auto& s : stages_) configure_stage(s, pipeline_.stage_params(s.spec->name, epoch), epoch);
+}
+
+std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
+  if (pipeline_.max_in_flight > 0) return static_cast<std::size_t>(pipeline_.max_in_flight);
+  // The sink holds the batch it is consuming and the next one waits, collated, in its queue:
+  // a third batch in the making plus two samples per worker keep every worker busy meanwhile.
+  // (With two batches, the workers were down to 2 * workers samples whenever the sink was
+  // busy, and the GPU waited ~4 ms of each 27 ms step: bench/gpu/compare-ultralytics.sh n32.)
+  return static_cast<std::size_t>(3 * std::max<std::int64_t>(1, batch_size) + 2 * workers_);
+}
+
+void GraphRunner::call_sink(int epoch, const char* what, const std::function<void()>& fn) {
+  const Stage& sink_stage = stages_.back();
+  // "at the end of epoch 3" (1-based, as every progress line counts).
+  const std::string when = std::string(std::string(what) == "begin_epoch"   ? "at the start of epoch "
+                                       : std::string(what) == "end_epoch" ? "at the end of epoch "
+                                                                          : "when stopping in epoch ") +
+                           std::to_string(epoch + 1);
+  try {
+    fn();
+  } catch (const Error& e) {
+    throw Error(stage_label(sink_stage) + " failed " + when + ": " + e.what(), e.exit_code());
+  } catch (const std::exception& e) {
+    throw Error(stage_label(sink_stage) + " failed " + when + ": " + e.what());
+  } catch (...) {
+    throw Error(stage_label(sink_stage) + " failed " + when + ": unknown exception");
+  }
+}
+
+void GraphRunner::configure_stage(Stage& s, json params, int epoch) {
+  if (s.external) return;  // its owner configures it
+  const int imgsz = pipeline_.imgsz(epoch);
+  std::map<std::string, double> schedule;
+  if (s.component == sink_) schedule = scheduled_values(epoch);
+  if (s.configured && params == s.last_params && imgsz == s.last_imgsz && schedule == s.last_schedule) return;
+  if (s.configured) {
+    YF_LOG_DEBUG("epoch " << epoch << ": reconfiguring stage '" << s.spec->name << "'");
+  }
+  configure_component(*s.component, *s.spec->component, params, s.spec->path(), context(s.spec->name, epoch),
+                      "stage '" + s.spec->name + "'");
+  s.configured = true;
+  s.last_params = std::move(params);
+  s.last_imgsz = imgsz;
+  s.last_schedule = std::move(schedule);
+}
+
+EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
+  prepare(epoch);
+  EpochStats stats;
+  stats.epoch = epoch;
+  const std::int64_t batch_size = batcher_->batch_size();
+  const std::size_t limit = max_in_flight_for(batch_size);
+  if (batch_size > 0 && limit < static_cast<std::size_t>(batch_size)) {
+    // The batcher would wait for samples the limiter never lets through.
+    throw InvalidInput("max_in_flight (" + std::to_string(limit) + ") is smaller than the batch size (" +
+                       std::to_string(batch_size) + ") of epoch " + std::to_string(epoch) +
+                       ": a batch could never fill; raise max_in_flight or set it to 0 (automatic)");
+  }
+  stats.max_in_flight = limit;
+
+  // Data parallel: this rank's share of the order; `sequence` stays the position in the
+  // whole order, so a sample gets the same augmentation whichever rank loads it.
+  const dist::DistEnv& denv = dist::current_env();
+  const std::vector<std::size_t> whole_order = epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch);
+  const std::vector<ShardSlot> order = shard_order(whole_order, denv.rank, denv.world_size, first_sequence);
+  // A mosaic's other images come from the samples loaded just before (AugmentContext::recent),
+  // which continue into the previous epoch's last ones.
+  const std::vector<std::size_t> previous_order =
+      epoch > 0 ? epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch - 1) : std::vector<std::size_t>{};
+
+  call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
+  const auto start = std::chrono::steady_clock::now();
+  PassCounts counts;
+  run_pass(epoch, order, whole_order, previous_order, limit, start, stats, counts);
+  return finish_epoch(epoch, start, stats, counts);
+}
+
+EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& plan) {
+  prepare(epoch);
+  EpochStats stats;
+  stats.epoch = epoch;
+  const std::int64_t batch_size = batcher_->batch_size();
+  std::size_t largest = 0;
+  for (const auto& b : plan) {
+    largest = std::max(largest, b.indices.size());
+    for (std::size_t i : b.indices) {
+      if (i >= source_->size()) {
+        throw Error("planned batch names sample " + std::to_string(i) + " of a source of " +
+                    std::to_string(source_->size()));
+      }
+    }
+    for (const auto& [name, params] : b.stage_params) (void)pipeline_.stage(name);  // throws for an unknown stage
+  }
+  if (batch_size > 0 && largest > static_cast<std::size_t>(batch_size)) {
+    throw Error("a planned batch of " + std::to_string(largest) + " samples exceeds the batcher's batch of " +
+                std::to_string(batch_size));
+  }
+  const std::size_t limit = std::max<std::size_t>(max_in_flight_for(batch_size), largest);
+  stats.max_in_flight = limit;
+
+  call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
+  const auto start = std::chrono::steady_clock::now();
+  PassCounts counts;
+  std::vector<std::size_t> planned_order;  // the whole epoch's order, as sequences count it
+  for (const auto& b : plan) planned_order.insert(planned_order.end(), b.indices.begin(), b.indices.end());
+  std::uint64_t sequence = 0;
+  for (const auto& b : plan) {
+    if (stop_requested()) break;
+    for (auto& s : stages_) {
+      json params = pipeline_.stage_params(s.spec->name, epoch);
+      const auto it = b.stage_params.find(s.spec->name);
+      if (it != b.stage_params.end()) params.merge_patch(it->second);
+      configure_stage(s, std::move(params), epoch);
+    }
+    std::vector<ShardSlot> order;
+    for (std::size_t i : b.indices) order.push_back(ShardSlot{i, sequence++});
+    run_pass(epoch, order, planned_order, {}, limit, start, stats, counts);
+  }
+  return finish_epoch(epoch, start, stats, counts);
+}
+
+EpochStats GraphRunner::finish_epoch(int epoch, std::chrono::steady_clock::time_point start, EpochStats& stats,
+                                     const PassCounts& counts) {
+  stats.interrupted = stop_requested();
+  if (stats.interrupted) {
+    call_sink(epoch, "interrupted", [&] { sink_->interrupted(epoch); });
+  } else {
+    const auto end_start = std::chrono::steady_clock::now();
+    call_sink(epoch, "end_epoch", [&] { sink_->end_epoch(epoch); });
+    stats.end_seconds = seconds_since(end_start);
+  }
+  stats.seconds = seconds_since(start);
+  stats.samples = counts.samples;
+  stats.batches = counts.batches;
+  stats.images_per_second = stats.seconds > 0 ? static_cast<double>(counts.samples) / stats.seconds : 0;
+  stats.peak_in_flight = counts.peak_in_flight;
+  std::sort(stats.skipped.begin(), stats.skipped.end(),
+            [](const SkippedSample& a, const SkippedSample& b) { return a.index < b.index; });
+  history_.push_back(stats);
+  return stats;
+}
+
+void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const std::vector<std::size_t>& whole_order,
+                           const std::vector<std::size_t>& previous_order, std::size_t limit,
+                           std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts) {
+  const Stage& batcher_stage = stages_[stages_.size() - 2];
+  const std::int64_t batch_size = batcher_->batch_size();
+  const dist::DistEnv& denv = dist::current_env();
+  const int imgsz = pipeline_.imgsz(epoch);
+  const std::uint64_t epoch_seed = core::epoch_seed(pipeline_.seed, epoch);
+
+  // The decoded images of the samples loaded last are kept for as long as a mosaic can draw
+  // them, plus the samples in flight.
+  const std::size_t recent_window = core::recent_window(source_->size(), batch_size);
+  const json recent_key = {imgsz, stages_.front().last_params, recent_window + limit};
+  if (recent_key != recent_key_) {
+    recent_images_.reset(recent_window + limit);
+    recent_key_ = recent_key;
+  }
+
+  FirstError error;
+  std::mutex skipped_mutex;
+  std::atomic<std::size_t> in_flight{0}, peak{counts.peak_in_flight};
+  std::vector<Augmentation*> chain;
+  for (auto& a : augmentations_) chain.push_back(a.get());
+  StageSampleLoaders loaders(*source_, chain, epoch_seed, imgsz, epoch, &recent_images_);
+
+  auto fail = [&](const std::string& message) { error.set(Error(message)); };
+  auto release = [&](long long n) { in_flight.fetch_sub(static_cast<std::size_t>(n)); };
+
+  // The graph's workers are the data path's parallelism. OpenCV's own pool inside every
+  // worker's warpAffine/resize/LUT would nest a second pool over the same cores and starve the
+  // thread that launches GPU work (as Ultralytics' workers do with cv2.setNumThreads(0)).
+  cv::setNumThreads(0);
+
+  // The sink runs on the calling thread, never on a worker: a step is not delayed by a worker
+  // that first finishes a sample, a worker is never taken for a step, and the sink sees one
+  // thread (its CUDA stream, cuBLAS workspaces and captured graphs are per thread). The graph
+  // hands each batch over through an async_node, which keeps the graph waiting until the
+  // calling thread hands the batch's samples back to the limiter.
+  using SinkNode = flow::async_node<BatchMessage, long long, flow::queueing>;
+  struct Handoff {
+    BatchMessage message;
+    SinkNode::gateway_type* gateway = nullptr;  // null: the graph has finished
+  };
+  tbb::concurrent_bounded_queue<Handoff> ready;
+  std::promise<void> consumer_done;
+  std::shared_future<void> consumer_finished = consumer_done.get_future().share();
+
+  std::thread graph_thread([&] {
+    try {
+      tbb::task_arena arena(workers_);
+      arena.execute([&] {
+        flow::graph g;
+        std::size_t next = 0;  // in this rank's share (which starts at first_sequence); serial
+        flow::input_node<Token> input(g, [&](tbb::flow_control& fc) -> Token {
+          if (next >= order.size() || error.failed() || stop_requested()) {
+            fc.stop();
+            return {};
+          }
+          Token t{order[next].index, order[next].sequence, next};
+          ++next;
+          return t;
+        });
+        flow::limiter_node<Token, long long> limiter(g, limit);
+
+        flow::function_node<Token, Item> work(g, static_cast<std::size_t>(workers_), [&](const Token& t) {
+          const std::size_t now = in_flight.fetch_add(1) + 1;
+          for (std::size_t p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+          }
+          Item item;
+          item.sequence = t.sequence;
+          item.local = t.local;
+          item.index = t.index;
+          if (error.failed()) return item;  // draining after a failure: do no more work
+          Sample sample;
+          try {
+            sample = loaders.load_source(t.index);
+          } catch (const std::exception& e) {
+            std::lock_guard<std::mutex> lock(skipped_mutex);
+            stats.skipped.push_back({t.index, e.what()});
+            return item;
+          } catch (...) {
+            std::lock_guard<std::mutex> lock(skipped_mutex);
+            stats.skipped.push_back({t.index, "unknown exception"});
+            return item;
+          }
+          sample.sequence = t.sequence;
+          // Each sample's own generator: results do not depend on which thread ran it.
+          Rng rng(sample_seed(epoch_seed, t.sequence));
+          try {
+            const std::vector<std::size_t> recent =
+                recent_indexes(whole_order, previous_order, t.sequence, recent_window, denv.world_size);
+            loaders.apply(sample, rng, augmentations_.size(), RecentSamples{recent.data(), recent.size()});
+            item.sample = std::make_shared<Sample>(std::move(sample));
+          } catch (const ChainStageError& e) {
+            fail(stage_label(stages_[1 + e.stage()]) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());
+          } catch (const std::exception& e) {
+            // Nothing may escape a node: the graph would end while the calling thread holds a batch.
+            fail("the data path failed on " + sample_text(t.index, sample.path) + ": " + e.what());
+          } catch (...) {
+            fail("the data path failed on " + sample_text(t.index, sample.path) + ": unknown exception");
+          }
+          return item;
+        });
+
+        using BatchPorts = flow::multifunction_node<Item, std::tuple<BatchMessage, long long>>;
+        // The serial batcher is the critical path: a thread that becomes free runs its waiting
+        // work before another sample (a worker otherwise picks up the samples the limiter just
+        // released first, and the next batch waits a sample's time for a thread).
+        const flow::node_priority_t critical = 1;
+        BatchPorts batch_node(g, flow::serial, [&](const Item& item, BatchPorts::output_ports_type& ports) {
+          if (!item.sample || error.failed()) {
+            // Skipped (or abandoned after a failure): release its place at once.
+            release(1);
+            std::get<1>(ports).try_put(1);
+            return;
+          }
+          const std::string path = item.sample->path;
+          std::optional<Batch> batch;
+          try {
+            batch = batcher_->add(std::move(*item.sample));
+          } catch (const std::exception& e) {
+            fail(stage_label(batcher_stage) + " failed on " + sample_text(item.index, path) + ": " + e.what());
+          } catch (...) {
+            fail(stage_label(batcher_stage) + " failed on " + sample_text(item.index, path) +
+                 ": unknown exception");
+          }
+          if (error.failed()) {
+            release(1);
+            std::get<1>(ports).try_put(1);
+            return;
+          }
+          if (batch) {
+            batch->epoch = epoch;
+            batch->index = counts.next_batch_index++;
+            const long long n = static_cast<long long>(batch->size);
+            std::get<0>(ports).try_put(BatchMessage{std::make_shared<Batch>(std::move(*batch)), n});
+          }
+        }, critical);
+
+        // Serial, so batches reach the queue in the batcher's order; critical, so a finished
+        // batch is handed over before another sample starts. No plugin code runs here.
+        SinkNode sink_node(g, flow::serial, [&](const BatchMessage& m, SinkNode::gateway_type& gateway) {
+          gateway.reserve_wait();
+          ready.push(Handoff{m, &gateway});
+        }, critical);
+
+        flow::make_edge(input, limiter);
+        flow::make_edge(limiter, work);
+        std::optional<flow::sequencer_node<Item>> sequencer;
+        if (pipeline_.ordered) {
+          // The sequencer counts from 0: `local` is the position in this pass's share, which
+          // starts at 0 in a resumed epoch too.
+          sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.local); });
+          flow::make_edge(work, *sequencer);
+          flow::make_edge(*sequencer, batch_node);
+        } else {
+          flow::make_edge(work, batch_node);
+        }
+        flow::make_edge(flow::output_port<0>(batch_node), sink_node);
+        flow::make_edge(flow::output_port<1>(batch_node), limiter.decrementer());
+        flow::make_edge(sink_node, limiter.decrementer());
+
+        input.activate();
+        g.wait_for_all();
+        // The calling thread may still be inside the gateway's last release_wait().
+        ready.push(Handoff{});
+        consumer_finished.wait();
+      });
+    } catch (const std::exception& e) {
+      error.set(Error(std::string("the data path's flow graph failed: ") + e.what()));
+      ready.push(Handoff{});
+    } catch (...) {
+      error.set(Error("the data path's flow graph failed: unknown exception"));
+      ready.push(Handoff{});
+    }
+  });
+
+  for (;;) {
+    Handoff h;
+    ready.pop(h);
+    if (h.gateway == nullptr) break;
+    // After a stop request the batch in the sink finishes and no other starts: batches
+    // already assembled are left for a resumed run, which loads their samples again.
+    if (!error.failed() && !stop_requested()) {
+      try {
+        consume_batch(epoch, *h.message.batch, start, stats, counts);
+      } catch (const Error& e) {
+        error.set(e);
+      } catch (const std::exception& e) {
+        // consume_batch names the sink in an Error; only its own failure (out of memory while
+        // writing that message) lands here. Nothing may leave the loop: the graph waits for it.
+        error.set(Error(e.what()));
+      }
+    }
+    h.message.batch.reset();  // the pooled pixels go back before more samples are let in
+    release(h.message.samples);
+    h.gateway->try_put(h.message.samples);  // to the limiter's decrement port
+    h.gateway->release_wait();
+  }
+  consumer_done.set_value();
+  graph_thread.join();
+  counts.peak_in_flight = peak.load();
+  error.rethrow();
+
+  // The pass's last, partial batch (the graph is idle: no other thread touches these).
+  // After a stop it is dropped: a resumed run loads those samples again.
+  std::optional<Batch> last;
+  try {
+    last = batcher_->flush();
+  } catch (const std::exception& e) {
+    throw Error(stage_label(batcher_stage) + " failed in flush at the end of epoch " +
+                std::to_string(epoch) + ": " + e.what());
+  }
+  if (last && last->size > 0 && !stop_requested()) {
+    last->epoch = epoch;
+    last->index = counts.next_batch_index++;
+    consume_batch(epoch, *last, start, stats, counts);
+  }
+}
+
+void GraphRunner::consume_batch(int epoch, Batch& batch, std::chrono::steady_clock::time_point start, EpochStats& stats,
+                                PassCounts& counts) {
+  if (counts.batches == 0) stats.first_batch_seconds = seconds_since(start);
+  try {
+    sink_->consume(batch);
+  } catch (const std::exception& e) {
+    throw Error(stage_label(stages_.back()) + " failed on batch " + std::to_string(batch.index) + " of epoch " +
+                std::to_string(epoch) + ": " + e.what());
+  } catch (...) {
+    throw Error(stage_label(stages_.back()) + " failed on batch " + std::to_string(batch.index) + " of epoch " +
+                std::to_string(epoch) + ": unknown exception");
+  }
+  counts.samples += static_cast<std::size_t>(batch.size);
+  ++counts.batches;
+}
+
+}  // namespace yoloflow::core

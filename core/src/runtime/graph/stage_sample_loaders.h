@@ -1,0 +1,73 @@
+#pragma once
+// What augmentations that load other samples (mosaic, mixup) receive: the other sample as it
+// reaches their stage. Stage i's loader reads the source and passes the sample through the
+// augmentations before stage i, so mixup after mosaic and random_perspective blends in a
+// mosaic-and-perspective image, as Ultralytics' MixUp does with its pre-transform; the first
+// stage (mosaic, usually) gets the source's samples as they are. Each load draws from its own
+// generator (epoch seed, stage, sample index): results do not depend on threads.
+// Samples come from the RecentImages store when it holds them (the main path's loads fill it).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/recent_images.h"
+#include "yoloflow/augmentation.h"
+#include "yoloflow/rng.h"
+#include "yoloflow/source.h"
+
+namespace yoloflow::core {
+
+// An augmentation of the chain failed on a sample: which one (0-based in the chain) and why
+// (the plugin's own message). Callers name the stage the way their users know it.
+class ChainStageError : public std::runtime_error {
+ public:
+  ChainStageError(std::size_t stage, const std::string& message) : std::runtime_error(message), stage_(stage) {}
+  std::size_t stage() const { return stage_; }
+
+ private:
+  std::size_t stage_;
+};
+
+class StageSampleLoaders {
+ public:
+  // `chain`: the pipeline's augmentations in order (not owned; they outlive this object).
+  // `recent`: decoded samples to reuse and to fill (not owned; null: none).
+  StageSampleLoaders(DataSource& source, std::vector<Augmentation*> chain, std::uint64_t epoch_seed, int imgsz,
+                     int epoch, RecentImages* recent = nullptr);
+  ~StageSampleLoaders();
+  StageSampleLoaders(const StageSampleLoaders&) = delete;
+  StageSampleLoaders& operator=(const StageSampleLoaders&) = delete;
+
+  // The loader for augmentation `stage` (0-based in the chain), for samples made with no
+  // recent samples. Thread-safe.
+  SampleLoader& for_stage(std::size_t stage);
+
+  // The source's sample `index` as the pipeline's own sample: from the RecentImages store
+  // when it holds it, else loaded and kept there. Throws what the source throws.
+  Sample load_source(std::size_t index);
+
+  // Runs the chain's first `stages` augmentations over `sample`, drawing from `rng`, each with
+  // its stage's loader and `recent` (the samples loaded before this one; the other samples a
+  // stage loads are made with the same): the one per-sample loop of the graph runner,
+  // AugmentedSamples and the loaders themselves. Throws ChainStageError naming the stage that
+  // failed on `sample` (a mosaic whose other sample failed in an earlier stage: the mosaic,
+  // with that message). Thread-safe.
+  void apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent = {});
+
+ private:
+  class Loader;
+  // Sample `index` as it reaches stage `stage`, its earlier stages made with `recent`.
+  Sample load(std::size_t stage, std::size_t index, RecentSamples recent);
+
+  DataSource& source_;
+  std::vector<Augmentation*> chain_;
+  int imgsz_, epoch_;
+  RecentImages* recent_;
+  std::vector<std::uint64_t> seeds_;              // each stage's generator stream for other samples
+  std::vector<std::unique_ptr<Loader>> loaders_;  // for_stage()
+};
+
+}  // namespace yoloflow::core

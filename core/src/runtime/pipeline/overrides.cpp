@@ -1,0 +1,367 @@
+#include "runtime/pipeline/overrides.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "runtime/pipeline/component_spec.h"
+#include "runtime/pipeline/pipeline.h"
+
+namespace yoloflow::core {
+namespace {
+
+const std::vector<std::string> kStageKeys = {"plugin", "kind", "params", "input", "inputs"};
+
+
+// The component whose spec object is `owner` ({"plugin": ..., "kind"?: ...}).
+const RegisteredComponent* owner_component(const json& owner, bool is_stage, bool is_monitor,
+                                           const Registry& registry) {
+  if (is_stage) return stage_component(owner, registry);
+  if (!owner.is_object()) return nullptr;
+  auto pit = owner.find("plugin");
+  if (pit == owner.end() || !pit->is_string()) return nullptr;
+  const std::string plugin = pit->get<std::string>();
+  if (is_monitor) {
+    return registry.find(Kind::Monitor, plugin);
+  }
+  auto kit = owner.find("kind");
+  Kind kind;
+  if (kit != owner.end() && kit->is_string() && kind_from_name(kit->get<std::string>(), kind)) {
+    return registry.find(kind, plugin);
+  }
+  return registry.find_any_kind(plugin);
+}
+
+json parse_value(const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception&) {
+    return text;  // `name=coco` means the string "coco"
+  }
+}
+
+bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
+
+// The value at a dotted path below `root` ("callbacks.0": a list's index), null when absent.
+json json_at(const json& root, const std::string& dotted) {
+  const json* cur = &root;
+  for (const auto& seg : split_path(dotted)) {
+    if (cur->is_object() && cur->contains(seg)) {
+      cur = &(*cur)[seg];
+    } else if (cur->is_array() && !seg.empty() && std::all_of(seg.begin(), seg.end(), ::isdigit) &&
+               std::stoul(seg) < cur->size()) {
+      cur = &(*cur)[std::stoul(seg)];
+    } else {
+      return json();
+    }
+  }
+  return *cur;
+}
+
+// The components `stage` names in its Component and ComponentList parameters, each with its
+// path below the stage's params ("scheduler", "callbacks.0"); a parameter the stage leaves out
+// names its default's.
+std::vector<std::pair<std::string, const RegisteredComponent*>> nested_components(const json& stage,
+                                                                                  const RegisteredComponent& rc,
+                                                                                  const Registry& registry) {
+  std::vector<std::pair<std::string, const RegisteredComponent*>> out;
+  static const json kNoParams = json::object();
+  const json& params = stage.contains("params") && stage["params"].is_object() ? stage["params"] : kNoParams;
+  auto add = [&](const std::string& path, const json& spec, const std::string& kind_text) {
+    Kind kind;
+    if (!spec.is_object() || !spec.contains("plugin") || !spec["plugin"].is_string() || !kind_from_name(kind_text, kind)) {
+      return;
+    }
+    if (const auto* c = registry.find(kind, spec["plugin"].get<std::string>())) out.emplace_back(path, c);
+  };
+  for (const auto& spec : rc.info.schema.params()) {
+    const json& v = params.contains(spec.name) ? params[spec.name] : spec.default_json;
+    if (spec.type == ParamType::Component) add(spec.name, v, spec.kind);
+    if (spec.type == ParamType::ComponentList && v.is_array()) {
+      for (std::size_t i = 0; i < v.size(); ++i) add(spec.name + "." + std::to_string(i), v[i], spec.kind);
+    }
+  }
+  return out;
+}
+
+// "scheduler.params.lrf" or "callbacks.0.params.patience": where `key` is a parameter of a
+// component that `stage` names; "" when none is.
+std::string nested_param_path(const json& stage, const RegisteredComponent& rc, const std::string& key,
+                              const Registry& registry) {
+  for (const auto& [path, c] : nested_components(stage, rc, registry)) {
+    if (has_param(c, key)) return path + ".params." + key;
+  }
+  return "";
+}
+
+// The stages that have a parameter named `key`, with its spec, in the pipeline's order.
+std::vector<std::pair<std::string, const ParamSpec*>> param_owners(const json& document, const Registry& registry,
+                                                                   const std::string& key) {
+  std::vector<std::pair<std::string, const ParamSpec*>> owners;
+  for (const auto& [name, rc] : known_stages(document, registry)) {
+    if (const ParamSpec* spec = rc->info.schema.find(key)) owners.emplace_back(name, spec);
+  }
+  return owners;
+}
+
+// Ultralytics-style `key=value` words (data=, model=, batch=, device=, patience=, lr0= ...) as
+// the pipeline overrides they stand for (docs/pipeline-format.md, "Shortcuts"); empty when
+// `key` is none. A word the pipeline's own settings know is not a shortcut.
+std::vector<std::string> expand_shortcut(const std::string& key, const std::string& text, const json& document,
+                                         const Registry& registry, Diagnostics& out) {
+  if (key.find('.') != std::string::npos) return {};
+  const auto settings = pipeline_schema().names();
+  const auto stages = known_stages(document, registry);
+  // The sink stage (its name and component), where model= and the optimizer's words go.
+  std::string sink;
+  const RegisteredComponent* sink_rc = nullptr;
+  for (const auto& [name, rc] : stages) {
+    if (rc->info.kind == Kind::Sink) {
+      sink = name;
+      sink_rc = rc;
+      break;
+    }
+  }
+  if (key == "device") {
+    // Ultralytics' device=0 / device=0,1 is a CUDA index; `cpu`, `cuda`, `cuda:N` pass as they are.
+    const bool index = !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit);
+    return {"device=" + (index ? "cuda:" + text : text)};
+  }
+  if (key == "data") {
+    // The pipeline's one dataset, and any stage that names its own: the word means this data.
+    // A relative path that exists from here is meant from here, as Ultralytics reads data=.
+    const std::string value =
+        !text.empty() && std::filesystem::path(text).is_relative() && std::filesystem::exists(text)
+            ? std::filesystem::absolute(text).lexically_normal().string()
+            : text;
+    std::vector<std::string> expanded{"data=" + value};
+    for (const auto& [name, rc] : stages) {
+      const json& stage = document["stages"][name];
+      if (has_param(rc, "data") && stage.contains("params") && stage["params"].is_object() &&
+          stage["params"].contains("data")) {
+        expanded.push_back("stages." + name + ".params.data=" + value);
+      }
+      // Components inside the stage that read a dataset of their own (the train sink's
+      // val_source, which a run folder's pipeline.json always spells out): the same data.
+      for (const auto& [path, c] : nested_components(stage, *rc, registry)) {
+        const json spec = json_at(stage, "params." + path);
+        if (has_param(c, "data") && spec.is_object() && spec.contains("params") && spec["params"].is_object() &&
+            spec["params"].contains("data")) {
+          expanded.push_back("stages." + name + ".params." + path + ".params.data=" + value);
+        }
+      }
+    }
+    return expanded;
+  }
+  if (std::find(settings.begin(), settings.end(), key) != settings.end()) return {};
+  if (key == "model") {
+    // yolo11s = plugin yolo11, scale s; other model parameters (channels_last...) stay.
+    if (sink.empty() || !document["stages"][sink].contains("params") ||
+        !document["stages"][sink]["params"].contains("model")) {
+      out.push_back({key, "model=: this pipeline's sink has no `model` parameter"});
+      return {""};
+    }
+    std::string plugin = text, scale;
+    if (!registry.find(Kind::Model, text) && text.size() > 1 && registry.find(Kind::Model, text.substr(0, text.size() - 1))) {
+      plugin = text.substr(0, text.size() - 1);
+      scale = text.substr(text.size() - 1);
+    }
+    std::vector<std::string> expanded{"stages." + sink + ".params.model.plugin=" + plugin};
+    if (!scale.empty()) expanded.push_back("stages." + sink + ".params.model.params.scale=" + scale);
+    return expanded;
+  }
+  if (key == "lr0" || key == "momentum" || key == "weight_decay") {  // the optimizer's, inside the sink
+    if (sink_rc && has_param(sink_rc, "optimizer")) {
+      return {"stages." + sink + ".params.optimizer.params." + key + "=" + text};
+    }
+  }
+  // Any other word: the parameter of that name of the one stage that has it.
+  const auto owners = param_owners(document, registry, key);
+  if (owners.size() == 1) return {"stages." + owners[0].first + ".params." + key + "=" + text};
+  if (owners.empty() && sink_rc) {
+    // A parameter of a component the sink's pipeline entry names (patience=: its early_stopping
+    // callback's, lrf=: its scheduler's).
+    const json& stage = document["stages"][sink];
+    const std::string path = nested_param_path(stage, *sink_rc, key, registry);
+    if (!path.empty()) {
+      // A component the pipeline leaves to the sink's default (box=: the default loss's) is
+      // written out first, so that the word changes only its parameter.
+      const std::string component = path.substr(0, path.find('.'));
+      std::vector<std::string> expanded;
+      if (!stage.contains("params") || !stage["params"].is_object() || !stage["params"].contains(component)) {
+        expanded.push_back("stages." + sink + ".params." + component + "=" +
+                           sink_rc->info.schema.find(component)->default_json.dump());
+      }
+      expanded.push_back("stages." + sink + ".params." + path + "=" + text);
+      return expanded;
+    }
+  }
+  if (owners.size() > 1) {
+    std::string list;
+    for (const auto& o : owners) list += (list.empty() ? "stages." : ", stages.") + o.first + ".params." + key;
+    out.push_back({key, "cannot override: '" + key + "' is a parameter of several stages; name one: " + list});
+    return {""};
+  }
+  return {};
+}
+
+}  // namespace
+
+void apply_overrides(json& document, const std::vector<std::string>& overrides_in,
+                     const Registry& registry, Diagnostics& out) {
+  std::vector<std::string> overrides;
+  for (const auto& item : overrides_in) {
+    const auto eq = item.find('=');
+    const auto expanded = eq == std::string::npos || eq == 0
+                              ? std::vector<std::string>{}
+                              : expand_shortcut(item.substr(0, eq), item.substr(eq + 1), document, registry, out);
+    if (expanded.empty()) {
+      overrides.push_back(item);
+    } else {
+      for (const auto& e : expanded) {
+        // Two words for one defaulted component (box= cls=) write it out once.
+        if (!e.empty() && std::find(overrides.begin(), overrides.end(), e) == overrides.end()) overrides.push_back(e);
+      }
+    }
+  }
+  for (const auto& item : overrides) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      out.push_back({item, "an override looks like path=value, e.g. epochs=3 or "
+                           "stages.letterbox.params.auto=true"});
+      continue;
+    }
+    const std::string key = item.substr(0, eq);
+    const json value = parse_value(item.substr(eq + 1));
+    const auto segs = split_path(key);
+    if (!document.is_object()) {
+      out.push_back({key, "cannot override: the pipeline is not a JSON object"});
+      continue;
+    }
+    // Walk down, remembering each object's parent to know which schema applies.
+    std::vector<json*> chain = {&document};
+    std::string prefix;
+    bool failed = false;
+    for (std::size_t i = 0; i < segs.size() && !failed; ++i) {
+      json& cur = *chain.back();
+      const std::string& seg = segs[i];
+      const bool last = i + 1 == segs.size();
+      const std::string here = prefix.empty() ? seg : prefix + "." + seg;
+      if (seg.empty()) {
+        out.push_back({key, "cannot override: the path has an empty part"});
+        failed = true;
+        break;
+      }
+      if (cur.is_array()) {
+        const bool digits = std::all_of(seg.begin(), seg.end(), ::isdigit);
+        const std::size_t idx = digits ? std::stoul(seg) : cur.size();
+        if (idx >= cur.size()) {
+          out.push_back({key, "cannot override: '" + prefix + "' is a list of " +
+                                  std::to_string(cur.size()) + " entries and '" + seg +
+                                  "' is not one of its indices"});
+          failed = true;
+          break;
+        }
+        if (last) {
+          cur[idx] = value;
+        } else {
+          chain.push_back(&cur[idx]);
+        }
+        prefix = here;
+        continue;
+      }
+      if (!cur.is_object()) {
+        out.push_back({key, "cannot override: '" + prefix + "' holds " + cur.dump() +
+                                ", not an object with '" + seg + "'"});
+        failed = true;
+        break;
+      }
+      // What may be named here besides the keys already present.
+      std::vector<std::string> known;
+      std::string what;
+      if (i == 0) {
+        known = pipeline_schema().names();
+        what = "a pipeline setting";
+      } else if (i == 1 && segs[0] == "stages") {
+        what = "a stage of this pipeline";
+      } else if (i == 2 && segs[0] == "stages") {
+        known = kStageKeys;
+        what = "a key of a stage";
+      } else if (segs[i - 1] == "params" && chain.size() >= 2) {
+        const bool is_stage = i == 3 && segs[0] == "stages";
+        const bool is_monitor = i == 3 && segs[0] == "monitors";
+        if (const auto* rc = owner_component(*chain[chain.size() - 2], is_stage, is_monitor, registry)) {
+          known = rc->info.schema.names();
+          what = "a parameter of " + component_label(rc->info.kind, rc->info.name);
+        } else {
+          what = "a parameter of this pipeline";
+        }
+      } else if (cur.contains("plugin")) {
+        known = {"plugin", "params"};
+        what = "a key of a component";
+      }
+      if (cur.contains(seg) || std::find(known.begin(), known.end(), seg) != known.end()) {
+        if (last) {
+          cur[seg] = value;
+        } else {
+          if (!cur.contains(seg)) cur[seg] = json::object();
+          chain.push_back(&cur[seg]);
+        }
+        prefix = here;
+        continue;
+      }
+      std::vector<std::string> candidates = known;
+      for (auto it = cur.begin(); it != cur.end(); ++it) candidates.push_back(it.key());
+      if (i == 0) {
+        // A word may also be a stage's parameter name (a shortcut) or one of the named shortcuts.
+        for (const auto& [name, rc] : known_stages(document, registry)) {
+          for (const auto& n : rc->info.schema.names()) candidates.push_back(n);
+          for (const auto& nested : nested_components(document["stages"][name], *rc, registry)) {
+            for (const auto& n : nested.second->info.schema.names()) candidates.push_back(n);
+          }
+        }
+        for (const char* n : {"data", "model", "lr0", "momentum", "weight_decay"}) candidates.emplace_back(n);
+      }
+      std::string msg = "cannot override: '" + here + "' is not " +
+                        (what.empty() ? std::string("a key of this pipeline") : what);
+      std::string rest;  // the parts after this one, dotted
+      for (std::size_t j = i + 1; j < segs.size(); ++j) rest += (rest.empty() ? "" : ".") + segs[j];
+      const auto guess = closest_name(seg, candidates);
+      const bool stage_named = i == 0 && !last && document.contains("stages") && document["stages"].is_object() &&
+                               document["stages"].contains(seg);
+      const auto owners = guess == seg && !last ? param_owners(document, registry, seg)
+                                                : std::vector<std::pair<std::string, const ParamSpec*>>{};
+      if (stage_named) {
+        // source.split=val: a stage's parameters are under stages.<stage>.params.
+        msg += "; did you mean 'stages." + seg + ".params." + rest + "'?";
+      } else if (!owners.empty()) {
+        // model.nc=2: a stage's parameter by its short name; say where it lives.
+        const auto& [stage, spec] = owners.front();
+        msg += "; did you mean 'stages." + stage + ".params." + seg +
+               (spec->type == ParamType::Component ? ".params." : ".") + rest + "'?";
+      } else if (guess == seg && !last) {
+        msg += "; '" + seg + "' is a shortcut that takes a value (" + seg + "=...), not a path";
+      } else if (!guess.empty()) {
+        msg += "; did you mean '" + (prefix.empty() ? guess : prefix + "." + guess) + "'?";
+      }
+      out.push_back({key, msg});
+      failed = true;
+    }
+  }
+}
+
+std::vector<std::string> split_path(const std::string& dotted) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : dotted) {
+    if (c == '.') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,93 @@
+#pragma once
+// A pipeline file, validated and resolved (docs/pipeline-format.md).
+//
+// Everything is checked before any component is constructed: JSON syntax, top-level
+// settings, plugins and their parameters (nested components too), ports, edges, cycles and
+// types. Every problem is reported at once, each with its JSON path. The result is either
+// a list of diagnostics or a Pipeline that the graph runner (graph/graph_runner.h) and the
+// training engine can build without further checks.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/plugin/registry.h"
+#include "yoloflow/params.h"
+
+namespace yoloflow::core {
+
+struct StageSpec {
+  std::string name;    // key under "stages"
+  Kind kind = Kind::Source;
+  std::string plugin;  // component name
+  std::string file;    // plugin library it comes from
+  json params;         // as written (schedules kept), defaults filled, paths absolute
+  const RegisteredComponent* component = nullptr;  // owned by the registry
+  std::string path() const { return "stages." + name; }
+  // "augmentation 'flip'"
+  std::string label() const;
+};
+
+struct EdgeSpec {
+  std::string from, from_port, to, to_port;
+};
+
+struct MonitorSpec {
+  std::string plugin;
+  json params;       // defaults filled, paths absolute
+  std::string path;  // "monitors[0]"
+  const RegisteredComponent* component = nullptr;
+};
+
+struct Pipeline {
+  std::string file;  // the pipeline file ("" when parsed from text)
+  std::string dir;   // folder relative Path parameters are resolved against
+  json document;     // the resolved pipeline (what --print-resolved prints)
+
+  std::string name;
+  int epochs = 1;
+  std::uint64_t seed = 0;
+  bool deterministic = false;
+  int workers = 0;        // 0 = all cores
+  int max_in_flight = 0;  // 0 = automatic
+  bool ordered = false;
+  bool shuffle = true;
+  std::string device = "auto";
+
+  std::vector<StageSpec> stages;  // in graph order (sources first)
+  std::vector<EdgeSpec> edges;
+  std::vector<MonitorSpec> monitors;
+
+  // The linear chain the runner executes: source -> augmentations... -> batcher -> sink.
+  std::string source, batcher, sink;
+  std::vector<std::string> augmentations;
+
+  const StageSpec& stage(const std::string& name) const;  // throws Error when unknown
+  int imgsz(int epoch) const;                              // evaluates a schedule
+  // A stage's parameters as its component receives them at `epoch` (schedules evaluated).
+  json stage_params(const std::string& name, int epoch) const;
+};
+
+struct LoadedPipeline {
+  std::optional<Pipeline> pipeline;
+  Diagnostics diagnostics;  // empty exactly when `pipeline` is set
+  Diagnostics warnings;     // what was adjusted (an imgsz rounded up to the stride); also logged
+  bool ok() const { return pipeline.has_value(); }
+};
+
+// The host's schema of the top-level settings (name, epochs, imgsz, seed, ...).
+const Schema& pipeline_schema();
+
+// Reads, overrides ("stages.letterbox.params.auto=true"), validates and resolves a
+// pipeline file. Never throws for bad input: problems come back as diagnostics.
+LoadedPipeline load_pipeline(const std::string& path, const std::vector<std::string>& overrides,
+                             const Registry& registry);
+// The same from text; relative paths are resolved against `base_dir`.
+LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_dir,
+                              const std::vector<std::string>& overrides, const Registry& registry,
+                              const std::string& file = "");
+
+// "file: path: message" lines, one per diagnostic.
+std::string format_diagnostics(const Diagnostics& diagnostics, const std::string& file);
+
+}  // namespace yoloflow::core

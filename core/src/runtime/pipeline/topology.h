@@ -1,0 +1,32 @@
+#pragma once
+// The graph a pipeline describes: edges from "input"/"inputs", port and type checks,
+// cycles, and the linear shape the runner executes.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/pipeline/pipeline.h"
+#include "yoloflow/plugin.h"
+
+namespace yoloflow::core {
+
+struct TopologyStage {
+  std::string name;
+  const json* node = nullptr;          // the stage object as written
+  const ComponentInfo* info = nullptr;  // ports and kind
+};
+
+struct Topology {
+  std::vector<EdgeSpec> edges;
+  std::vector<std::string> order;  // stages, producers before consumers
+  std::string source, batcher, sink;
+  std::vector<std::string> augmentations;
+};
+
+// Checks edges between `stages` (those whose plugin was found); `all_names` also holds
+// stages whose plugin is unknown, so an edge to them is not reported a second time.
+// Appends every problem to `out`; the linear shape is checked only when all else is valid.
+Topology check_topology(const std::vector<TopologyStage>& stages,
+                        const std::set<std::string>& all_names, Diagnostics& out);
+
+}  // namespace yoloflow::core

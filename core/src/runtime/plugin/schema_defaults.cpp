@@ -1,0 +1,40 @@
+#include "runtime/plugin/schema_defaults.h"
+
+namespace yoloflow::core {
+namespace {
+
+// A default as JSON, shortened for one line.
+std::string default_text(const json& value) {
+  std::string s = value.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> default_problems(const ComponentInfo& info) {
+  const std::string owner = std::string(kind_name(info.kind)) + " '" + info.name + "'";
+  // The defaults as a pipeline leaving every parameter out would resolve them; a parameter
+  // without default is absent, as it would be there.
+  json defaults = json::object();
+  for (const auto& spec : info.schema.params()) {
+    if (!spec.default_json.is_null()) defaults[spec.name] = spec.default_json;
+  }
+  Diagnostics found;
+  info.schema.validate(defaults, "", found, nullptr, owner);
+  std::vector<std::string> out;
+  for (const auto& d : found) {
+    // Paths are ".name", ".name[2]" or ".name.steps.0": the parameter is the first part.
+    const std::string path = d.path.empty() || d.path[0] != '.' ? d.path : d.path.substr(1);
+    const std::string name = path.substr(0, path.find_first_of(".["));
+    const ParamSpec* spec = info.schema.find(name);
+    if (spec == nullptr || spec->default_json.is_null()) continue;  // a required parameter: no default to check
+    std::string line = owner + " declares parameter '" + name + "' with default " + spec->default_json.dump() +
+                       ", which its own schema refuses: ";
+    if (path != name) line += path + ": ";
+    out.push_back(line + d.message);
+  }
+  return out;
+}
+
+}  // namespace yoloflow::core

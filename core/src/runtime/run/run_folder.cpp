@@ -1,0 +1,175 @@
+#include "runtime/run/run_folder.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "runtime/util/remove_tree.h"
+#include "yoloflow/error.h"
+
+namespace fs = std::filesystem;
+
+namespace yoloflow::core {
+namespace {
+
+std::string errno_text(int e) {
+  switch (e) {
+    case EROFS: return "the file system is read-only";
+    case EACCES:
+    case EPERM: return "permission denied";
+    case ENOSPC: return "no space left on the device";
+    case ENOTDIR: return "a part of the path is a file, not a folder";
+    default: return std::strerror(e);
+  }
+}
+
+// ".results.csv.tmp.1234.0": what write_file_atomic names a file before renaming it.
+bool is_atomic_temporary(const std::string& name) {
+  if (name.size() < 2 || name[0] != '.') return false;
+  const auto at = name.find(".tmp.");
+  if (at == std::string::npos || at == 0) return false;
+  const std::string tail = name.substr(at + 5);  // PID.N
+  const auto dot = tail.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= tail.size()) return false;
+  auto digits = [](const std::string& s) { return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }); };
+  return digits(tail.substr(0, dot)) && digits(tail.substr(dot + 1));
+}
+
+}  // namespace
+
+RunFolder::RunFolder(std::string path, bool made) : path_(std::move(path)), made_(made) {}
+
+RunFolder::~RunFolder() { release(); }
+
+RunFolder::RunFolder(RunFolder&& other) noexcept
+    : path_(std::move(other.path_)), made_(other.made_), fd_(other.fd_) {
+  other.path_.clear();
+  other.made_ = false;
+  other.fd_ = -1;
+}
+
+RunFolder& RunFolder::operator=(RunFolder&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    made_ = other.made_;
+    fd_ = other.fd_;
+    other.path_.clear();
+    other.made_ = false;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+void RunFolder::release() {
+  if (fd_ >= 0) {
+    ::close(fd_);  // drops the flock
+    fd_ = -1;
+  }
+  if (made_ && !path_.empty()) {
+    try {
+      remove_tree(path_);  // a refused start leaves nothing behind
+    } catch (...) {
+    }
+  }
+  made_ = false;
+}
+
+void RunFolder::lock() {
+  // O_CLOEXEC: child processes (a sweep's runs) do not inherit the lock.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) throw InvalidInput("cannot open the run folder " + path_ + ": " + errno_text(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (e == EWOULDBLOCK) {
+      throw InvalidInput("the run folder " + path_ + " is in use by another yoloflow process (it holds the folder's "
+                         "lock); wait for it to finish or stop it, or choose another folder");
+    }
+    throw InvalidInput("cannot lock the run folder " + path_ + ": " + errno_text(e));
+  }
+}
+
+RunFolder RunFolder::claim_numbered(const std::string& name) {
+  const fs::path base = fs::path("runs") / (name.empty() ? std::string("pipeline") : name);
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  if (ec || !fs::is_directory(base, ec)) {
+    throw InvalidInput("cannot create the run folder " + base.string() + ": " +
+                       (ec ? errno_text(ec.value()) : std::string("a file of that name is in the way")));
+  }
+  int next = 1;
+  for (auto it = fs::directory_iterator(base, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (!n.empty() && n.size() < 9 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      next = std::max(next, std::stoi(n) + 1);
+    }
+  }
+  for (;; ++next) {
+    const fs::path dir = base / std::to_string(next);
+    if (fs::create_directory(dir, ec)) {
+      RunFolder folder(dir.string(), /*made=*/true);
+      folder.lock();
+      return folder;
+    }
+    if (ec) throw InvalidInput("cannot create the run folder " + dir.string() + ": " + errno_text(ec.value()));
+  }
+}
+
+RunFolder RunFolder::open(const std::string& path) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  bool made = false;
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status)) throw InvalidInput("the run folder " + path + " is a file, not a folder");
+  } else {
+    // Made here, with the parents it needs; removed again (the folder only) unless committed.
+    fs::create_directories(path, ec);
+    if (ec) throw InvalidInput("cannot create the run folder " + path + ": " + errno_text(ec.value()));
+    made = true;
+  }
+  RunFolder folder(path, made);
+  folder.lock();
+  // Writable now, before anything runs: a run must not train for an hour and then fail to
+  // save. Checked for the folder and for weights/ where it exists.
+  for (const fs::path dir : {fs::path(path), fs::path(path) / "weights"}) {
+    if (!fs::is_directory(dir, ec)) continue;
+    if (::access(dir.c_str(), W_OK) != 0) {
+      throw InvalidInput("cannot write into the run folder " + dir.string() + ": " + errno_text(errno));
+    }
+  }
+  return folder;
+}
+
+int RunFolder::remove_stale_temporaries() const {
+  int removed = 0;
+  for (const fs::path dir : {fs::path(path_), fs::path(path_) / "weights"}) {
+    std::error_code ec;
+    std::vector<fs::path> stale;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      if (is_atomic_temporary(it->path().filename().string()) && it->is_regular_file(ec)) stale.push_back(it->path());
+    }
+    for (const auto& p : stale) {
+      if (fs::remove(p, ec)) ++removed;
+    }
+  }
+  return removed;
+}
+
+std::string RunFolder::holds_a_run(const std::string& dir) {
+  std::error_code ec;
+  for (const char* f : {"pipeline.json", "results.csv", "weights", "metrics.json", "predictions.json"}) {
+    if (fs::exists(fs::path(dir) / f, ec)) return std::string("it has ") + f;
+  }
+  return "";
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,82 @@
+#include "training/components/batch_targets.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/torch_compat.h"
+
+namespace yoloflow::core {
+
+torch::Tensor BatchTargets::operator()(const Batch& batch, bool captured, int epoch, std::int64_t step) {
+  auto rows = torch::from_blob(const_cast<float*>(batch.targets.data()), {batch.num_boxes(), 6}, torch::kFloat).clone();
+  std::int64_t dropped = 0;
+  // Padded per image: a micro-batch's targets are its images' rows, a slice on dim 0. With a
+  // captured step, every batch that fits takes its shape.
+  torch::Tensor targets = pad_targets(rows, batch.size, rows_.fixed, &dropped, rows_.multiple, captured ? rows_.fit : 0);
+  if (dropped > 0 && warned_epoch_ != epoch) {  // once per epoch, not per step
+    warned_epoch_ = epoch;
+    YF_LOG_WARN("train: " << dropped << " box(es) in epoch " << epoch + 1 << ", step " << step + 1
+                          << " beyond target_rows = " << rows_.fixed
+                          << " per image were dropped; raise target_rows or set it to 0");
+  }
+  return targets;
+}
+
+std::int64_t largest_stride(const DetectionHead& head) {
+  return head.strides.empty() ? 32 : *std::max_element(head.strides.begin(), head.strides.end());
+}
+
+std::int64_t padded_target_rows(std::int64_t fullest, std::int64_t fixed_rows, std::int64_t round_up,
+                                std::int64_t fit_rows) {
+  const std::int64_t step = std::max<std::int64_t>(1, round_up);
+  return fixed_rows > 0                         ? fixed_rows
+         : fit_rows > 0 && fullest <= fit_rows ? fit_rows
+                                               : (fullest + step - 1) / step * step;
+}
+
+torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
+                          std::int64_t fixed_rows, std::int64_t* dropped, std::int64_t round_up,
+                          std::int64_t fit_rows) {
+  if (rows.defined() && rows.numel() > 0 && (rows.dim() != 2 || rows.size(1) != 6)) {
+    throw Error("pad_targets: target rows have shape " + std::string(c10::str(rows.sizes())) +
+                ", expected (N, 6) [batch_idx, cls, cx, cy, w, h].");
+  }
+  const auto device = rows.defined() ? rows.device() : torch::Device(torch::kCPU);
+  auto r = (rows.defined() && rows.numel() > 0) ? rows.to(torch::kCPU, torch::kFloat).contiguous()
+                                               : torch::zeros({0, 6});
+  const auto n = r.size(0);
+  auto acc = r.accessor<float, 2>();
+  std::vector<std::int64_t> count(static_cast<std::size_t>(batch_size), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto b = static_cast<int64_t>(acc[i][0]);
+    if (b < 0 || b >= batch_size) {
+      throw Error("pad_targets: row " + std::to_string(i) + " has batch index " +
+                  std::to_string(b) + ", outside a batch of " + std::to_string(batch_size) + ".");
+    }
+    ++count[static_cast<std::size_t>(b)];
+  }
+  std::int64_t fullest = 0;
+  for (auto c : count) fullest = std::max(fullest, c);
+  const std::int64_t m = padded_target_rows(fullest, fixed_rows, round_up, fit_rows);
+  auto out = torch::zeros({batch_size, m, 5});
+  out.select(2, 0).fill_(-1.0);
+  auto o = out.accessor<float, 3>();
+  std::vector<std::int64_t> used(static_cast<std::size_t>(batch_size), 0);
+  std::int64_t lost = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto b = static_cast<std::size_t>(acc[i][0]);
+    if (used[b] >= m) {
+      ++lost;
+      continue;
+    }
+    for (int j = 0; j < 5; ++j) o[static_cast<int64_t>(b)][used[b]][j] = acc[i][j + 1];
+    ++used[b];
+  }
+  if (dropped) *dropped = lost;
+  return out.to(device);
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,82 @@
+#include "training/detect/sample_grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <opencv2/imgproc.hpp>
+
+#include "training/detect/box_drawing.h"
+
+namespace yoloflow::core {
+namespace {
+
+void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale, const std::vector<std::string>& names) {
+  cv::Mat small;
+  cv::resize(s.image, small, cv::Size(std::max(1, static_cast<int>(std::lround(s.image.cols * scale))),
+                                      std::max(1, static_cast<int>(std::lround(s.image.rows * scale)))),
+             0, 0, cv::INTER_AREA);
+  const cv::Rect dst(tile.x, tile.y, std::min(small.cols, tile.width), std::min(small.rows, tile.height));
+  small(cv::Rect(0, 0, dst.width, dst.height)).copyTo(grid(dst));
+  for (const auto& b : s.boxes) {
+    const cv::Point p1(tile.x + static_cast<int>(std::lround(b.x1 * scale)),
+                       tile.y + static_cast<int>(std::lround(b.y1 * scale)));
+    const cv::Point p2(tile.x + static_cast<int>(std::lround(b.x2 * scale)),
+                       tile.y + static_cast<int>(std::lround(b.y2 * scale)));
+    const std::string label = (b.cls >= 0 && b.cls < static_cast<int>(names.size()))
+                                  ? names[static_cast<std::size_t>(b.cls)]
+                                  : std::to_string(b.cls);
+    draw_labelled_box(grid, p1, p2, b.cls, label, 0.4, 2, tile.y);
+  }
+  cv::rectangle(grid, tile, cv::Scalar(255, 255, 255), 1);  // tile border
+}
+
+}  // namespace
+
+cv::Mat draw_sample_grid(const std::vector<Sample>& samples, const std::vector<std::string>& names, int max_side,
+                         int columns) {
+  const int n = static_cast<int>(samples.size());
+  if (n == 0) return cv::Mat(1, 1, CV_8UC3, cv::Scalar(114, 114, 114));
+  int tile_w = 1, tile_h = 1;
+  for (const auto& s : samples) {
+    tile_w = std::max(tile_w, s.image.cols);
+    tile_h = std::max(tile_h, s.image.rows);
+  }
+  const int gcols = std::min(n, columns > 0 ? columns : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
+  const int grows = (n + gcols - 1) / gcols;
+  const double scale =
+      std::min(1.0, static_cast<double>(max_side) / std::max(gcols * tile_w, grows * tile_h));
+  const int tw = std::max(1, static_cast<int>(std::lround(tile_w * scale)));
+  const int th = std::max(1, static_cast<int>(std::lround(tile_h * scale)));
+  cv::Mat grid(grows * th, gcols * tw, CV_8UC3, cv::Scalar(114, 114, 114));
+  for (int i = 0; i < n; ++i) {
+    draw_tile(grid, samples[static_cast<std::size_t>(i)], cv::Rect((i % gcols) * tw, (i / gcols) * th, tw, th), scale,
+              names);
+  }
+  return grid;
+}
+
+std::vector<Sample> samples_of_batch(const Batch& batch) {
+  std::vector<Sample> out(static_cast<std::size_t>(batch.size));
+  const int h = static_cast<int>(batch.height), w = static_cast<int>(batch.width);
+  for (std::int64_t i = 0; i < batch.size; ++i) {
+    Sample& s = out[static_cast<std::size_t>(i)];
+    const cv::Mat rgb(h, w, CV_8UC3, batch.image_data(i));
+    cv::cvtColor(rgb, s.image, cv::COLOR_RGB2BGR);
+    if (static_cast<std::size_t>(i) < batch.samples.size()) s.path = batch.samples[static_cast<std::size_t>(i)].path;
+  }
+  for (std::int64_t k = 0; k < batch.num_boxes(); ++k) {
+    const float* r = batch.targets.data() + k * 6;
+    const auto i = static_cast<std::int64_t>(r[0]);
+    if (i < 0 || i >= batch.size) continue;
+    Box b;
+    b.cls = static_cast<int>(r[1]);
+    b.x1 = (r[2] - r[4] / 2) * static_cast<float>(w);
+    b.x2 = (r[2] + r[4] / 2) * static_cast<float>(w);
+    b.y1 = (r[3] - r[5] / 2) * static_cast<float>(h);
+    b.y2 = (r[3] + r[5] / 2) * static_cast<float>(h);
+    out[static_cast<std::size_t>(i)].boxes.push_back(b);
+  }
+  return out;
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,185 @@
+#include "training/eval/validate_sink.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "runtime/plugin/builtin_sink.h"
+#include "training/checkpoint/checkpoint_model.h"
+#include "training/eval/metrics_report.h"
+#include "training/eval/validation_batch.h"
+#include "runtime/util/atomic_file.h"
+#include "runtime/util/text_format.h"
+#include "training/device/device_choice.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/monitor.h"
+#include "yoloflow/sink.h"
+#include "yoloflow/version.h"
+
+namespace yoloflow::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ValidateSink final : public HostedValidationSink {
+ public:
+  static Schema schema() {
+    Schema s;
+    s.add_path("weights").fixed().doc(
+        "Checkpoint to evaluate (RUN/weights/best.pt or last.pt of `yoloflow train`; its EMA weights when it has "
+        "them). Relative paths are resolved against the pipeline file's folder. Left out only where the host hands "
+        "the sink a model (the train sink's validation); otherwise the run stops before its first batch.");
+    s.add_string("model", "").fixed().doc(
+        "Architecture of `weights` when it is a plain PyTorch state dict (e.g. \"yolo11n\"; the class count comes "
+        "from the file); a checkpoint of `yoloflow train` names its own.");
+    s.add_float("conf", 0.001).range(0.0, 1.0).fixed().doc("NMS confidence threshold (the train sink's val_conf).");
+    s.add_float("iou", 0.7).range(0.0, 1.0).fixed().doc("NMS IoU threshold (the train sink's val_iou).");
+    s.add_int("max_det", 300).range(1, 100000).fixed().doc("Detections kept per image.");
+    s.add_string("output", "metrics.json").fixed().doc(
+        "File the metrics are written to, relative to the run folder (or absolute): overall P, R, mAP50, "
+        "mAP50-95, fitness, image and instance counts, and the same per class. \"\": none.");
+    s.add_string("device", "").fixed().doc(
+        "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
+    return s;
+  }
+
+  void configure(const Params& p, const StageContext& ctx) override {
+    ctx_ = ctx;
+    const std::string where = ctx.node.empty() ? p.where() : "stages." + ctx.node;
+    where_ = where;
+    nms_.conf = p.get_float("conf");
+    nms_.iou = p.get_float("iou");
+    nms_.max_det = static_cast<int>(p.get_int("max_det"));
+    nms_.multi_label = true;  // as validation in training: one box may count for several classes
+    const fs::path out(p.get_string("output"));
+    output_ = out.empty() || out.is_absolute() || ctx.run_dir.empty() ? out.string() : (fs::path(ctx.run_dir) / out).string();
+    if (loaded_.model || model_ != nullptr) return;  // the model stays; only thresholds may change
+    if (p.is_null("weights")) return;
+    weights_ = p.get_string("weights");  // the host hands a model over (use_model), or begin_epoch refuses
+    device_ = pick_device(p.get_string("device").empty() ? ctx.device : p.get_string("device"), where + ".params.device");
+    loaded_ = load_checkpoint_model(host_registry(), weights_, device_, where + ".params.weights", p.get_string("model"),
+                                    where + ".params.model");
+    model_ = loaded_.model.get();
+    YF_LOG_INFO("validate: " << loaded_.model->architecture() << " (" << loaded_.weights_kind << " weights of "
+                             << weights_ << ") on " << device_.str());
+  }
+
+  void use_model(Model& model, PrecisionStrategy* precision, Loss* loss, const torch::Device& device,
+                 std::vector<KeptDetections>* kept) override {
+    if (loaded_.model) throw Error(where_ + ": validates " + weights_ + "; it cannot be handed another model");
+    model_ = &model;
+    precision_ = precision;
+    loss_ = loss;
+    device_ = device;
+    kept_ = kept;
+  }
+  const MetricsResult& metrics() const override { return result_; }
+  const NamedLosses& losses() const override { return losses_; }
+
+  void begin_epoch(int) override {
+    if (model_ == nullptr) {
+      throw InvalidInput(where_ + ".params.weights: required: the checkpoint to evaluate (e.g. runs/train/1/weights/best.pt)");
+    }
+    metrics_ = std::make_unique<DetectionMetrics>(model_->head().nc);
+    loss_sum_ = torch::Tensor();
+    loss_batches_ = 0;
+    done_ = false;
+  }
+
+  void consume(Batch& batch) override {
+    if (batch.size == 0) return;
+    const int nc = model_->head().nc;
+    for (std::int64_t k = 0; k < batch.num_boxes(); ++k) {
+      const int cls = static_cast<int>(batch.targets[static_cast<std::size_t>(k * 6 + 1)]);
+      if (cls < 0 || cls >= nc) {
+        const auto& info = batch.samples.at(static_cast<std::size_t>(batch.targets[static_cast<std::size_t>(k * 6)]));
+        throw InvalidInput(where_ + ": " + info.path + " has a box of class " + std::to_string(cls) + ", but " +
+                           (weights_.empty() ? std::string("the model") : weights_) + " detects " + std::to_string(nc) + " classes (0.." + std::to_string(nc - 1) +
+                           "): validate on the dataset the weights were trained for");
+      }
+    }
+    torch::NoGradGuard no_grad;
+    auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
+    auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat);
+    std::vector<torch::Tensor> kept;
+    const auto items =
+        validate_batch(*model_, device_, precision_, loss_, pixels, rows, nms_, *metrics_, kept_ ? &kept : nullptr);
+    if (kept_ != nullptr) {
+      for (std::size_t i = 0; i < batch.samples.size(); ++i) kept_->push_back({batch.samples[i], kept.at(i).to(torch::kCPU)});
+    }
+    if (items.defined()) loss_sum_ = loss_sum_.defined() ? loss_sum_ + items : items.to(torch::kDouble);
+    ++loss_batches_;
+  }
+
+  void end_epoch(int) override {
+    result_ = metrics_->compute();
+    losses_.clear();
+    if (loss_ != nullptr && loss_sum_.defined()) {
+      const auto mean = (loss_sum_ / std::max<std::int64_t>(loss_batches_, 1)).contiguous();
+      losses_ = named_losses(loss_->item_names(),
+                             std::vector<double>(mean.data_ptr<double>(), mean.data_ptr<double>() + mean.numel()));
+    }
+    if (!output_.empty()) write_metrics();
+    if (ctx_.reporter != nullptr) {
+      ctx_.reporter->epoch_values({{"metrics/precision(B)", result_.precision},
+                                   {"metrics/recall(B)", result_.recall},
+                                   {"metrics/mAP50(B)", result_.map50},
+                                   {"metrics/mAP50-95(B)", result_.map50_95},
+                                   {"fitness", result_.fitness}});
+    }
+    done_ = true;
+  }
+
+  std::string summary() const override {
+    if (!done_) return "";
+    std::ostringstream os;
+    os << "validated " << weights_ << ": " << result_.images << " images, " << result_.instances << " instances\n"
+       << metrics_table(result_, names()) << "P " << format_fixed(result_.precision, 4) << "  R "
+       << format_fixed(result_.recall, 4) << "  mAP50 " << format_fixed(result_.map50, 4) << "  mAP50-95 "
+       << format_fixed(result_.map50_95, 4) << "; written to " << output_ << "\n";
+    return os.str();
+  }
+
+ private:
+  void write_metrics() const {
+    nlohmann::ordered_json j;
+    j["weights"] = weights_;
+    j.update(metrics_json(result_, names()));
+    if (const fs::path parent = fs::path(output_).parent_path(); !parent.empty()) fs::create_directories(parent);
+    write_file_atomic(output_, j.dump(2) + "\n");
+  }
+
+  const std::vector<std::string>& names() const { return loaded_.described.names; }
+
+  StageContext ctx_;
+  std::string weights_, output_, where_;
+  Model* model_ = nullptr;  // loaded_'s, or the host's
+  PrecisionStrategy* precision_ = nullptr;
+  Loss* loss_ = nullptr;
+  std::vector<KeptDetections>* kept_ = nullptr;
+  torch::Tensor loss_sum_;
+  std::int64_t loss_batches_ = 0;
+  NamedLosses losses_;
+  torch::Device device_{torch::kCPU};
+  LoadedCheckpointModel loaded_;
+  NmsOptions nms_;
+  std::unique_ptr<DetectionMetrics> metrics_;
+  MetricsResult result_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<HostedValidationSink> make_hosted_validation_sink() { return std::make_unique<ValidateSink>(); }
+
+void register_validate_sink(Registry& registry) {
+  add_builtin_sink<ValidateSink>(registry, "validate",
+      "Evaluates a checkpoint on the batches it receives (the train sink's validation: NMS, P, R, mAP50, "
+      "mAP50-95 overall and per class) and writes the metrics to a JSON file.",
+      BuiltinTraits{nullptr, nullptr, /*writes_run_folder=*/true});
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,54 @@
+#pragma once
+// The `validate` sink: evaluates a model on the batches a pipeline delivers, with the same
+// validation step in every place that validates: a checkpoint given by `weights`
+// (validate-only pipelines), or the model the train sink is training, handed to it by the
+// host (its validation each epoch runs a pipeline ending in this sink). It reports P, R,
+// mAP50, mAP50-95 (overall and per class), writes them to a file in the run folder, and, given
+// a loss, the validation losses.
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "runtime/plugin/registry.h"
+#include "training/eval/detection_metrics.h"
+#include "training/components/named_losses.h"
+#include "yoloflow/loss.h"
+#include "yoloflow/model.h"
+#include "yoloflow/precision.h"
+#include "yoloflow/sink.h"
+
+namespace yoloflow::core {
+
+// Registers the built-in `validate` sink (called by register_builtin_components).
+void register_validate_sink(Registry& registry);
+
+// One validated image's detections after NMS: (N, 6) [x1, y1, x2, y2, score, cls] in its
+// batch's pixels (its geometry maps them back to the original file), on the CPU.
+struct KeptDetections {
+  SampleInfo sample;
+  torch::Tensor boxes;
+};
+
+// The validate sink as the host drives it with a model of its own (`weights` ""): the model
+// is used as it is (the caller puts it in eval mode and swaps in EMA weights), under
+// `precision`'s autocast, with `loss` for the validation losses (both may be null); `kept`,
+// when given, receives every image's detections.
+class HostedValidation {
+ public:
+  virtual void use_model(Model& model, PrecisionStrategy* precision, Loss* loss, const torch::Device& device,
+                         std::vector<KeptDetections>* kept = nullptr) = 0;
+  // After the epoch: the metrics, and the loss's mean components (empty without a loss).
+  virtual const MetricsResult& metrics() const = 0;
+  virtual const NamedLosses& losses() const = 0;
+
+ protected:
+  ~HostedValidation() = default;
+};
+
+// The validate sink as a sink its owner configures and hands models to: what a validation
+// pipeline consumes its batches with (validation_pipeline.h).
+class HostedValidationSink : public Sink, public HostedValidation {};
+std::unique_ptr<HostedValidationSink> make_hosted_validation_sink();
+
+}  // namespace yoloflow::core

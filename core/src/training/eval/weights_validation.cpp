@@ -1,0 +1,147 @@
+#include "training/eval/weights_validation.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <torch/torch.h>
+
+#include "training/detect/nms.h"
+#include "runtime/pipeline/component_factory.h"
+#include "runtime/pipeline/default_documents.h"
+#include "training/checkpoint/checkpoint_model.h"
+#include "training/components/batch_targets.h"
+#include "training/eval/validation_batch.h"
+#include "training/eval/validation_pipeline.h"
+#include "training/device/device_choice.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/source.h"
+
+namespace yoloflow::core {
+namespace {
+
+// What reads --data (its data and split still to set), what fits its images to the batches
+// and what stacks them: the reader, the transform and the batcher the run that trained the
+// weights validated with, where its pipeline records them; else train-defaults.json's source
+// stage and the train sink's defaults there. The reader must take --data and --split as its
+// `data` and `split`.
+ValidationStages validation_stages(const Registry& registry, const CheckpointModel& described) {
+  ValidationStages out;
+  std::string source_path;
+  const auto [train_name, train_stage] = sink_stage(described.pipeline, "train");
+  const json recorded = train_stage.is_object() && train_stage.contains("params") && train_stage["params"].is_object()
+                            ? train_stage["params"]
+                            : json::object();
+  const std::string recorded_path = described.pipeline_origin + ": stages." + train_name + ".params.";
+  if (recorded.contains("val_source") && recorded["val_source"].is_object()) {
+    out.source = recorded["val_source"];
+    source_path = recorded_path + "val_source";
+  } else {
+    const DefaultDocument& d = train_defaults();
+    for (const auto& [name, stage] : d.document.at("stages").items()) {
+      if (stage.is_object() && registry.find(Kind::Source, stage.value("plugin", std::string()))) {
+        out.source = {{"plugin", stage["plugin"]}, {"params", stage.value("params", json::object())}};
+        source_path = d.file + ": stages." + name;
+        break;
+      }
+    }
+    if (out.source.is_null()) {
+      throw Error(d.file + " (built in) has no stage of a loaded source plugin to read --data with (`yoloflow plugins` "
+                  "lists the loaded ones)", kExitPluginError);
+    }
+  }
+  if (!out.source.contains("params") || !out.source["params"].is_object()) out.source["params"] = json::object();
+  const std::string plugin = out.source.value("plugin", std::string());
+  const RegisteredComponent* rc = registry.find(Kind::Source, plugin);
+  if (!rc) {
+    throw Error(source_path + ".plugin: no source plugin '" + plugin + "' is loaded (`yoloflow plugins` lists them)",
+                kExitPluginError);
+  }
+  if (!rc->info.schema.find("data") || !rc->info.schema.find("split")) {
+    throw InvalidInput(source_path + ".plugin: '" + plugin + "' has no `data` and `split` parameters, through which "
+                       "`yoloflow val` gives it --data and --split");
+  }
+  const DefaultDocument& d = train_defaults();
+  const std::string default_path = d.file + ": stages." + sink_stage(d.document, "train").first + ".params.";
+  auto recorded_or_default = [&](const std::string& name, json& spec, std::string& spec_path) {
+    if (recorded.contains(name) && recorded[name].is_object()) {
+      spec = recorded[name];
+      spec_path = recorded_path + name;
+    } else {
+      spec = train_sink_default(name);
+      spec_path = default_path + name;
+    }
+  };
+  recorded_or_default("val_transform", out.transform, out.transform_path);
+  recorded_or_default("val_batcher", out.batcher, out.batcher_path);
+  return out;
+}
+
+}  // namespace
+
+WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& r) {
+  const auto start = std::chrono::steady_clock::now();
+  WeightsValidationReport report;
+  const torch::Device device = pick_device(r.device, "--device");
+  LoadedCheckpointModel loaded = load_checkpoint_model(registry, r.weights, device, "--weights", r.model, "--model");
+  Model& model = *loaded.model;
+  const int nc = model.head().nc;
+  const int stride = static_cast<int>(largest_stride(model.head()));
+  const int wanted = r.imgsz > 0 ? r.imgsz : default_imgsz(loaded);
+  report.imgsz = std::max(stride, (wanted + stride - 1) / stride * stride);
+  if (report.imgsz != wanted) {
+    YF_LOG_WARN("--imgsz " << wanted << " is not a multiple of the model's stride " << stride << ": using "
+                           << report.imgsz);
+  }
+
+  StageContext ctx;
+  ctx.node = "--data";
+  ctx.imgsz = report.imgsz;
+  ctx.device = device.str();
+  ValidationStages stages = validation_stages(registry, loaded.described);
+  stages.source["params"]["data"] = r.data;
+  stages.source["params"]["split"] = r.split;
+  stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
+  ValidationOptions vo;
+  vo.imgsz = report.imgsz;
+  vo.batch = r.batch;
+  vo.rect = r.rect;
+  vo.stop_flag = r.stop_flag;
+  ValidationPipeline validation(registry, stages, vo, ctx, "yoloflow val");
+  report.names = validation.names();
+  if (static_cast<int>(report.names.size()) != nc) {
+    throw InvalidInput("--data " + r.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
+                       r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
+  }
+  if (validation.size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
+  report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
+                       device.str();
+  YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
+
+  std::vector<KeptDetections> kept;
+  report.metrics = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
+  report.batches = validation.batches();
+  report.interrupted = validation.interrupted();
+  for (const KeptDetections& k : kept) {
+    // Back through the transform and the source's resize: original = (x - pad) / ratio.
+    const Geometry& g = k.sample.geometry;
+    OriginalImageDetections d;
+    d.path = k.sample.path;
+    d.width = g.original_width;
+    d.height = g.original_height;
+    const auto boxes = k.boxes.to(torch::kFloat).contiguous();
+    const auto a = boxes.accessor<float, 2>();
+    for (std::int64_t j = 0; j < boxes.size(0); ++j) {
+      auto clip = [](double v, int hi) { return static_cast<float>(std::clamp(v, 0.0, static_cast<double>(hi))); };
+      d.boxes.push_back({clip((a[j][0] - g.pad_x) / g.ratio_x, d.width), clip((a[j][1] - g.pad_y) / g.ratio_y, d.height),
+                         clip((a[j][2] - g.pad_x) / g.ratio_x, d.width), clip((a[j][3] - g.pad_y) / g.ratio_y, d.height),
+                         a[j][4], a[j][5]});
+    }
+    report.predictions.push_back(std::move(d));
+  }
+  report.skipped = validation.skipped();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,57 @@
+#pragma once
+// `yoloflow val`: trained weights validated on a dataset split, as Ultralytics' `yolo val`
+// does it (rectangular batches by default, NMS conf 0.001 iou 0.7 multi-label, the metrics
+// of detection_metrics.h). The images are read and fitted to the batches as the run that trained
+// the weights validated (its pipeline's `val_source`, given --data and --split, and
+// `val_transform`), or as core/resources/train-defaults.json says for weights without a
+// pipeline. The command prints and saves; this computes.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "training/eval/detection_metrics.h"
+
+namespace yoloflow::core {
+
+class Registry;
+
+struct WeightsValidationRequest {
+  std::string weights;    // checkpoint of `yoloflow train`, or a plain state dict with `model`
+  std::string model;      // architecture of a plain state dict ("yolo11n")
+  std::string data;       // data.yaml
+  std::string split = "val";
+  std::string device;     // "cpu", "cuda", "cuda:N"; empty: CUDA when available
+  int imgsz = 640;        // rounded up to a multiple of the model's stride; 0: default_imgsz of the weights
+  std::int64_t batch = 32;
+  double conf = 0.001, iou = 0.7;
+  int max_det = 300;
+  bool rect = true;
+  bool keep_predictions = false;  // fill WeightsValidationReport::predictions
+  const std::atomic<bool>* stop_flag = nullptr;  // polled between batches (Ctrl-C)
+};
+
+// One image's detections in its original file's pixels: [x1, y1, x2, y2, confidence, class].
+struct OriginalImageDetections {
+  std::string path;
+  int width = 0, height = 0;
+  std::vector<std::array<float, 6>> boxes;
+};
+
+struct WeightsValidationReport {
+  MetricsResult metrics;
+  std::vector<std::string> names;  // the dataset's class names
+  std::string description;         // model, weights, device: one line
+  int imgsz = 640;                 // the size used
+  std::size_t batches = 0, skipped = 0;
+  double seconds = 0;
+  bool interrupted = false;  // the stop flag ended it early: the metrics cover part of the split
+  std::vector<OriginalImageDetections> predictions;  // when asked, in the order validated
+};
+
+// Throws InvalidInput in one line naming the option (--weights, --data, --model, ...) when
+// an input is missing or does not fit.
+WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& request);
+
+}  // namespace yoloflow::core

@@ -1,0 +1,62 @@
+#pragma once
+// Ultralytics' own checkpoints (`yolo11n.pt` of their releases, the best.pt / last.pt of any
+// Ultralytics run), read from what their pickle says without running it (torch_file.h).
+// Ultralytics pickles the whole model: a dict whose `model` and `ema` entries are
+// ultralytics.nn.tasks.DetectionModel objects. Each nn.Module's pickled state (its __dict__)
+// holds `_parameters`, `_buffers` and `_modules`; walking them gives the state dict under the
+// names `model.state_dict()` gives in Python ("model.0.conv.weight"), which are our model's.
+// Beside the weights: the architecture (the `yaml` dict the model was built from: its
+// `scale`, `nc` and layer list), the class names, the strides, and what the file says of
+// itself (`version`, `date`, `epoch`, `train_args`, `train_metrics`).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "training/model/torch_file.h"
+#include "training/model/weights_io.h"
+
+namespace yoloflow::core {
+
+struct UltralyticsCheckpoint {
+  std::string weights_entry;  // "ema" when present and not None, else "model"
+  NamedTensors weights;       // in state_dict order, dtypes as stored (fp16 in released files)
+  std::string model_class;    // "ultralytics.nn.tasks.DetectionModel"
+  std::string scale;          // "n", "s", "m", "l", "x"
+  int nc = 0;
+  std::vector<std::string> names;  // nc names, by class index
+  std::vector<double> strides;     // [8, 16, 32]
+  std::string version;        // Ultralytics' version that wrote it, e.g. "8.4.56"; "" when absent
+  std::string date;           // ISO date it was written; "" when absent
+  std::optional<std::int64_t> epoch;  // the last finished epoch (0-based); -1 for a final best.pt
+  // The run's arguments (imgsz, data, epochs...) and its last validation's metrics, in the
+  // file's order.
+  nlohmann::ordered_json train_args = nlohmann::ordered_json::object();
+  nlohmann::ordered_json train_metrics = nlohmann::ordered_json::object();
+
+  // The model that builds it: the train sink's default model (core/resources/train-defaults.json,
+  // the yolo11 plugin: YOLO11 as released) at this scale and nc, {"plugin": ..., "params": ...}.
+  nlohmann::json model_spec() const;
+  // Its architecture name as users write it: the plugin and the scale letter, "yolo11n".
+  std::string architecture() const;
+};
+
+// Whether the file's root is an Ultralytics checkpoint: a dict whose `model` or `ema` entry is
+// an object of an ultralytics.* class.
+bool is_ultralytics_checkpoint(const PickleValue& root);
+
+// Reads an Ultralytics checkpoint (is_ultralytics_checkpoint(file.root())). `entry` picks the
+// model ("ema" or "model"; "" = ema when not None, else model). Throws InvalidInput in one line
+// naming the file when it holds anything but a YOLO11 detection model as the yolo11 plugin
+// builds it (the released architecture), or its module tree is malformed.
+UltralyticsCheckpoint read_ultralytics_checkpoint(TorchFile& file, const std::string& entry = "");
+
+// A pickled value as JSON, for what a file says of itself: None, bools, numbers, strings,
+// lists, tuples and dicts (in their order) as they are; numpy scalars as numbers; paths as
+// strings; other objects as their class name; tensors as "tensor [sizes]". Nesting beyond
+// `max_depth` and more than `max_values` values are cut (marked "...").
+nlohmann::ordered_json pickle_to_json(const PickleValue& value, int max_depth = 16, std::size_t max_values = 20000);
+
+}  // namespace yoloflow::core

@@ -1,0 +1,95 @@
+#include "training/trainer/epoch_report.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "training/device/cuda_memory.h"
+#include "training/trainer/progress_report.h"
+#include "training/trainer/results_plot.h"
+#include "runtime/util/text_format.h"
+#include "yoloflow/log.h"
+
+namespace yoloflow::core {
+
+EpochReport::EpochReport(std::string run_dir) : run_dir_(std::move(run_dir)), csv_(run_dir_ + "/results.csv") {}
+
+ResultsRow EpochReport::training_row(const EpochFacts& f, const TrainState& state, const std::vector<ParamGroup>& groups,
+                                     StepProfile* profile) {
+  ResultsRow row;
+  row["epoch"] = f.epoch + 1;
+  row["time"] = state.total_seconds;
+  for (const auto& [name, value] : f.train_loss) row["train/" + name + "_loss"] = value;
+  for (std::size_t g = 0; g < groups.size() && g < 3; ++g) row["lr/pg" + std::to_string(g)] = groups[g].lr;
+  row["images_per_second"] = state.images / std::max(f.seconds, 1e-9);
+  row["imgsz"] = f.imgsz;
+  row["batch"] = static_cast<double>(state.batch);
+  row["accumulate"] = static_cast<double>(f.accumulate);
+  for (const auto& kv : f.schedule) row[kv.first] = kv.second;
+  row["micro_batch"] = static_cast<double>(state.micro_batch > 0 ? std::min(state.micro_batch, state.batch) : state.batch);
+  row["oom_retries"] = static_cast<double>(state.oom_retries);
+  if (profile) {
+    const auto means = profile->take_epoch_means();
+    for (const auto& kv : means) row[kv.first] = kv.second;
+    if (!means.empty()) YF_LOG_INFO("epoch " << f.epoch + 1 << " " << StepProfile::summary(means));
+  }
+  return row;
+}
+
+void EpochReport::add_validation(ResultsRow& row, const ValidationResult& v) {
+  row["metrics/precision(B)"] = v.metrics.precision;
+  row["metrics/recall(B)"] = v.metrics.recall;
+  row["metrics/mAP50(B)"] = v.metrics.map50;
+  row["metrics/mAP50-95(B)"] = v.metrics.map50_95;
+  for (const auto& [name, value] : v.losses) row["val/" + name + "_loss"] = value;
+}
+
+void EpochReport::add_memory(ResultsRow& row, const torch::Device& device) {
+  if (const auto mem = take_cuda_memory_stats(device)) {
+    row["gpu_mem_GiB"] = mem->peak_allocated_gib;
+    row["gpu_reserved_GiB"] = mem->reserved_gib;
+    row["gpu_peak_reserved_GiB"] = mem->peak_reserved_gib;
+    row["gpu_fragmentation_GiB"] = mem->fragmentation_gib;
+    row["gpu_num_ooms"] = mem->num_ooms;
+  }
+}
+
+void EpochReport::write(const ResultsRow& row) {
+  csv_.add_row(row);
+  csv_.save();
+  plot_results(csv_, run_dir_ + "/results.png");
+}
+
+std::string EpochReport::summary(double total_seconds, const MetricsResult* v) const {
+  // Only the files this run left behind: an interrupted first epoch has no results yet.
+  std::vector<std::string> files;
+  for (const char* f : {"results.csv", "results.png", "weights/last.pt", "weights/best.pt"}) {
+    if (std::filesystem::exists(run_dir_ + "/" + f)) files.emplace_back(f);
+  }
+  const std::size_t epochs = csv_.rows().size();
+  std::ostringstream os;
+  os << "trained " << epochs << " epoch" << (epochs == 1 ? "" : "s") << " in " << format_duration(total_seconds)
+     << "; results in " << run_dir_;
+  for (std::size_t i = 0; i < files.size(); ++i) os << (i == 0 ? " (" : ", ") << files[i];
+  os << (files.empty() ? "\n" : ")\n");
+  if (v) {
+    os << "final validation: P " << v->precision << "  R " << v->recall << "  mAP50 " << v->map50 << "  mAP50-95 "
+       << v->map50_95 << "\n";
+  }
+  return os.str();
+}
+
+std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row,
+                       const std::vector<std::string>& loss_names, const MetricsResult* v,
+                       double validation_seconds, double results_seconds, double checkpoint_seconds) {
+  std::ostringstream os;
+  os << "epoch " << epoch + 1 << "/" << epochs << " done in " << format_duration(seconds) << ":";
+  for (const auto& name : loss_names) os << " " << name << " " << row.at("train/" + name + "_loss");
+  os << (v ? ", mAP50 " + std::to_string(v->map50) + " mAP50-95 " + std::to_string(v->map50_95) : std::string())
+     << "; then " << (validation_seconds >= 0 ? "validation " + format_fixed(validation_seconds, 2) + " s, " : "")
+     << "results " << format_fixed(results_seconds, 2) << " s, checkpoints " << format_fixed(checkpoint_seconds, 2)
+     << " s";
+  return os.str();
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,62 @@
+#pragma once
+// What a finished epoch leaves behind: its results.csv row (Ultralytics' columns: losses,
+// metrics, learning rates; then ours: speed, batch, schedules, memory, step profile), the
+// results.png plot, the epoch's log line, and the run's closing summary.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "training/eval/detection_metrics.h"
+#include "training/trainer/progress_report.h"
+#include "runtime/run/results_csv.h"
+#include "training/trainer/step_profile.h"
+#include "training/trainer/train_state.h"
+#include "training/eval/validation_pipeline.h"
+#include "yoloflow/optimizer.h"
+
+namespace yoloflow::core {
+
+using ResultsRow = std::map<std::string, double>;
+
+// The epoch's training facts as results.csv names them.
+struct EpochFacts {
+  int epoch = 0;                        // 0-based
+  double seconds = 0;                   // the epoch's training time
+  NamedLosses train_loss;               // the loss's mean components
+  int imgsz = 640;
+  std::int64_t accumulate = 1;          // after warmup
+  std::map<std::string, double> schedule;  // the pipeline's per-epoch values (StageContext::schedule)
+};
+
+class EpochReport {
+ public:
+  explicit EpochReport(std::string run_dir);
+  // Resume: keeps the rows of the epochs before `epoch`.
+  void resume(int epoch) { csv_.load(epoch); }
+
+  // The training part of the row; `profile` (may be null) adds its epoch means and logs them.
+  static ResultsRow training_row(const EpochFacts& facts, const TrainState& state, const std::vector<ParamGroup>& groups,
+                                 StepProfile* profile);
+  static void add_validation(ResultsRow& row, const ValidationResult& v);
+  // The epoch's CUDA memory peaks (nothing on the CPU); read after validation, which they include.
+  static void add_memory(ResultsRow& row, const torch::Device& device);
+
+  // Appends the row to results.csv and redraws results.png.
+  void write(const ResultsRow& row);
+
+  // "trained N epochs in T; results in DIR (files...)" and the last validation.
+  std::string summary(double total_seconds, const MetricsResult* last_validation) const;
+
+ private:
+  std::string run_dir_;
+  ResultsCsv csv_;
+};
+
+// "epoch 3/100 done in 1:02: box ... cls ... dfl ...[, mAP50 ... mAP50-95 ...]; then ...", the loss's
+// components (`loss_names`) as `row` has them.
+std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row,
+                       const std::vector<std::string>& loss_names, const MetricsResult* validation,
+                       double validation_seconds, double results_seconds, double checkpoint_seconds);
+
+}  // namespace yoloflow::core

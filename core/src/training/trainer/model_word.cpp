@@ -1,0 +1,97 @@
+#include "training/trainer/model_word.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "training/model/torch_file.h"
+#include "training/model/ultralytics_checkpoint.h"
+#include "training/checkpoint/checkpoint.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::string x(suffix);
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+// The architecture a yoloflow checkpoint's meta names: its model entry's plugin and scale.
+std::string checkpoint_architecture(const TorchFile& file) {
+  const PickleValue* meta = file.root().get("meta");
+  if (!meta || meta->kind != PickleValue::Kind::String) return "";
+  const auto j = nlohmann::json::parse(meta->s, nullptr, false);
+  if (!j.is_object()) return "";
+  if (j.contains("model") && j["model"].is_object() && j["model"].contains("plugin") && j["model"]["plugin"].is_string()) {
+    const auto& m = j["model"];
+    const auto params = m.value("params", nlohmann::json::object());
+    return m["plugin"].get<std::string>() +
+           (params.is_object() && params.contains("scale") && params["scale"].is_string() ? params["scale"].get<std::string>()
+                                                                                            : std::string());
+  }
+  if (j.contains("architecture") && j["architecture"].is_string()) return j["architecture"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> expand_model_words(const std::vector<std::string>& overrides) {
+  const bool has_imgsz = std::any_of(overrides.begin(), overrides.end(),
+                                     [](const std::string& o) { return o.rfind("imgsz=", 0) == 0; });
+  std::vector<std::string> out;
+  for (const auto& word : overrides) {
+    if (word.rfind("model=", 0) != 0) {
+      out.push_back(word);
+      continue;
+    }
+    const std::string value = word.substr(6);
+    if (ends_with(value, ".yaml") || ends_with(value, ".yml")) {
+      // Ultralytics' model yaml names the architecture: yolo11s.yaml is yolo11s (its layers are
+      // the plugin's; the file itself is not read).
+      out.push_back("model=" + fs::path(value).stem().string());
+      continue;
+    }
+    const bool file_like = ends_with(value, ".pt") || ends_with(value, ".pth");
+    std::error_code ec;
+    if (!file_like && !fs::is_regular_file(value, ec)) {
+      out.push_back(word);  // an architecture word (yolo11s), as before
+      continue;
+    }
+    if (!fs::exists(value, ec)) {
+      throw InvalidInput(word + ": no such file; yoloflow downloads nothing: give the path of the weights file (e.g. "
+                         "Ultralytics' yolo11n.pt, or a run's best.pt), or model=" + fs::path(value).stem().string() +
+                         " to train that architecture from scratch");
+    }
+    const std::string name = word;
+    TorchFile file = TorchFile::open(value, name);
+    std::string architecture;
+    std::string imgsz;
+    if (is_ultralytics_checkpoint(file.root())) {
+      // Read whole: a file that cannot be fine-tuned from is refused now, in its terms.
+      const UltralyticsCheckpoint u = read_ultralytics_checkpoint(file);
+      architecture = u.architecture();
+      if (u.train_args.contains("imgsz") && u.train_args["imgsz"].is_number_integer()) {
+        imgsz = std::to_string(u.train_args["imgsz"].get<std::int64_t>());
+      }
+    } else if (is_yoloflow_checkpoint(file)) {
+      architecture = checkpoint_architecture(file);
+      if (architecture.empty()) {
+        throw InvalidInput(name + ": this checkpoint does not say which model it holds (written by an older yoloflow); "
+                           "give it as weights=" + value + " with model=ARCHITECTURE");
+      }
+    } else {
+      throw InvalidInput(name + ": a plain state dict does not say which model it holds; give model=yolo11n weights=" +
+                         value + " (its architecture and the file)");
+    }
+    out.push_back("model=" + architecture);
+    out.push_back("weights=" + fs::absolute(value).lexically_normal().string());
+    if (!imgsz.empty() && !has_imgsz) out.push_back("imgsz=" + imgsz);
+  }
+  return out;
+}
+
+}  // namespace yoloflow::core

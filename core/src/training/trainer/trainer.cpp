@@ -1,0 +1,556 @@
+#include "training/trainer/trainer.h"
+
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <ostream>
+
+#include <torch/torch.h>
+
+#include "training/parallel/data_parallel.h"
+#include "runtime/graph/graph_runner.h"
+#include "runtime/pipeline/component_origin.h"
+#include "runtime/pipeline/pipeline.h"
+#include "runtime/run/epoch_loop.h"
+#include "runtime/run/run_driver.h"
+#include "training/components/batch_targets.h"
+#include "training/checkpoint/checkpoint.h"
+#include "training/checkpoint/checkpoint_writer.h"
+#include "training/device/cuda_memory.h"
+#include "training/trainer/epoch_report.h"
+#include "training/trainer/fitness_tracker.h"
+#include "training/trainer/multi_scale.h"
+#include "training/trainer/optimizer_schedule.h"
+#include "training/trainer/scheduled_loss.h"
+#include "training/trainer/step_engine.h"
+#include "training/trainer/step_profile.h"
+#include "training/trainer/train_callbacks.h"
+#include "training/trainer/train_checkpoints.h"
+#include "training/device/train_device.h"
+#include "training/trainer/train_progress.h"
+#include "training/trainer/train_setup.h"
+#include "training/trainer/train_sink_checks.h"
+#include "training/trainer/train_sink_schema.h"
+#include "training/trainer/train_state.h"
+#include "training/trainer/ema_callback.h"
+#include "training/trainer/training_parts.h"
+#include "training/eval/validation_pipeline.h"
+#include "training/device/device_choice.h"
+#include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/sink.h"
+#include "yoloflow/training_view.h"
+#include "yoloflow/version.h"
+
+namespace yoloflow::core {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+constexpr const char* kName = "train";
+
+class Trainer final : public RunDriver, private TrainingView {
+ public:
+  Trainer(const Pipeline& pipeline, const Registry& registry, const RunOptions& options);
+
+  std::string nothing_to_run() const override { return nothing_to_run_; }
+  bool resumable() const override { return true; }
+  RunOutcome run(std::ostream& out) override;
+  GraphRunner& graph() override { return *runner_; }
+  std::string summary() const override {
+    if (!report_) return "";  // not rank 0
+    return report_->summary(state_.total_seconds, validated_ ? &last_metrics_ : nullptr);
+  }
+
+ private:
+  // The graph's consumer: each batch one training step, on the thread that runs the epoch.
+  class StepSink final : public Sink {
+   public:
+    explicit StepSink(Trainer& trainer) : trainer_(trainer) {}
+    void begin_epoch(int epoch) override { trainer_.begin_epoch(epoch); }
+    void consume(Batch& batch) override { trainer_.train_batch(batch); }
+    void end_epoch(int) override { trainer_.finish_accumulation(); }
+    // A stop mid-epoch: the trainer's loop saves where it stopped.
+    void interrupted(int) override {}
+    // On a GPU, batches are collated straight into pinned memory (cuda_memory.h says why).
+    PixelAllocator pixel_allocator() override { return pinned_pixel_allocator(trainer_.device_); }
+
+   private:
+    Trainer& trainer_;
+  };
+
+  // Building, in the order the parts need each other.
+  void build(const Registry& registry);
+  // The scheduled values of `epoch` (the loss's gains, imgsz, the stage's schedules).
+  void at_epoch(int epoch);
+
+  // The epoch, batch by batch (StepSink).
+  void begin_epoch(int epoch);
+  void train_batch(Batch& batch);
+  void finish_accumulation();
+  // After the epoch's batches: validation, callbacks, checkpoint, results (rank 0).
+  void end_of_epoch(int epoch);
+  ValidationResult validate();
+
+  // TrainingView: what a callback's tensor hooks see.
+  torch::nn::Module& model() override { return model_->module(); }
+  const std::vector<ParamGroup>& param_groups() const override {
+    static const std::vector<ParamGroup> kNone;
+    return optimizer_ ? optimizer_->groups() : kNone;
+  }
+  TrainProgress progress() const override {
+    return train_progress(state_, ctx_.epochs, schedule_->batches_per_epoch());
+  }
+
+  void reset_loss_sum(const torch::Tensor& values);
+  void set_batch(std::int64_t batch);
+  void setup_optimizer(std::int64_t batch);
+  void act_mid_epoch(const CallbackRequests& r);
+  void stop(const std::string& reason);
+  void end_training();
+  void log_progress();
+  // Writes the run's state to `files` in the weights folder (rank 0); `after` runs once they
+  // are on disk.
+  void save(const std::vector<std::string>& files, bool mid_epoch, double fitness, std::function<void()> after = nullptr);
+  TrainingParts parts() const { return {*model_, optimizer_.get(), *precision_}; }
+
+  const Pipeline& pipeline_;
+  RunOptions options_;
+  const StageSpec& stage_;
+  std::string nothing_to_run_;
+  std::unique_ptr<Checkpoint> resume_;  // kept while a resumed run has not passed its first epoch
+  std::string resume_path_;
+  int first_epoch_ = 0;
+  std::uint64_t first_sequence_ = 0;
+
+  Params p_;
+  StageContext ctx_;  // the stage's, at the current epoch
+  torch::Device device_{torch::kCPU};
+  StepSink step_sink_{*this};
+  std::unique_ptr<GraphRunner> runner_;
+  std::unique_ptr<TrainingPartsBuilder> builder_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<PrecisionStrategy> precision_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<OptimizerSchedule> schedule_;
+  std::unique_ptr<ScheduledLoss> loss_;
+  std::unique_ptr<BatchTargets> targets_;
+  std::unique_ptr<dist::DataParallel> dp_;
+  std::unique_ptr<ValidationPipeline> validation_;
+  std::unique_ptr<EpochReport> report_;   // rank 0 only
+  std::unique_ptr<StepProfile> profile_;  // rank 0 only
+  std::unique_ptr<StepEngine> engine_;
+  TrainCallbacks callbacks_;              // rank 0 only
+  TrainState state_;
+  std::unique_ptr<CheckpointWriter> checkpoints_;
+  std::vector<std::string> names_;
+  json model_spec_;  // {"plugin", "params"} as built, nc resolved
+  std::string run_dir_;
+  MetricsResult last_metrics_;
+  bool validated_ = false;  // last_metrics_ holds a validation of this process
+  Clock::time_point epoch_start_ = Clock::now(), last_batch_end_ = Clock::now();
+  std::int64_t steps_this_process_ = 0;
+  ProgressWindow window_;  // host times between progress lines
+  bool first_batch_of_epoch_ = true;
+  bool budget_spent_ = false;  // a stop was requested: the batches still arriving are left
+  bool ended_ = false;         // on_train_end was called
+  std::string pending_stop_;   // data parallel: a callback's stop, taken at the epoch's end
+  int step_size_ = 0;          // multi-scale: this batch's image size (0 = as collated)
+};
+
+Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOptions& options)
+    : pipeline_(pipeline), options_(options), stage_(pipeline.stage(pipeline.sink)) {
+  // A resumed run: its checkpoint read once, before anything is built.
+  const json first_params = pipeline.stage_params(stage_.name, 0);
+  resume_path_ = !options.resume_checkpoint.empty() ? options.resume_checkpoint : first_params.value("resume", std::string());
+  if (!resume_path_.empty()) {
+    resume_ = std::make_unique<Checkpoint>(load_checkpoint(resume_path_));
+    first_epoch_ = resume_->epoch;
+    first_sequence_ = resume_->next_sequence;
+    if (first_epoch_ >= pipeline.epochs) {
+      nothing_to_run_ = resume_path_ + " finished all " + std::to_string(pipeline.epochs) +
+                        " epochs; to train longer, pass a larger count: epochs=" + std::to_string(pipeline.epochs + 10);
+      return;
+    }
+  }
+  p_ = Params(pipeline.stage_params(stage_.name, first_epoch_), stage_.path() + ".params");
+  state_.micro_batch = p_.get_int("micro_batch");
+  // Choosing the device counts devices but creates no CUDA context; the allocator reads its
+  // configuration when the first one is created, so it is set before anything else.
+  const std::string device = p_.get_string("device").empty()
+                                 ? (options.device.empty() ? pipeline.device : options.device)
+                                 : p_.get_string("device");
+  device_ = dist::rank_device(pick_device(device, p_.where() + ".device"));
+  apply_cuda_alloc_conf(p_.get_string("cuda_alloc_conf"), p_.where() + ".cuda_alloc_conf", device_);
+  set_training_threads(device_, p_.get_int("cpu_threads"));
+  set_cuda_memory_fraction(device_, p_.get_float("cuda_memory_fraction"));
+  // The data path first: its stages read their data here, and their failures name them.
+  RunnerOptions ro;
+  ro.run_dir = options.run_dir;
+  ro.device = device_.str();
+  ro.stop_flag = options.stop_flag;
+  ro.first_epoch = first_epoch_;
+  ro.sink = &step_sink_;
+  runner_ = std::make_unique<GraphRunner>(pipeline, registry, ro);
+  // The rest is the train stage's own: failures say so, as a stage's configure would.
+  try {
+    build(registry);
+  } catch (const Error& e) {
+    throw Error(component_origin(*stage_.component, "stage '" + stage_.name + "'").text() + " failed to configure: " +
+                    e.what(),
+                e.exit_code());
+  } catch (const std::exception& e) {
+    throw Error(component_origin(*stage_.component, "stage '" + stage_.name + "'").text() + " failed to configure: " +
+                e.what());
+  }
+}
+
+void Trainer::build(const Registry& registry) {
+  ctx_ = runner_->context(stage_.name, first_epoch_);
+  ctx_.device = device_.str();
+  torch::manual_seed(ctx_.seed);
+  validation_ = open_training_validation(registry, p_, ctx_);
+  names_ = validation_->names();
+  builder_ = std::make_unique<TrainingPartsBuilder>(registry, p_, ctx_);
+  model_spec_ = builder_->model_spec(names_);
+  model_ = builder_->model(names_, /*initial_weights=*/resume_ == nullptr);
+  run_dir_ = ctx_.run_dir.empty() ? std::string("runs/train") : ctx_.run_dir;
+  checkpoints_ = std::make_unique<CheckpointWriter>(p_.get_bool("save_async"));
+  precision_ = builder_->precision(device_);
+  scheduler_ = builder_->scheduler();
+  set_cuda_kernels(device_, p_.get_bool("cudnn_benchmark"), p_.get_bool("tf32"));
+  model_->module().to(device_);
+  model_->module().train();
+  dp_ = dist::DataParallel::attach(model_->module(), device_);  // null in a one-process run
+  schedule_ = std::make_unique<OptimizerSchedule>(
+      *scheduler_, WarmupOptions{p_.get_float("warmup_epochs"), p_.get_float("warmup_momentum"), p_.get_float("warmup_bias_lr")},
+      p_.get_int("nominal_batch"), dp_ ? dp_->world_size() : 1, ctx_.epochs);
+  loss_ = builder_->loss(model_->head());
+  state_.loss_names = loss_->loss().item_names();
+  targets_ = std::make_unique<BatchTargets>(builder_->target_rows());
+  const std::string callbacks_path = p_.where() + ".callbacks";
+  const json callbacks = callbacks_with_ema(p_.get_json("callbacks"), p_.get_bool("ema"), callbacks_path, p_.where() + ".ema");
+  // Nothing is written into the run folder here: a run refused while it is being built (a
+  // checkpoint of another model, data that cannot be read) leaves the folder as it was.
+  if (dist::is_main_process()) {  // data parallel: rank 0 writes every output and runs the callbacks
+    report_ = std::make_unique<EpochReport>(run_dir_);
+    profile_ = std::make_unique<StepProfile>(run_dir_ + "/steps.csv", p_.get_int("profile_every"), [device = device_] {
+      if (device.is_cuda()) torch::cuda::synchronize(device.index());
+    });
+    callbacks_ = TrainCallbacks(registry, callbacks, callbacks_path, ctx_);
+  }
+  engine_ = std::make_unique<StepEngine>(*model_, loss_->loss(), *precision_, dp_.get(), profile_.get(), device_,
+                                         p_.get_float("clip_grad"), [this] { callbacks_.optimizer_step(*this); });
+  if (resume_) {  // a checkpoint of this stage: same architecture and class count
+    restore_train_checkpoint(*resume_, resume_path_, parts(), state_);
+    if (report_) report_->resume(resume_->epoch);
+    callbacks_.load_states(resume_->meta.value("callbacks", json::object()));
+    callbacks_.load_tensors(callback_tensors(*resume_));
+  }
+  if (capture_requested(p_.get_json("cuda_graph"), device_)) {
+    engine_->enable_capture_if_possible(p_.get_int("profile_every") > 0, p_.get_bool("cudnn_benchmark"),
+                                        static_cast<int>(p_.get_int("cuda_graph_warmup")), p_.get_json("cuda_graph").is_string());
+    engine_->share_graph_pool(p_.get_bool("cuda_graph_shared_pool"));
+  }
+  YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
+                        << p_.get_json("precision").at("plugin").get<std::string>() << ", " << at::get_num_threads()
+                        << " CPU thread" << (at::get_num_threads() == 1 ? "" : "s") << ", run folder " << run_dir_);
+}
+
+void Trainer::at_epoch(int epoch) {
+  ctx_ = runner_->context(stage_.name, epoch);
+  ctx_.device = device_.str();
+  StageContext loss_context = ctx_;
+  loss_context.node = p_.where() + ".loss";
+  loss_->at_epoch(pipeline_.stage_params(stage_.name, epoch).at("loss"), loss_context);
+}
+
+RunOutcome Trainer::run(std::ostream& out) {
+  const RunEvent event = run_event(pipeline_, options_);
+  for (auto& m : runner_->monitors()) m->on_run_start(event);
+  out << (resume_ ? "resuming '" : "running '") << pipeline_.name << "': " << pipeline_.epochs << " epoch"
+      << (pipeline_.epochs == 1 ? "" : "s") << ", " << runner_->source().size() << " samples, " << runner_->workers()
+      << " worker" << (runner_->workers() == 1 ? "" : "s") << (pipeline_.ordered ? ", ordered" : "") << std::endl;
+  {
+    CallbackRequests requests;
+    callbacks_.train_start(TrainRun{run_dir_, names_, pipeline_.epochs, resume_ != nullptr}, requests);
+    act_mid_epoch(requests);
+  }
+  RunOutcome outcome;
+  for (int epoch = first_epoch_; epoch < pipeline_.epochs && !runner_->stop_requested(); ++epoch) {
+    at_epoch(epoch);
+    EpochStats stats = runner_->run_epoch(epoch, epoch == first_epoch_ ? first_sequence_ : 0);
+    outcome.samples += stats.samples;
+    outcome.seconds += stats.seconds;
+    if (stats.interrupted) {
+      // Stopped after the batch in hand: last.pt continues from here.
+      save({"last.pt"}, /*mid_epoch=*/true, -1.0);
+      if (dist::is_main_process()) checkpoints_->wait();
+      YF_LOG_INFO("stopped in epoch " << epoch + 1 << " after batch " << state_.step << "; saved " << run_dir_
+                                      << "/weights/last.pt");
+      report_epoch(*runner_, stats, pipeline_.epochs, {}, out);
+      break;
+    }
+    const auto end_start = Clock::now();
+    end_of_epoch(epoch);
+    stats.end_seconds = seconds_since(end_start);
+    report_epoch(*runner_, stats, pipeline_.epochs, {}, out);
+    ++outcome.epochs_done;
+  }
+  if (dist::is_main_process()) checkpoints_->wait();  // the run's files are complete when it ends
+  end_training();
+  outcome.interrupted = runner_->stop_requested();
+  outcome.stop_reason = runner_->stop_reason();
+  for (auto& m : runner_->monitors()) m->on_run_end(event);
+  return outcome;
+}
+
+void Trainer::begin_epoch(int epoch) {
+  model_->module().train();
+  first_batch_of_epoch_ = true;
+  last_batch_end_ = Clock::now();
+  if (resume_ && resume_->epoch == epoch) {
+    // Continuing an epoch a previous process stopped in: keep its counters.
+    const double seconds = resume_epoch(*resume_, state_);
+    window_.restart(state_.step);
+    epoch_start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    auto l = resume_->meta.value("epoch_loss_sum", std::vector<double>{});
+    if (l.size() != state_.loss_names.size()) l.assign(state_.loss_names.size(), 0.0);
+    reset_loss_sum(torch::tensor(std::vector<float>(l.begin(), l.end())));
+    return;
+  }
+  state_.epoch = epoch;
+  epoch_start_ = Clock::now();
+  state_.oom_retries = 0;
+  state_.step = 0;
+  state_.images = 0;
+  state_.next_sequence = 0;
+  window_.restart(0);
+  reset_loss_sum(torch::zeros({static_cast<std::int64_t>(state_.loss_names.size())}));
+}
+
+void Trainer::train_batch(Batch& batch) {
+  // Batches already assembled when the run asked to stop are left for the resumed run.
+  if (budget_spent_) return;
+  // The last epoch's checkpoint could not be written (a full disk): stop here, where
+  // last.pt and results.csv still agree, rather than train epochs that cannot be kept.
+  if (checkpoints_->failed()) checkpoints_->wait();
+  const auto t0 = Clock::now();
+  const double waited = std::chrono::duration<double>(t0 - last_batch_end_).count();
+  if (!optimizer_) {
+    setup_optimizer(batch.size);
+  } else if (first_batch_of_epoch_ && batch.size != state_.batch) {
+    set_batch(batch.size);  // a batch-size schedule changed it at this epoch boundary
+  }
+  first_batch_of_epoch_ = false;
+  CallbackRequests before;
+  callbacks_.batch_start(batch, progress(), before);
+  const std::int64_t ni = state_.step + schedule_->batches_per_epoch() * state_.epoch;  // iteration over the run
+  schedule_->apply(state_.epoch, ni);
+  const double multi_scale = p_.get_float("multi_scale");
+  step_size_ = multi_scale > 0.0 ? multi_scale_size(static_cast<int>(std::max(batch.height, batch.width)), multi_scale,
+                                                    static_cast<int>(largest_stride(model_->head())), ctx_.seed, ni)
+                                 : 0;
+  if (profile_) profile_->begin(state_.epoch, state_.step, state_.global_step, waited);
+
+  auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
+  const torch::Tensor targets = (*targets_)(batch, engine_->captured() != nullptr, state_.epoch, state_.step);
+  engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(), loss_->key());
+  if (profile_) {
+    profile_->end_phase(StepProfile::kOptimizer);
+    profile_->end_step();
+  }
+
+  ++state_.step;
+  ++steps_this_process_;
+  state_.images += batch.size;
+  // The data position is global: W ranks in step have consumed every position below this
+  // rank's last one plus W (ranks deal positions r, r+W, ...), whatever W the resume uses.
+  const std::uint64_t world = dp_ ? static_cast<std::uint64_t>(dp_->world_size()) : 1;
+  for (const auto& s : batch.samples) state_.next_sequence = std::max<std::uint64_t>(state_.next_sequence, s.sequence + world);
+  window_.add(waited, seconds_since(t0));
+  if (state_.step % p_.get_int("log_every") == 0 || state_.step == schedule_->batches_per_epoch()) log_progress();
+  CallbackRequests after;
+  callbacks_.batch_end(progress(), after);
+  act_mid_epoch(before);
+  act_mid_epoch(after);
+  const std::int64_t budget = p_.get_int("max_steps");
+  if (budget > 0 && steps_this_process_ >= budget) stop("max_steps: " + std::to_string(budget) + " batches trained in this process");
+  last_batch_end_ = Clock::now();
+}
+
+void Trainer::finish_accumulation() {
+  // A resumed run that stopped after the epoch's last batch reaches here without a batch.
+  if (!optimizer_) setup_optimizer(resume_ ? resume_->meta.value("batch", std::int64_t{16}) : 16);
+  // Data parallel: a rank that skipped unreadable samples ran fewer batches; it takes the
+  // missing steps with zero gradients so that its collectives still pair with the others'.
+  while (dp_ && state_.step < schedule_->batches_per_epoch()) {
+    schedule_->apply(state_.epoch, state_.step + schedule_->batches_per_epoch() * state_.epoch);
+    ++state_.step;
+    if (++state_.micro >= schedule_->accumulate()) engine_->optimizer_step(state_);
+  }
+  if (state_.micro > 0) engine_->optimizer_step(state_);  // the epoch's last partial accumulation
+  engine_->log_capture_counts();
+}
+
+ValidationResult Trainer::validate() {
+  ValidationResult v;
+  // The callbacks put the weights to score in the model (an average), and take them out again
+  // whatever happens.
+  callbacks_.validation_start(*this);
+  try {
+    engine_->between_steps([&] { v = validation_->run(*model_, precision_.get(), loss_->get(), device_); });
+  } catch (...) {
+    callbacks_.validation_end(*this);
+    throw;
+  }
+  callbacks_.validation_end(*this);
+  return v;
+}
+
+void Trainer::end_of_epoch(int epoch) {
+  const double seconds = seconds_since(epoch_start_);
+  state_.total_seconds += seconds;
+  const auto loss = ((dp_ ? dp_->mean(state_.loss_sum) : state_.loss_sum) / std::max<std::int64_t>(state_.step, 1))
+                        .to(torch::kCPU, torch::kDouble)
+                        .contiguous();
+  if (!dist::is_main_process()) {  // rank 0 validates and writes; the others wait for its verdict
+    if (dp_->rank0_decides(false) && ctx_.reporter != nullptr) ctx_.reporter->request_stop("rank 0 stopped the run");
+    return;
+  }
+  EpochFacts facts{epoch, seconds,
+                   named_losses(state_.loss_names, std::vector<double>(loss.data_ptr<double>(), loss.data_ptr<double>() + loss.numel())),
+                   ctx_.imgsz, schedule_->target_accumulate(), ctx_.schedule};
+  ResultsRow row = EpochReport::training_row(facts, state_, optimizer_->groups(), profile_.get());
+  EpochSummary summary;
+  summary.last = epoch + 1 == ctx_.epochs;
+  summary.epochs_per_validation = std::max(static_cast<int>(p_.get_int("val_every")), 1);
+  double val_seconds = -1.0;
+  if (summary.last || (p_.get_int("val_every") > 0 && (epoch + 1) % p_.get_int("val_every") == 0)) {
+    const auto val_start = Clock::now();
+    const ValidationResult v = validate();
+    val_seconds = seconds_since(val_start);
+    EpochReport::add_validation(row, v);
+    summary.validated = true;
+    summary.fitness = v.metrics.fitness;
+    last_metrics_ = v.metrics;
+    validated_ = true;
+  }
+  EpochReport::add_memory(row, device_);  // after validation: an epoch's peak includes it
+  const auto results_start = Clock::now();
+  summary.values = row;
+  CallbackRequests requests;
+  callbacks_.epoch_end(summary, progress(), requests);
+  if (requests.stop_reason.empty()) requests.stop_reason = pending_stop_;
+  const auto save_start = Clock::now();
+  std::vector<std::string> files{"last.pt"};
+  if (is_new_best(state_, summary.fitness)) files.push_back("best.pt");
+  for (const auto& f : requests.checkpoints) files.push_back(f);
+  // results.csv gets the epoch's row once its checkpoint is on disk, so the results never
+  // list an epoch that last.pt does not hold.
+  save(files, /*mid_epoch=*/false, summary.fitness, [report = report_.get(), row] { report->write(row); });
+  const bool stopping = !requests.stop_reason.empty();
+  if (summary.last || stopping) checkpoints_->wait();
+  const double save_seconds = seconds_since(save_start);
+  if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
+  if (stopping && ctx_.reporter != nullptr) ctx_.reporter->request_stop(requests.stop_reason);
+  YF_LOG_INFO(epoch_line(epoch, ctx_.epochs, seconds, row, state_.loss_names, summary.validated ? &last_metrics_ : nullptr,
+                         val_seconds, std::chrono::duration<double>(save_start - results_start).count(), save_seconds));
+  if (dp_) dp_->rank0_decides(stopping);
+}
+
+// In place once it exists: a captured step adds into this very tensor.
+void Trainer::reset_loss_sum(const torch::Tensor& values) {
+  if (state_.loss_sum.defined()) {
+    state_.loss_sum.copy_(values);
+  } else {
+    state_.loss_sum = values.to(device_);
+  }
+}
+
+void Trainer::set_batch(std::int64_t batch) {
+  state_.batch = batch;
+  // The graph runner tells how many samples an epoch has.
+  schedule_->set_batch(batch, ctx_.samples_per_epoch);
+}
+
+void Trainer::setup_optimizer(std::int64_t batch) {
+  set_batch(batch);
+  optimizer_ = builder_->optimizer();
+  schedule_->attach(*optimizer_, model_->module(), model_->head().nc, p_.where() + ".optimizer");
+  engine_->set_optimizer(*optimizer_);
+  if (resume_) restore_optimizer(*resume_, model_->module(), *optimizer_, device_, state_);
+}
+
+// What callbacks asked for during a batch: checkpoints now; a stop after this batch (in a
+// data-parallel run at the epoch's end, where every rank stops together).
+void Trainer::act_mid_epoch(const CallbackRequests& r) {
+  if (!r.checkpoints.empty()) save(r.checkpoints, /*mid_epoch=*/true, -1.0);
+  if (r.stop_reason.empty()) return;
+  if (dp_) {
+    pending_stop_ = r.stop_reason;
+  } else {
+    stop(r.stop_reason);
+  }
+}
+
+void Trainer::stop(const std::string& reason) {
+  if (ctx_.reporter == nullptr || budget_spent_) return;
+  budget_spent_ = true;
+  ctx_.reporter->request_stop(reason);
+}
+
+void Trainer::end_training() {
+  if (ended_) return;
+  ended_ = true;
+  CallbackRequests requests;  // the run is over: nothing more to act on
+  callbacks_.train_end(progress(), requests);
+}
+
+void Trainer::log_progress() {
+  ProgressSnapshot snap = progress_snapshot(state_, ctx_.epochs, schedule_->batches_per_epoch(),
+                                            seconds_since(epoch_start_), optimizer_->groups());
+  snap.size = step_size_;
+  snap.loss_scale = precision_->scale();
+  window_.report(snap, ctx_.reporter);
+}
+
+void Trainer::save(const std::vector<std::string>& files, bool mid_epoch, double fitness, std::function<void()> after) {
+  if (!dist::is_main_process()) return;  // data parallel: rank 0 writes
+  json meta = {{"names", names_}, {"imgsz", ctx_.imgsz}, {"epochs", ctx_.epochs}, {"fitness", fitness},
+               {"seed", ctx_.seed}, {"model", model_spec_}};  // the model: what `yoloflow predict` rebuilds
+  meta["pipeline"] = pipeline_.document;  // what the run folder's pipeline.json holds
+  meta["callbacks"] = callbacks_.states();
+  checkpoints_->save(make_train_checkpoint(state_, parts(), mid_epoch, seconds_since(epoch_start_), std::move(meta),
+                                           callbacks_.save_tensors()),
+                     weight_paths(run_dir_, files),
+                     mid_epoch ? "the checkpoint of epoch " + std::to_string(state_.epoch + 1) + " (mid-epoch)"
+                               : "the checkpoint of epoch " + std::to_string(state_.epoch + 1),
+                     std::move(after));
+}
+
+std::unique_ptr<RunDriver> make_trainer(const Pipeline& pipeline, const Registry& registry, const RunOptions& options) {
+  return std::make_unique<Trainer>(pipeline, registry, options);
+}
+
+}  // namespace
+
+void register_trainer(Registry& registry) {
+  ComponentInfo info;
+  info.kind = Kind::Sink;
+  info.name = kName;
+  info.summary =
+      "Trains a detector on the batches the pipeline delivers: the trainer owns the run's loop (YOLO11 recipe: loss, "
+      "accumulation to a nominal batch, warmup, the scheduler's lr decay, gradient clipping), runs its callbacks "
+      "(the ema average among them), validates each epoch and writes results and checkpoints.";
+  info.schema = train_sink_schema();
+  registry.add(std::move(info), kBuiltinFile, "yoloflow", YOLOFLOW_VERSION_STRING,
+               BuiltinTraits{&check_train_params, &make_trainer, /*writes_run_folder=*/true});
+}
+
+}  // namespace yoloflow::core
