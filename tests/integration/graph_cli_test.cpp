@@ -47,7 +47,7 @@ TEST_CASE("yoloflow validate lists every error with its path and exits 2") {
   CHECK(contains(r.output, f + "epoch: unknown parameter 'epoch' of the pipeline; did you mean 'epochs'?"));
   CHECK(contains(r.output, f + "stages.source.params.count: -1 is out of range"));
   CHECK(contains(r.output, f + "stages.batch.plugin: unknown plugin 'synthetic_batchr'; did you mean 'synthetic_batcher'?"));
-  CHECK(contains(r.output, f + "stages.sink.input: type mismatch: 'source.out' produces Sample but 'sink.in' expects Batch"));
+  CHECK(contains(r.output, f + "stages.sink.input: type mismatch: 'source' (source 'synthetic_source') gives samples but sink 'synthetic_sink' reads batches: put a batcher between them"));
   CHECK(contains(r.output, "4 problems; nothing was run"));
 
   test::write_file(dir + "/syntax.json", "{\"epochs\": 1,,}");

@@ -96,7 +96,7 @@ TEST_CASE("every shipped pipeline is documented, valid, and a training one train
   for (const auto& file : pipelines) {
     CAPTURE(file.string());
     const auto doc = nlohmann::json::parse(test::read_file(file.string()));
-    for (const std::string sink : {"validate", "predict"}) {
+    for (const std::string sink : {"val", "predict"}) {
       const std::string stage = stage_of(doc, sink);
       if (stage.empty()) continue;
       const std::string run = dir + "/" + file.stem().string();
@@ -105,7 +105,7 @@ TEST_CASE("every shipped pipeline is documented, valid, and a training one train
                              "OMP_NUM_THREADS=1 ");
       INFO(r.output);
       CHECK(r.exit_code == 0);
-      if (sink == "validate") {
+      if (sink == "val") {
         const auto m = nlohmann::json::parse(test::read_file(run + "/metrics.json"));
         CHECK(m.at("images") == 128);  // coco128's val split
         CHECK(r.output.find("mAP50-95") != std::string::npos);

@@ -9,9 +9,18 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
 #include "support/paths.h"
+#include "runtime/plugin/registry.h"
+#include "support/plugins.h"
 #include "yoloflow/error.h"
 #include "yoloflow/testing.h"
+#include "yoloflow/testing_torch.h"
 
 using namespace yoloflow;
 namespace fs = std::filesystem;
@@ -46,11 +55,15 @@ Sample square(const Sample& s, int size) {
 
 TEST_CASE("conformance: every shipped component meets its kind's contract") {
   constexpr int kImgsz = 320;
+  constexpr int kModelImgsz = 64;  // the tensor kinds: a small input keeps the check fast
   const json data = {{"data", test::coco128_dir() + "/data.yaml"}};
   StageContext context;
   context.imgsz = kImgsz;
+  context.device = "cpu";
+  const fs::path run_dir = fs::temp_directory_path() / ("yf_conformance_" + std::to_string(::getpid()));
+  fs::remove_all(run_dir);
 
-  // Real samples, read by the shipped source through the same harness.
+  // Real samples, read by the shipped source through the same harness, and batches of them.
   std::vector<Sample> samples;
   {
     testing::PluginLibrary reader(test::plugin_dir() + "/yoloflow_yolo_dataset.so");
@@ -58,10 +71,27 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
     for (std::size_t i = 0; i < 6; ++i) samples.push_back(source->load(i * 9));
   }
   REQUIRE(samples.size() == 6);
+  std::vector<Sample> same_size;
+  for (const auto& s : samples) same_size.push_back(square(s, kImgsz));
+  std::vector<Batch> batches;
+  {
+    testing::PluginLibrary collate(test::plugin_dir() + "/yoloflow_collate.so");
+    auto batcher = collate.make<Batcher>("collate", {{"batch", 2}}, context);
+    for (const auto& s : same_size) {
+      Sample copy = s;
+      copy.image = s.image.clone();
+      if (auto b = batcher->add(std::move(copy))) batches.push_back(std::move(*b));
+    }
+  }
+  REQUIRE(batches.size() == 3);
+  // The model the loss and the callbacks' tensor hooks are checked with.
+  testing::PluginLibrary models(test::plugin_dir() + "/yoloflow_yolo11.so");
+  auto model = models.make<Model>("yolo11", {{"nc", 3}}, context);
 
   const auto libraries = plugin_libraries();
   REQUIRE(libraries.size() >= 10);
   int checked = 0;
+  std::set<Kind> kinds;
   for (const auto& path : libraries) {
     testing::PluginLibrary library(path);
     CHECK_MESSAGE(!library.components().empty(), path << " registers nothing");
@@ -69,29 +99,101 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
       const std::string label = std::string(kind_name(c.kind)) + " '" + c.name + "' (" + fs::path(path).filename().string() + ")";
       CAPTURE(label);
       // A source reads the dataset; everything else is made from its defaults alone.
-      const json params = c.schema.find("data") != nullptr ? data : json::object();
-      std::unique_ptr<Component> component;
+      const json params = c.schema.find_role(ParamRole::Dataset) != nullptr ? data : json::object();
+      std::unique_ptr<Component> component, fresh;
       try {
         component.reset(library.create(c.kind, c.name, params, context));
+        fresh.reset(library.create(c.kind, c.name, params, context));
       } catch (const std::exception& e) {
         FAIL_CHECK(label << " cannot be made from its schema's defaults: " << e.what());
         continue;
       }
       std::vector<std::string> problems;
-      if (c.kind == Kind::Augmentation) {
-        problems = testing::augmentation_contract(static_cast<Augmentation&>(*component), samples, kImgsz, 4);
-      } else if (c.kind == Kind::Source) {
-        problems = testing::source_contract(static_cast<DataSource&>(*component), kImgsz);
-      } else if (c.kind == Kind::Batcher) {
-        std::vector<Sample> same_size;
-        for (const auto& s : samples) same_size.push_back(square(s, kImgsz));
-        problems = testing::batcher_contract(static_cast<Batcher&>(*component), same_size);
+      const fs::path own_dir = run_dir / c.name;
+      switch (c.kind) {
+        case Kind::Source:
+          problems = testing::source_contract(static_cast<DataSource&>(*component), kImgsz);
+          break;
+        case Kind::Augmentation:
+          problems = testing::augmentation_contract(static_cast<Augmentation&>(*component), samples, kImgsz, 4);
+          break;
+        case Kind::Batcher:
+          problems = testing::batcher_contract(static_cast<Batcher&>(*component), same_size);
+          break;
+        case Kind::Sink:
+          problems = testing::sink_contract(static_cast<Sink&>(*component), batches);
+          break;
+        case Kind::Model:
+          problems = testing::model_contract(static_cast<Model&>(*component), kModelImgsz);
+          break;
+        case Kind::Loss:
+          problems = testing::loss_contract(static_cast<Loss&>(*component), *model, kModelImgsz);
+          break;
+        case Kind::Optimizer:
+          problems = testing::optimizer_contract(static_cast<Optimizer&>(*component), static_cast<Optimizer&>(*fresh));
+          break;
+        case Kind::Precision:
+          problems = testing::precision_contract(static_cast<PrecisionStrategy&>(*component),
+                                                 static_cast<PrecisionStrategy&>(*fresh));
+          break;
+        case Kind::Scheduler:
+          problems = testing::scheduler_contract(static_cast<Scheduler&>(*component));
+          break;
+        case Kind::Monitor:
+          fs::create_directories(own_dir);
+          problems = testing::monitor_contract(static_cast<Monitor&>(*component), own_dir.string());
+          break;
+        case Kind::Callback: {
+          auto& cb = static_cast<Callback&>(*component);
+          problems = testing::callback_contract(cb, static_cast<Callback&>(*fresh), batches[0], own_dir.string());
+          auto more = testing::callback_tensors_contract(cb, static_cast<Callback&>(*fresh), model->module());
+          problems.insert(problems.end(), more.begin(), more.end());
+          break;
+        }
       }
       CHECK_MESSAGE(problems.empty(), label << ":" << report(problems));
+      kinds.insert(c.kind);
       ++checked;
     }
   }
+  fs::remove_all(run_dir);
+  // Every kind is shipped, so every contract ran on at least one real component.
+  CHECK(kinds.size() == static_cast<std::size_t>(kKindCount));
   MESSAGE(checked << " components of " << libraries.size() << " plugin libraries checked");
+}
+
+TEST_CASE("conformance: the callbacks built into the host meet the callback contract") {
+  // ema is registered by the host, not a plugin library: the same contract, made the host's way.
+  auto& pm = test::plugins_with("yolo11");
+  test::ComponentSetup setup;
+  setup.library = "yolo11";
+  auto model = test::make_component<Model>(pm, Kind::Model, "yolo11", {{"nc", 2}}, setup);
+  int checked = 0;
+  for (const auto& name : pm.registry().names(Kind::Callback)) {
+    const auto* rc = pm.registry().find(Kind::Callback, name);
+    if (rc == nullptr || rc->file != core::kBuiltinFile) continue;
+    CAPTURE(name);
+    auto a = pm.registry().create_as<Callback>(Kind::Callback, name, name);
+    auto b = pm.registry().create_as<Callback>(Kind::Callback, name, name);
+    StageContext ctx;
+    ctx.node = name;
+    const Params defaults(rc->info.schema.resolve(json::object()), "params");
+    a->configure(defaults, ctx);
+    b->configure(defaults, ctx);
+    Batch batch;
+    batch.size = 1;
+    batch.height = batch.width = 32;
+    batch.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[32 * 32 * 3](), std::default_delete<std::uint8_t[]>());
+    batch.samples.resize(1);
+    const auto dir = fs::temp_directory_path() / ("yf_builtin_cb_" + std::to_string(::getpid()));
+    auto problems = testing::callback_contract(*a, *b, batch, dir.string());
+    auto more = testing::callback_tensors_contract(*a, *b, model->module());
+    problems.insert(problems.end(), more.begin(), more.end());
+    fs::remove_all(dir);
+    CHECK_MESSAGE(problems.empty(), name << ":" << report(problems));
+    ++checked;
+  }
+  CHECK(checked >= 1);  // ema
 }
 
 TEST_CASE("conformance: the harness finds what breaks the contract") {
@@ -140,4 +242,76 @@ TEST_CASE("conformance: the harness finds what breaks the contract") {
   CHECK(found.size() == 4);  // per seed: a box leaves the image, another output for the same seed
   CHECK(report(found).find("leaves the 20x20 image") != std::string::npos);
   CHECK(report(found).find("another output for the same seed") != std::string::npos);
+}
+
+TEST_CASE("conformance: the contracts of the other kinds find what breaks them") {
+  // An optimizer that steps even when told to skip (an fp16 overflow would then corrupt weights).
+  struct Careless final : Optimizer {
+    void setup(std::vector<ParamGroup> groups, const OptimizerSetup&) override {
+      groups_ = std::move(groups);
+      for (auto& g : groups_) g.lr = g.initial_lr = 0.1;
+    }
+    std::vector<ParamGroup>& groups() override { return groups_; }
+    void step(const at::Tensor&) override {
+      for (auto& g : groups_) {
+        for (auto& p : g.params) p.sub_(g.lr * p.grad());
+      }
+    }
+    std::string description() const override { return "careless"; }
+    NamedTensors state() const override { return {}; }
+    void load_state(const std::map<std::string, at::Tensor>&) override {}
+    std::vector<ParamGroup> groups_;
+  } careless, careless2;
+  const auto opt = testing::optimizer_contract(careless, careless2);
+  CHECK(report(opt).find("with skip set changed the parameters") != std::string::npos);
+
+  // A callback that forgets its state on resume.
+  struct Forgetful final : Callback {
+    void on_epoch_end(const EpochSummary&, const TrainProgress&, TrainControl& control) override {
+      ++epochs;
+      if (epochs == 2) control.save_checkpoint("../outside.pt");
+    }
+    json state() const override { return {{"epochs", epochs}}; }
+    void load_state(const json&) override {}
+    int epochs = 0;
+  } forgetful, forgetful2;
+  Batch batch;
+  batch.size = 1;
+  batch.height = batch.width = 8;
+  batch.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[8 * 8 * 3](), std::default_delete<std::uint8_t[]>());
+  batch.samples.resize(1);
+  const auto dir = fs::temp_directory_path() / ("yf_forgetful_" + std::to_string(::getpid()));
+  const auto cb = testing::callback_contract(forgetful, forgetful2, batch, dir.string());
+  fs::remove_all(dir);
+  CHECK(report(cb).find("comes back from load_state() as {\"epochs\":0}") != std::string::npos);
+  CHECK(report(cb).find("save_checkpoint(\"../outside.pt\"): not a file name") != std::string::npos);
+
+  // A scheduler whose factor reaches 0 at the last epoch (the lr would stop).
+  struct ToZero final : Scheduler {
+    double lr_factor(int epoch, int epochs) const override { return 1.0 - static_cast<double>(epoch) / std::max(1, epochs - 1); }
+  } to_zero;
+  CHECK(report(testing::scheduler_contract(to_zero)).find("lr_factor(1, 2) is 0, not a factor in (0, 100]") != std::string::npos);
+
+  // A model whose head says three strides but which gives two levels.
+  struct TwoLevels final : Model {
+    TwoLevels() { conv = net.register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4 * 16 + 2, 1))); }
+    torch::nn::Module& module() override { return net; }
+    DetectionHead head() const override { return {2, 16, {8, 16, 32}}; }
+    std::string architecture() const override { return "two_levels"; }
+    std::vector<at::Tensor> forward_train(const at::Tensor& x) override {
+      return {conv->forward(torch::avg_pool2d(x, 8)), conv->forward(torch::avg_pool2d(x, 16))};
+    }
+    Detections decode(const std::vector<at::Tensor>&) override { return {}; }
+    std::vector<LayerRow> layers() const override { return {LayerRow{}}; }
+    void set_activation_checkpointing(bool, bool) override {}
+    torch::nn::Module net;
+    torch::nn::Conv2d conv{nullptr};
+  } two_levels;
+  CHECK(report(testing::model_contract(two_levels, 64)).find("forward_train gave 2 levels for 3 strides") != std::string::npos);
+
+  // A monitor that blocks the run.
+  struct Slow final : Monitor {
+    void on_epoch(const EpochEvent&) override { std::this_thread::sleep_for(std::chrono::milliseconds(80)); }
+  } slow;
+  CHECK(report(testing::monitor_contract(slow, "", 1, 2)).find("on_epoch(0) took") != std::string::npos);
 }

@@ -516,7 +516,7 @@ TEST_CASE("val: `yoloflow val` fits and reads images as the checkpoint's pipelin
   }
 }
 
-TEST_CASE("validate sink: pipelines/validate-coco128.json gives what `yoloflow val --square` gives") {
+TEST_CASE("val sink: pipelines/val-coco128.json gives what `yoloflow val --square` gives") {
   const auto& run = trained_run();
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
@@ -531,9 +531,9 @@ TEST_CASE("validate sink: pipelines/validate-coco128.json gives what `yoloflow v
   // The shipped pipeline on the run's own val split, at its imgsz: its graph letterboxes
   // every image to a square, as --square does.
   const std::string out = run.dir + "/validate";
-  const auto r = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/validate-coco128.json --run-dir " +
+  const auto r = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/val-coco128.json --run-dir " +
                                out + " imgsz=64 device=cpu stages.source.params.data=" + run.dir +
-                               "/data.yaml stages.validate.params.weights=" + run.run_dir + "/weights/last.pt");
+                               "/data.yaml stages.val.params.weights=" + run.run_dir + "/weights/last.pt");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const json m = json::parse(test::read_file(out + "/metrics.json"));
@@ -552,11 +552,11 @@ TEST_CASE("validate sink: pipelines/validate-coco128.json gives what `yoloflow v
   CHECK(r.output.find("written to " + out + "/metrics.json") != std::string::npos);
 
   // A missing checkpoint: a clear error naming the parameter's JSON path and the file.
-  const auto bad = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/validate-coco128.json --run-dir " +
+  const auto bad = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/val-coco128.json --run-dir " +
                                  run.dir + "/validate-missing imgsz=64 device=cpu stages.source.params.data=" + run.dir +
-                                 "/data.yaml stages.validate.params.weights=" + run.dir + "/nope.pt");
+                                 "/data.yaml stages.val.params.weights=" + run.dir + "/nope.pt");
   CHECK(bad.exit_code != 0);
-  CHECK(bad.output.find("stages.validate.params.weights " + run.dir + "/nope.pt: no such file") != std::string::npos);
+  CHECK(bad.output.find("stages.val.params.weights " + run.dir + "/nope.pt: no such file") != std::string::npos);
 }
 
 TEST_CASE("predict sink: pipelines/predict-coco128.json writes what `yoloflow predict` writes for the same weights") {

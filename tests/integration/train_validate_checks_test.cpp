@@ -67,7 +67,7 @@ TEST_CASE("validate refuses a train stage with no validation source to share, as
     "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml", "scheduler": {"plugin": "linear"}}}}})");
   check_both_refuse(dir + "/p.json", dir,
                     "stages.train.params.val_source: no source to validate from: the pipeline has no single source stage "
-                    "with a `split` parameter",
+                    "whose schema declares a split parameter",
                     test::test_plugin_dir("synthetic"));
   test::remove_tree(dir);
 }

@@ -1,5 +1,5 @@
 // `yoloflow val` as a user runs it, and plain PyTorch state dicts wherever trained weights are
-// taken (val, predict, the validate sink): what is printed, what is written, and one clear
+// taken (val, predict, the val sink): what is printed, what is written, and one clear
 // line when the weights file is not what was expected.
 #include <doctest/doctest.h>
 
@@ -116,7 +116,7 @@ TEST_CASE("val: wrong inputs get one line naming the option and the file") {
   CHECK_FALSE(fs::exists(dir + "/runs"));
 }
 
-TEST_CASE("predict and the validate sink take a plain state dict with its architecture") {
+TEST_CASE("predict and the val sink take a plain state dict with its architecture") {
   const std::string dir = test::temp_dir("state-dict-weights");
   const std::string data = test::write_coco128_subset(dir, 2);
   const std::string image = test::coco128_dir() + "/images/train2017/000000000009.jpg";
@@ -131,10 +131,10 @@ TEST_CASE("predict and the validate sink take a plain state dict with its archit
   check_one_line_error(test::run_cli("predict --weights " + state_dict() + " --source " + image),
                        "name it with --model (e.g. yolo11n)");
 
-  const auto v = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/validate-coco128.json --run-dir " +
+  const auto v = test::run_cli("run " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/val-coco128.json --run-dir " +
                                dir + "/validate device=cpu stages.source.params.data=" + data +
-                               " stages.validate.params.weights=" + state_dict() +
-                               " stages.validate.params.model=yolo11n");
+                               " stages.val.params.weights=" + state_dict() +
+                               " stages.val.params.model=yolo11n");
   INFO(v.output);
   REQUIRE(v.exit_code == 0);
   const json m = json::parse(test::read_file(dir + "/validate/metrics.json"));

@@ -22,7 +22,7 @@ std::string temp_dir(const std::string& tag);
 // Writes `text` to `path`, creating folders.
 void write_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
-// Deletes a folder tree: core::remove_tree (util/remove_tree.h says why not
+// Deletes a folder tree: core::remove_tree (runtime/util/remove_tree.h says why not
 // std::filesystem::remove_all).
 void remove_tree(const std::string& path);
 

@@ -135,16 +135,17 @@ TEST_CASE("Component-typed parameters are validated recursively through the regi
   CHECK(ok.ok());
 }
 
-TEST_CASE("unknown ports and stages in edges get the closest name") {
+TEST_CASE("unknown stages in edges get the closest name; ports are not part of the format") {
   auto in_port = parse(with_stages(R"(
     "source": {"plugin": "synthetic_source"},
-    "mark": {"plugin": "synthetic_mark", "inputs": {"inn": "source.out"}},
+    "mark": {"plugin": "synthetic_mark", "inputs": {"in": "source"}},
     "batch": {"plugin": "synthetic_batcher", "input": "mark"},
-    "sink": {"plugin": "synthetic_sink", "input": "batch.outt"})"));
-  CHECK(has(in_port, "stages.mark.inputs.inn",
-            "unknown input port 'inn' of augmentation 'synthetic_mark'; did you mean 'in'?"));
+    "sink": {"plugin": "synthetic_sink", "input": "batch.out"})"));
+  CHECK(has(in_port, "stages.mark.inputs", "unknown key 'inputs' of a stage"));
+  CHECK(has(in_port, "stages.mark.inputs", "did you mean 'input'?"));
   CHECK(has(in_port, "stages.sink.input",
-            "unknown output port 'outt' of stage 'batch' (batcher 'synthetic_batcher'); did you mean 'out'?"));
+            "\"batch.out\": name the stage alone (\"batch\"); stages have one input and one output, so there are "
+            "no ports to name"));
   auto stage = parse(with_stages(R"(
     "source": {"plugin": "synthetic_source"},
     "batch": {"plugin": "synthetic_batcher", "input": "sorce"},
@@ -154,7 +155,8 @@ TEST_CASE("unknown ports and stages in edges get the closest name") {
     "source": {"plugin": "synthetic_source", "input": "sink"},
     "batch": {"plugin": "synthetic_batcher", "input": "source"},
     "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
-  CHECK(has(source_input, "stages.source.input", "source 'synthetic_source' has no input port"));
+  CHECK(has(source_input, "stages.source.input",
+            "source 'synthetic_source' reads from no stage: a source starts a pipeline"));
 }
 
 TEST_CASE("an unconnected input and an unused output are errors") {
@@ -164,8 +166,8 @@ TEST_CASE("an unconnected input and an unused output are errors") {
     "batch": {"plugin": "synthetic_batcher", "input": "mark"},
     "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
   CHECK(has(r, "stages.mark",
-            "input port 'in' (Sample) of augmentation 'synthetic_mark' is not connected"));
-  CHECK(has(r, "stages.source", "output 'out' (Sample) of source 'synthetic_source' feeds no stage"));
+            "augmentation 'synthetic_mark' reads samples but names no stage: add \"input\": \"<stage>\""));
+  CHECK(has(r, "stages.source", "the samples of source 'synthetic_source' feed no stage"));
 }
 
 TEST_CASE("an output feeding two stages is an error") {
@@ -175,7 +177,7 @@ TEST_CASE("an output feeding two stages is an error") {
     "b": {"plugin": "synthetic_mark", "input": "source"},
     "batch": {"plugin": "synthetic_batcher", "input": "a"},
     "sink": {"plugin": "synthetic_sink", "input": "batch"})"));
-  CHECK(has(r, "stages.source", "feeds several stages ('a', 'b')"));
+  CHECK(has(r, "stages.source", "feed several stages ('a', 'b'): each stage feeds exactly one"));
 }
 
 TEST_CASE("a cycle is reported with its members") {
@@ -188,12 +190,13 @@ TEST_CASE("a cycle is reported with its members") {
   CHECK(has(r, "stages", "the stages form a cycle: m1 -> m2 -> m1"));
 }
 
-TEST_CASE("a type mismatch names both ports and types") {
+TEST_CASE("a type mismatch names both stages and what flows") {
   auto r = parse(with_stages(R"(
     "source": {"plugin": "synthetic_source"},
     "sink": {"plugin": "synthetic_sink", "input": "source"})"));
   CHECK(has(r, "stages.sink.input",
-            "type mismatch: 'source.out' produces Sample but 'sink.in' expects Batch"));
+            "type mismatch: 'source' (source 'synthetic_source') gives samples but sink 'synthetic_sink' reads "
+            "batches: put a batcher between them"));
 }
 
 TEST_CASE("a valid but non-linear graph is refused by the runner's shape check") {
@@ -243,6 +246,60 @@ TEST_CASE("relative Path parameters are resolved against the pipeline's folder; 
   CHECK(shared.pipeline->stage("source").params["data"] == dir + "/datasets/x/data.yaml");
   auto missing = parse_in(synthetic_pipeline("", "\"data\": \"../datasets/y/data.yaml\""));
   CHECK(has(missing, "stages.source.params.data", "../datasets/y/data.yaml does not exist"));
+}
+
+TEST_CASE("dataset roles: the host finds a stage's dataset and split by the role its schema declares, not the name") {
+  // A third party's source whose dataset parameter is `annotations` and whose split is `subset`,
+  // beside the synthetic batcher and sink, and a training sink validating through roles.
+  core::Registry registry;
+  ComponentInfo source;
+  source.kind = Kind::Source;
+  source.name = "named_source";
+  source.schema.add_path("annotations").role(ParamRole::Dataset).doc("data.yaml");
+  source.schema.add_enum("subset", {"train", "val"}, "train").role(ParamRole::Split).doc("split");
+  source.factory = []() -> Component* { return nullptr; };
+  registry.add(source, "named.so", "named", "1.0");
+  ComponentInfo sink;
+  sink.kind = Kind::Sink;
+  sink.name = "validating_sink";
+  sink.schema.add_path("labels").role(ParamRole::Dataset).doc("data.yaml");
+  sink.schema.add_string("check_split", "val").role(ParamRole::ValidationSplit).doc("split to validate on");
+  sink.schema.add_component("checker", "source", nullptr).role(ParamRole::ValidationSource).doc("validation reader");
+  sink.factory = []() -> Component* { return nullptr; };
+  registry.add(sink, "named.so", "named", "1.0");
+  const auto* batcher = synthetic_plugins().registry().find(Kind::Batcher, "synthetic_batcher");
+  REQUIRE(batcher != nullptr);
+  registry.add(batcher->info, batcher->file, batcher->plugin, batcher->plugin_version);
+
+  const auto dir = test::temp_dir("pipeline-roles");
+  test::write_file(dir + "/data.yaml", "names: [a, b]\ntrain: images\nval: images\n");
+  std::filesystem::create_directories(dir + "/images");
+  const std::string text = R"({"data": "data.yaml", "stages": {
+    "source": {"plugin": "named_source"},
+    "batch": {"plugin": "synthetic_batcher", "input": "source"},
+    "sink": {"plugin": "validating_sink", "input": "batch"}}})";
+  auto r = core::parse_pipeline(text, dir, {}, registry);
+  INFO(all(r));
+  REQUIRE(r.ok());
+  const json& stages = r.pipeline->document["stages"];
+  CHECK(stages["source"]["params"]["annotations"] == dir + "/data.yaml");
+  CHECK(stages["sink"]["params"]["labels"] == dir + "/data.yaml");
+  // The validation source: the pipeline's source, its Split set to the sink's ValidationSplit.
+  CHECK(stages["sink"]["params"]["checker"]["plugin"] == "named_source");
+  CHECK(stages["sink"]["params"]["checker"]["params"]["subset"] == "val");
+  // `data=` on the command line reaches every dataset parameter, whatever its name.
+  test::write_file(dir + "/other.yaml", "names: [a, b]\ntrain: images\nval: images\n");
+  auto o = core::parse_pipeline(text, dir, {"data=" + dir + "/other.yaml"}, registry);
+  INFO(all(o));
+  REQUIRE(o.ok());
+  CHECK(o.pipeline->document["stages"]["source"]["params"]["annotations"] == dir + "/other.yaml");
+  // A split the data.yaml lacks is named at the role's own parameter.
+  test::write_file(dir + "/train-only.yaml", "names: [a, b]\ntrain: images\n");
+  auto t = core::parse_pipeline(R"({"data": "train-only.yaml", "stages": {
+    "source": {"plugin": "named_source"},
+    "batch": {"plugin": "synthetic_batcher", "input": "source"},
+    "sink": {"plugin": "validating_sink", "input": "batch"}}})", dir, {}, registry);
+  CHECK(has(t, "stages.sink.params.check_split", "val"));
 }
 
 TEST_CASE("load_pipeline reads a file: name from the file, missing file reported") {

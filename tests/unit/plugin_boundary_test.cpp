@@ -308,6 +308,23 @@ TEST_CASE("default_problems: every kind of default a schema refuses, and none fo
                               "gain.steps.0: 2 is out of range"));
 }
 
+TEST_CASE("default_problems: a role given twice, or to a parameter that cannot hold it, is refused") {
+  ComponentInfo info;
+  info.kind = Kind::Source;
+  info.name = "roles";
+  info.schema.add_path("data").role(ParamRole::Dataset);
+  info.schema.add_enum("split", {"train", "val"}, "train").role(ParamRole::Split);
+  CHECK(core::default_problems(info).empty());
+  info.schema.add_path("labels").role(ParamRole::Dataset);
+  info.schema.add_int("fold", 0).role(ParamRole::ValidationSplit);
+  info.schema.add_string("reader", "").role(ParamRole::ValidationSource);
+  const auto problems = core::default_problems(info);
+  REQUIRE(problems.size() == 3);
+  CHECK(contains(problems[0], "source 'roles' declares parameter 'labels' as its dataset, which parameter 'data' is already"));
+  CHECK(contains(problems[1], "declares parameter 'fold' as its validation split, which must be a string, path or enum parameter, not int"));
+  CHECK(contains(problems[2], "declares parameter 'reader' as its validation source, which must be a component of kind source"));
+}
+
 TEST_CASE("every shipped and built-in component's defaults pass its own schema") {
   core::PluginManager pm;  // the build's plugin folder (next to the test binary's), and the host's own components
   for (const auto& r : pm.load_all()) {

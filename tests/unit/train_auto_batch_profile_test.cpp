@@ -1,4 +1,4 @@
-// Auto batch's profiling loop (train/auto_batch_profiler.h) on the CPU with the real YOLO11n,
+// Auto batch's profiling loop (training/trainer/auto_batch_profiler.h) on the CPU with the real YOLO11n,
 // fp32 strategy and loss: each profiled batch runs a real forward + loss + backward before it is
 // measured, gradients are gone afterwards, and an allocation failure ends the profile with the
 // batches measured so far. (The CUDA measurement itself, peak reserved bytes, needs the GPU.)

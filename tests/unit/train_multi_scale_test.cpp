@@ -1,4 +1,4 @@
-// Multi-scale training's size draw (train/multi_scale.h): Ultralytics' range, multiples of the
+// Multi-scale training's size draw (training/trainer/multi_scale.h): Ultralytics' range, multiples of the
 // stride, every size of the range reached, and the same size for the same (seed, iteration).
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Validation batches as the validation pipeline delivers them (a probe sink in place of the
-// validate sink): Ultralytics' rectangular batch shapes, images ordered by aspect ratio,
+// val sink): Ultralytics' rectangular batch shapes, images ordered by aspect ratio,
 // labels that stay on their objects through the letterbox; square batches on request; the
 // transform that fits the images is the one named, and a transform or batcher that cannot
 // serve is refused naming its JSON path.

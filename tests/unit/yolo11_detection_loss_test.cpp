@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "yoloflow/head_geometry.h"
 #include "loss/yolo11_detection/box_ops.h"
 #include "loss/yolo11_detection/detection_loss.h"
 #include "loss/yolo11_detection/task_aligned_assigner.h"
@@ -28,7 +29,7 @@ namespace {
 torch::Tensor pixel_anchors(int64_t size, const std::vector<int64_t>& strides) {
   std::vector<std::pair<int64_t, int64_t>> sizes;
   for (auto s : strides) sizes.emplace_back(size / s, size / s);
-  auto [a, st] = make_anchors(sizes, strides, torch::TensorOptions().dtype(torch::kFloat));
+  auto [a, st] = head_geometry::anchor_grid(sizes, strides, torch::TensorOptions().dtype(torch::kFloat));
   return a * st;
 }
 
@@ -48,8 +49,8 @@ std::vector<torch::Tensor> random_levels(int64_t batch, int64_t size, int nc, bo
 
 }  // namespace
 
-TEST_CASE("make_anchors puts anchors at cell centres level by level") {
-  auto [a, st] = make_anchors({{2, 3}, {1, 1}}, {8, 16}, torch::TensorOptions());
+TEST_CASE("the head's anchor grid puts anchors at cell centres level by level") {
+  auto [a, st] = head_geometry::anchor_grid({{2, 3}, {1, 1}}, {8, 16}, torch::TensorOptions());
   REQUIRE(a.size(0) == 7);
   CHECK(a[0][0].item<float>() == doctest::Approx(0.5));
   CHECK(a[2][0].item<float>() == doctest::Approx(2.5));  // third column of the first row

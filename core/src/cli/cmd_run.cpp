@@ -1,5 +1,5 @@
 // `yoloflow run PIPELINE [path=value ...]`: validates the pipeline, makes its run folder and the
-// driver of its run (run/run_driver.h: the trainer, or the epoch loop of a plain sink), runs it
+// driver of its run (runtime/run/run_driver.h: the trainer, or the epoch loop of a plain sink), runs it
 // and prints its summary. The command owns no loop. SIGINT/SIGTERM stop it gracefully: a
 // line says so at once, the batch in the sink finishes and no other starts, a training run
 // saves its state and exits 0 with the resume command, any other run exits 130. A second

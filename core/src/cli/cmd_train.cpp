@@ -3,7 +3,7 @@
 // weights/last.pt with the pipeline saved in RUN_DIR (overrides may extend epochs or change
 // the image size or batch: progressive resolution); `yoloflow train data=D.yaml [words...]`
 // trains the shipped recipe on D.yaml, as Ultralytics' `yolo train data=...` does; model=FILE.pt
-// starts from that file's weights and architecture (train/model_word.h).
+// starts from that file's weights and architecture (training/trainer/model_word.h).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>

@@ -5,7 +5,7 @@
 #include "training/trainer/ema_callback.h"
 #include "training/trainer/train_batch_images.h"
 #include "training/trainer/trainer.h"
-#include "training/eval/validate_sink.h"
+#include "training/eval/val_sink.h"
 
 namespace yoloflow::core {
 
@@ -14,7 +14,7 @@ namespace yoloflow::core {
 // plugins; the train_batch_images callback because it draws with the host's sample grid.
 void register_builtin_components(Registry& registry) {
   register_trainer(registry);
-  register_validate_sink(registry);
+  register_val_sink(registry);
   register_predict_sink(registry);
   register_train_batch_images(registry);
   register_ema_callback(registry);

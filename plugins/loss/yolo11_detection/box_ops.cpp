@@ -4,34 +4,6 @@
 
 namespace yoloflow::yolo11_loss {
 
-std::pair<torch::Tensor, torch::Tensor> make_anchors(
-    const std::vector<std::pair<std::int64_t, std::int64_t>>& sizes,
-    const std::vector<std::int64_t>& strides, const torch::TensorOptions& options) {
-  std::vector<torch::Tensor> points, stride_rows;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const auto [h, w] = sizes[i];
-    auto sx = torch::arange(w, options) + 0.5;
-    auto sy = torch::arange(h, options) + 0.5;
-    auto grid = torch::meshgrid({sy, sx}, "ij");
-    points.push_back(torch::stack({grid[1], grid[0]}, -1).view({-1, 2}));
-    stride_rows.push_back(torch::full({h * w, 1}, static_cast<double>(strides[i]), options));
-  }
-  return {torch::cat(points), torch::cat(stride_rows)};
-}
-
-torch::Tensor dist_to_bbox(const torch::Tensor& dist, const torch::Tensor& anchors) {
-  auto lt = dist.narrow(-1, 0, 2);
-  auto rb = dist.narrow(-1, 2, 2);
-  return torch::cat({anchors - lt, anchors + rb}, -1);
-}
-
-torch::Tensor bbox_to_dist(const torch::Tensor& anchors, const torch::Tensor& boxes,
-                           double max_dist) {
-  auto x1y1 = boxes.narrow(-1, 0, 2);
-  auto x2y2 = boxes.narrow(-1, 2, 2);
-  return torch::cat({anchors - x1y1, x2y2 - anchors}, -1).clamp(0.0, max_dist);
-}
-
 torch::Tensor bbox_ciou(const torch::Tensor& a, const torch::Tensor& b, double eps) {
   // The assigner calls this for every (GT, anchor) pair: each full-size intermediate is
   // B x M x A floats (100 MB at batch 32, 96 target rows), so the scopes below let go of

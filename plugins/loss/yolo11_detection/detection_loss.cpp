@@ -6,6 +6,7 @@
 #include "box_ops.h"
 #include "task_aligned_assigner.h"
 #include "yoloflow/error.h"
+#include "yoloflow/head_geometry.h"
 #include "yoloflow/torch_compat.h"
 
 namespace yoloflow::yolo11_loss {
@@ -61,7 +62,7 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
 
   const double img_h = static_cast<double>(sizes[0].first * head_.strides[0]);
   const double img_w = static_cast<double>(sizes[0].second * head_.strides[0]);
-  auto [anchors, stride_t] = make_anchors(sizes, head_.strides, fopt);  // grid units, (A, 1)
+  auto [anchors, stride_t] = head_geometry::anchor_grid(sizes, head_.strides, fopt);  // grid units, (A, 1)
 
   // Targets: [cls, cx, cy, w, h] normalised -> labels and xyxy pixels; cls < 0 is padding.
   auto t = targets.to(pred.device(), torch::kFloat);
@@ -76,7 +77,7 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
   auto proj = torch::arange(R, fopt);
   auto logits = pred_distri.view({B, A, 4, R});
   auto pred_dist = torch::matmul(logits.softmax(-1), proj);  // (B, A, 4)
-  auto pred_bboxes = dist_to_bbox(pred_dist, anchors);       // (B, A, 4)
+  auto pred_bboxes = head_geometry::distances_to_boxes(pred_dist, anchors);       // (B, A, 4)
 
   TaskAlignedAssigner assign(head_.nc, assigner_);
   auto a = assign(pred_scores.detach().sigmoid(), pred_bboxes.detach() * stride_t,
@@ -96,7 +97,7 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
   auto ciou = bbox_ciou(pred_bboxes, target_bboxes);
   auto loss_box = ((1.0 - ciou) * weight).sum() / score_sum;
 
-  auto target_dist = bbox_to_dist(anchors, target_bboxes, static_cast<double>(R - 1) - 0.01);
+  auto target_dist = head_geometry::boxes_to_distances(anchors, target_bboxes, static_cast<double>(R - 1) - 0.01);
   auto left = target_dist.floor().to(torch::kLong);  // (B, A, 4)
   auto w_left = (left + 1).to(torch::kFloat) - target_dist;
   auto log_p = logits.log_softmax(-1);

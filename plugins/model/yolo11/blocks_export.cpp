@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "blocks.h"
+#include "yoloflow/head_geometry.h"
 
 namespace yoloflow::yolo11 {
 
@@ -136,15 +137,11 @@ GraphValue Detect::emit(GraphBuilder& g, const std::vector<GraphValue>& xs, cons
     // DFL: softmax over each side's reg_max bins, expectation by the fixed 0..reg_max-1 conv.
     auto bins = g.transpose(g.reshape(box, {0, 4, reg_max, -1}), {0, 2, 1, 3});  // (B, reg_max, 4, HW)
     const auto dist = g.reshape(g.conv(g.softmax(bins, 1), dfl_w, "", 1, 0, 1), {0, 4, -1});  // (B, 4, HW)
-    // Cell centres (x + 0.5, y + 0.5), row-major: constants when the size is fixed, computed
-    // from the feature map's shape when dynamic.
+    // The head's anchor points, the cell centres (x + 0.5, y + 0.5) row-major: constants from
+    // head_geometry when the size is fixed, computed in the graph from the feature map when dynamic.
     GraphValue anchors;  // (2, HW) or (B, 2, HW)
     if (sizes[i].h > 0) {
-      const auto H = sizes[i].h, W = sizes[i].w;
-      const auto sx = torch::arange(W, torch::kFloat) + 0.5;
-      const auto sy = torch::arange(H, torch::kFloat) + 0.5;
-      const auto yx = torch::meshgrid({sy, sx}, "ij");
-      anchors = g.constant(torch::stack({yx[1].reshape(-1), yx[0].reshape(-1)}, 0).contiguous());
+      anchors = g.constant(head_geometry::cell_centres(sizes[i].h, sizes[i].w, torch::kFloat).t().contiguous());
     } else {
       // Running sums of (B, 1, H, W) maps of ones along W and H give 1..W and 1..H without
       // shape arithmetic (which OpenCV's dnn cannot fold); the box map is finite, so x * 0 + 1

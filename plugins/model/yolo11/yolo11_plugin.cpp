@@ -6,6 +6,7 @@
 
 #include "yolo11_net.h"
 #include "yoloflow/error.h"
+#include "yoloflow/head_geometry.h"
 #include "yoloflow/log.h"
 #include "yoloflow/model.h"
 #include "yoloflow/plugin.h"
@@ -84,10 +85,7 @@ class Yolo11Model final : public Model {
       }
       flat.push_back(l.reshape({B, no, H * W}));
       const auto opts = l.options();
-      const auto sx = torch::arange(W, opts) + 0.5;
-      const auto sy = torch::arange(H, opts) + 0.5;
-      const auto yx = torch::meshgrid({sy, sx}, "ij");
-      anchors.push_back(torch::stack({yx[1].reshape(-1), yx[0].reshape(-1)}, 0));  // (2, HW)
+      anchors.push_back(head_geometry::cell_centres(H, W, opts).t());  // (2, HW)
       strides.push_back(torch::full({1, H * W}, static_cast<double>(det.strides[i]), opts));
     }
     const auto x = torch::cat(flat, 2);  // (B, no, A)
@@ -98,10 +96,10 @@ class Yolo11Model final : public Model {
     const auto box = x.slice(1, 0, 4 * reg).reshape({B, 4, reg, A}).transpose(2, 1).softmax(1);
     const auto dfl_w = det.dfl->conv->weight.to(box.dtype()).to(box.device());
     const auto dist = torch::conv2d(box, dfl_w).reshape({B, 4, A});
-    const auto lt = dist.slice(1, 0, 2), rb = dist.slice(1, 2, 4);
-    const auto xyxy = torch::cat({anc - lt, anc + rb}, 1) * str;  // (B, 4, A), input pixels
+    // (B, A, 4) xyxy in input pixels.
+    const auto xyxy = head_geometry::distances_to_boxes(dist.transpose(1, 2), anc.transpose(1, 2)) * str.transpose(1, 2);
     Detections d;
-    d.boxes = xyxy.transpose(1, 2).contiguous();
+    d.boxes = xyxy.contiguous();
     d.scores = x.slice(1, 4 * reg, no).sigmoid().transpose(1, 2).contiguous();
     return d;
   }

@@ -96,8 +96,12 @@ class Amp final : public AmpFp16 {
       said_fp32_ = true;
       YF_LOG_INFO("amp: no fp16 autocast on " << device.str() << "; training in fp32 there");
     }
+    on_cuda_ = device.is_cuda();
     return autocast_scope(*this, device, device.is_cuda());
   }
+  // What scale_loss multiplies by: the scaler's scale on CUDA, 1 in fp32 on another device (the
+  // scaler is kept, and checkpointed, for a run that moves to CUDA).
+  double scale() const override { return on_cuda_ ? AmpFp16::scale() : 1.0; }
   torch::Tensor scale_loss(const torch::Tensor& loss) override {
     return loss.is_cuda() ? AmpFp16::scale_loss(loss) : loss;
   }
@@ -113,6 +117,7 @@ class Amp final : public AmpFp16 {
 
  private:
   bool said_fp32_ = false;
+  bool on_cuda_ = true;  // the device of the last autocast(); CUDA until one is seen
 };
 
 // bf16 autocast: fp32's range, so no loss scaling and no skipped steps.

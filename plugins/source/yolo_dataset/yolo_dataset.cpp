@@ -97,10 +97,10 @@ class YoloDataset final : public DataSource {
  public:
   static Schema schema() {
     Schema s;
-    s.add_path("data").required().fixed().doc(
+    s.add_path("data").required().fixed().role(ParamRole::Dataset).doc(
         "Ultralytics data.yaml: `path` (dataset root, relative to the yaml's folder), "
         "`train`/`val`/`test` (folders, .txt image lists, or lists of those) and `names`.");
-    s.add_enum("split", {"train", "val", "test"}, "train").fixed().doc("Which split to read.");
+    s.add_enum("split", {"train", "val", "test"}, "train").fixed().role(ParamRole::Split).doc("Which split to read.");
     s.add_enum("shrink_interpolation", {"area", "linear"}, "linear").fixed().doc(
         "Resampling when an image is shrunk to imgsz: 'linear' (what Ultralytics 8.4 uses in both "
         "directions, so validation numbers compare) or 'area' (smoother on large downscales). "

@@ -1,5 +1,5 @@
 #pragma once
-// What every plugin component has in common: its kind, its ports, its schema, and the
+// What every plugin component has in common: its kind, its schema, and the
 // context the host hands it when it is configured.
 #include <cstdint>
 #include <map>
@@ -41,15 +41,6 @@ constexpr int kKindCount = 11;
 YOLOFLOW_SDK_API const char* kind_name(Kind kind);          // "source", "augmentation", ...
 YOLOFLOW_SDK_API bool kind_from_name(const std::string& name, Kind& out);
 YOLOFLOW_SDK_API std::vector<std::string> kind_names();
-
-// Types that travel on graph edges.
-constexpr const char* kSampleType = "Sample";
-constexpr const char* kBatchType = "Batch";
-
-struct PortSpec {
-  std::string name;
-  std::string type;  // kSampleType or kBatchType
-};
 
 class RunReporter;  // yoloflow/monitor.h
 

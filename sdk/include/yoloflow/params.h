@@ -31,6 +31,21 @@ using json = nlohmann::json;
 enum class ParamType { Bool, Int, Float, String, Enum, Path, IntList, FloatList, Json, Component, ComponentList };
 YOLOFLOW_SDK_API const char* param_type_name(ParamType type);
 
+// What a parameter is to the host beyond its value. The host finds these parameters by role,
+// never by name, so that a third party's source or sink takes part as the shipped ones do:
+//   Dataset           a data.yaml path (String or Path): the pipeline's top-level `data` fills
+//                     it where a stage names none, `data=` on the command line sets it, it is
+//                     checked to exist and the stages' class counts to agree before anything runs
+//   Split             the split of that dataset a source reads ("train", "val"): validation and
+//                     `yoloflow val` point a copy of the source at another split through it
+//   ValidationSplit   the split a training sink validates on (what its validation source's
+//                     Split is set to)
+//   ValidationSource  a Component parameter of kind "source": what a training sink validates
+//                     with; left null, the host fills it with the pipeline's own source reading
+//                     the ValidationSplit
+enum class ParamRole { None, Dataset, Split, ValidationSplit, ValidationSource };
+YOLOFLOW_SDK_API const char* param_role_name(ParamRole role);  // "dataset", "split", ...
+
 // One finding of validation: where in the pipeline JSON, and what is wrong.
 struct Diagnostic {
   std::string path;     // JSON path, e.g. "stages.augment.params.fliplr"
@@ -58,6 +73,7 @@ class YOLOFLOW_SDK_API ParamSpec {
   ParamSpec& fixed();                       // may not follow a schedule
   ParamSpec& doc(std::string text);
   ParamSpec& component_kind(std::string kind);  // Component, ComponentList: the plugin kind expected
+  ParamSpec& role(ParamRole r);                 // what the host uses it for (ParamRole)
 
   std::string name;
   ParamType type;
@@ -72,6 +88,7 @@ class YOLOFLOW_SDK_API ParamSpec {
   bool schedulable = true;
   std::string doc_text;
   std::string kind;  // for Component and ComponentList
+  ParamRole param_role = ParamRole::None;
 
   bool is_numeric() const { return type == ParamType::Int || type == ParamType::Float; }
   // One-line human description of the accepted values, e.g. "float in [0, 1]".
@@ -113,6 +130,9 @@ class YOLOFLOW_SDK_API Schema {
   void add_moved(std::string name, std::string to);
 
   const ParamSpec* find(const std::string& name) const;
+  // The parameter declared with `role`; null when none. The host refuses to register a schema that
+  // gives one role to two parameters, or a role to a parameter of a type it cannot have.
+  const ParamSpec* find_role(ParamRole role) const;
   const std::deque<ParamSpec>& params() const { return params_; }
   std::vector<std::string> names() const;
 

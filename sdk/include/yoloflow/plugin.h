@@ -53,8 +53,6 @@ struct ComponentInfo {
   std::string name;
   std::string summary;  // one or two sentences for `plugins`, `describe` and the docs
   Schema schema;
-  std::vector<PortSpec> inputs;   // filled from the kind when left empty
-  std::vector<PortSpec> outputs;
   ComponentFactory factory = nullptr;
 };
 

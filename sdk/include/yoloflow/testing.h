@@ -8,8 +8,10 @@
 //   auto aug = lib.make<yoloflow::Augmentation>("grayscale", {{"p", 1.0}});
 //   auto problems = yoloflow::testing::augmentation_contract(*aug, samples, 320);
 //
-// LibTorch-free: model, optimizer and precision plugins are created the same way, their
-// contracts are theirs to test.
+// Every kind has its contract. This header is LibTorch-free: source, augmentation, batcher,
+// sink, monitor, scheduler and callback (hooks and JSON state). The kinds that exchange tensors
+// (model, loss, optimizer, precision, and a callback's tensors) have theirs in
+// yoloflow/testing_torch.h, header-only, compiled with the test's own LibTorch.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,10 +20,14 @@
 
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"
+#include "yoloflow/callback.h"
 #include "yoloflow/component.h"
+#include "yoloflow/monitor.h"
 #include "yoloflow/params.h"
 #include "yoloflow/plugin.h"
 #include "yoloflow/sample.h"
+#include "yoloflow/scheduler.h"
+#include "yoloflow/sink.h"
 #include "yoloflow/source.h"
 
 namespace yoloflow::testing {
@@ -58,6 +64,14 @@ class YOLOFLOW_SDK_API PluginLibrary final : public Registrar {
   static Kind kind_of(Augmentation*) { return Kind::Augmentation; }
   static Kind kind_of(DataSource*) { return Kind::Source; }
   static Kind kind_of(Batcher*) { return Kind::Batcher; }
+  static Kind kind_of(Sink*) { return Kind::Sink; }
+  static Kind kind_of(Model*) { return Kind::Model; }
+  static Kind kind_of(Optimizer*) { return Kind::Optimizer; }
+  static Kind kind_of(PrecisionStrategy*) { return Kind::Precision; }
+  static Kind kind_of(Monitor*) { return Kind::Monitor; }
+  static Kind kind_of(Scheduler*) { return Kind::Scheduler; }
+  static Kind kind_of(Callback*) { return Kind::Callback; }
+  static Kind kind_of(Loss*) { return Kind::Loss; }
   std::string path_, plugin_name_;
   std::vector<ComponentInfo> components_;
 };
@@ -96,5 +110,41 @@ YOLOFLOW_SDK_API std::vector<std::string> source_contract(DataSource& source, in
 // last may be partial, from flush()), pixels RGB in the batch layout, one target row per box
 // with batch-relative indexes and coordinates in 0..1, and every sample accounted for once.
 YOLOFLOW_SDK_API std::vector<std::string> batcher_contract(Batcher& batcher, const std::vector<Sample>& samples);
+
+// What a sink must do with `batches`, as the graph hands them over: two epochs of begin_epoch,
+// consume (each batch a copy) and end_epoch, then a third stopped after its first batch by
+// interrupted(), and summary(), without throwing, each on the calling thread. Returns one
+// line per problem found.
+YOLOFLOW_SDK_API std::vector<std::string> sink_contract(Sink& sink, const std::vector<Batch>& batches);
+
+// What a monitor must do through a run of `epochs` epochs of `steps` steps, in the host's order
+// (on_run_start, on_step..., epoch_summary, on_epoch, on_run_end; its files, if any, under
+// `run_dir`): no exception, an epoch summary of one line, and quick: the run waits for it, so
+// every call returns within `max_call_ms` milliseconds (file writes included). Returns one line
+// per problem found.
+YOLOFLOW_SDK_API std::vector<std::string> monitor_contract(Monitor& monitor, const std::string& run_dir,
+                                                           int epochs = 2, int steps = 20, double max_call_ms = 50.0);
+
+// What a scheduler must do: for runs of 1, 2, 10 and 300 epochs, a finite factor in (0, 100]
+// for every epoch, the same factor when asked again (it holds no state). Returns one line per
+// problem found.
+YOLOFLOW_SDK_API std::vector<std::string> scheduler_contract(const Scheduler& scheduler);
+
+// What a callback must do through a short run (`epochs` epochs of `steps` batches of `batch`,
+// hooks in the trainer's order, the run's folder `run_dir` with its weights/ folder made): no
+// exception; checkpoints asked for by a plain file name; and its state: state() after each
+// epoch is JSON that `fresh` (another instance made with the same parameters) takes with
+// load_state() and gives back unchanged from its own state(). The hooks with tensors are
+// checked by callback_tensors_contract (yoloflow/testing_torch.h). Returns one line per problem.
+YOLOFLOW_SDK_API std::vector<std::string> callback_contract(Callback& callback, Callback& fresh, const Batch& batch,
+                                                            const std::string& run_dir, int epochs = 3, int steps = 4);
+
+// A control that records what hooks ask of the run (the contracts' and a plugin test's own).
+class RecordingControl final : public TrainControl {
+ public:
+  void save_checkpoint(const std::string& file) override { saved.push_back(file); }
+  void request_stop(const std::string& reason) override { stops.push_back(reason); }
+  std::vector<std::string> saved, stops;
+};
 
 }  // namespace yoloflow::testing

@@ -221,7 +221,7 @@ void register_synthetic(Registrar& r) {
     s.add_int("size", 8).range(2, 4096).doc("Image side in pixels.");
     s.add_int_list("fail", {}).doc("Indices whose load throws (corrupt images).");
     s.add_int("delay_us", 0).min(0).doc("Time each load takes.");
-    s.add_path("data").doc("Unused; a Path parameter for path-resolution tests.");
+    s.add_path("data").role(ParamRole::Dataset).doc("Unused: a dataset parameter for path-resolution and dataset-sharing tests.");
     s.add_bool("missing_data", false).doc("configure() reports `data` as missing (bad input).");
     r.add_source<SyntheticSource>("synthetic_source", std::move(s),
                                   "Small in-memory images with one box each (test plugin).");

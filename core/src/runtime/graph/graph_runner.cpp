@@ -1,21 +1,16 @@
 #include "runtime/graph/graph_runner.h"
 
-#include <oneapi/tbb/concurrent_queue.h>
-#include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
-#include <opencv2/core/utility.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <optional>
-#include <thread>
-#include <tuple>
 #include <utility>
 
 #include "runtime/dist/runtime.h"
 #include "runtime/graph/epoch_order.h"
+#include "runtime/graph/graph_pass.h"
 #include "runtime/graph/failure_text.h"
 #include "runtime/graph/stage_sample_loaders.h"
 #include "runtime/pipeline/component_factory.h"
@@ -27,46 +22,6 @@
 
 namespace yoloflow::core {
 namespace {
-
-namespace flow = tbb::flow;
-
-// What travels between nodes. Messages are copied by the flow graph: keep them small.
-struct Token {
-  std::size_t index = 0;      // in the source
-  std::uint64_t sequence = 0; // in this epoch's order
-  std::uint64_t local = 0;    // in this process's share of it (= sequence for one process)
-};
-struct Item {
-  std::shared_ptr<Sample> sample;  // null when skipped or abandoned
-  std::uint64_t sequence = 0;
-  std::uint64_t local = 0;
-  std::size_t index = 0;
-};
-struct BatchMessage {
-  std::shared_ptr<Batch> batch;
-  long long samples = 0;  // released from the limiter once the sink is done with it
-};
-
-
-// The first failure of an epoch; later ones are consequences and are dropped.
-class FirstError {
- public:
-  void set(Error error) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!error_) error_ = std::move(error);
-    failed_.store(true);
-  }
-  bool failed() const { return failed_.load(); }
-  void rethrow() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (error_) throw *error_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::atomic<bool> failed_{false};
-  std::optional<Error> error_;
-};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -372,12 +327,8 @@ EpochStats GraphRunner::finish_epoch(int epoch, std::chrono::steady_clock::time_
 void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const std::vector<std::size_t>& whole_order,
                            const std::vector<std::size_t>& previous_order, std::size_t limit,
                            std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts) {
-  const Stage& batcher_stage = stages_[stages_.size() - 2];
-  const std::int64_t batch_size = batcher_->batch_size();
-  const dist::DistEnv& denv = dist::current_env();
   const int imgsz = pipeline_.imgsz(epoch);
-  const std::uint64_t epoch_seed = core::epoch_seed(pipeline_.seed, epoch);
-
+  const std::int64_t batch_size = batcher_->batch_size();
   // The decoded images of the samples loaded last are kept for as long as a mosaic can draw
   // them, plus the samples in flight.
   const std::size_t recent_window = core::recent_window(source_->size(), batch_size);
@@ -387,206 +338,23 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
     recent_key_ = recent_key;
   }
 
-  FirstError error;
-  std::mutex skipped_mutex;
-  std::atomic<std::size_t> in_flight{0}, peak{counts.peak_in_flight};
-  std::vector<Augmentation*> chain;
-  for (auto& a : augmentations_) chain.push_back(a.get());
-  StageSampleLoaders loaders(*source_, chain, epoch_seed, imgsz, epoch, &recent_images_);
+  PassPlan plan{order, whole_order, previous_order};
+  plan.epoch = epoch;
+  plan.imgsz = imgsz;
+  plan.epoch_seed = core::epoch_seed(pipeline_.seed, epoch);
+  plan.limit = limit;
+  plan.recent_window = recent_window;
+  plan.workers = workers_;
+  plan.ordered = pipeline_.ordered;
+  plan.world_size = dist::current_env().world_size;
+  PassStages parts{*source_, *batcher_, recent_images_};
+  for (auto& a : augmentations_) parts.chain.push_back(a.get());
+  parts.label = [this](std::size_t stage) { return stage_label(stages_[stage]); };
+  parts.batcher_stage = stages_.size() - 2;
+  parts.stop_requested = [this] { return stop_requested(); };
+  parts.consume = [&, this](Batch& batch) { consume_batch(epoch, batch, start, stats, counts); };
 
-  auto fail = [&](const std::string& message) { error.set(Error(message)); };
-  auto release = [&](long long n) { in_flight.fetch_sub(static_cast<std::size_t>(n)); };
-
-  // The graph's workers are the data path's parallelism. OpenCV's own pool inside every
-  // worker's warpAffine/resize/LUT would nest a second pool over the same cores and starve the
-  // thread that launches GPU work (as Ultralytics' workers do with cv2.setNumThreads(0)).
-  cv::setNumThreads(0);
-
-  // The sink runs on the calling thread, never on a worker: a step is not delayed by a worker
-  // that first finishes a sample, a worker is never taken for a step, and the sink sees one
-  // thread (its CUDA stream, cuBLAS workspaces and captured graphs are per thread). The graph
-  // hands each batch over through an async_node, which keeps the graph waiting until the
-  // calling thread hands the batch's samples back to the limiter.
-  using SinkNode = flow::async_node<BatchMessage, long long, flow::queueing>;
-  struct Handoff {
-    BatchMessage message;
-    SinkNode::gateway_type* gateway = nullptr;  // null: the graph has finished
-  };
-  tbb::concurrent_bounded_queue<Handoff> ready;
-  std::promise<void> consumer_done;
-  std::shared_future<void> consumer_finished = consumer_done.get_future().share();
-
-  std::thread graph_thread([&] {
-    try {
-      tbb::task_arena arena(workers_);
-      arena.execute([&] {
-        flow::graph g;
-        std::size_t next = 0;  // in this rank's share (which starts at first_sequence); serial
-        flow::input_node<Token> input(g, [&](tbb::flow_control& fc) -> Token {
-          if (next >= order.size() || error.failed() || stop_requested()) {
-            fc.stop();
-            return {};
-          }
-          Token t{order[next].index, order[next].sequence, next};
-          ++next;
-          return t;
-        });
-        flow::limiter_node<Token, long long> limiter(g, limit);
-
-        flow::function_node<Token, Item> work(g, static_cast<std::size_t>(workers_), [&](const Token& t) {
-          const std::size_t now = in_flight.fetch_add(1) + 1;
-          for (std::size_t p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
-          }
-          Item item;
-          item.sequence = t.sequence;
-          item.local = t.local;
-          item.index = t.index;
-          if (error.failed()) return item;  // draining after a failure: do no more work
-          Sample sample;
-          try {
-            sample = loaders.load_source(t.index);
-          } catch (const std::exception& e) {
-            std::lock_guard<std::mutex> lock(skipped_mutex);
-            stats.skipped.push_back({t.index, e.what()});
-            return item;
-          } catch (...) {
-            std::lock_guard<std::mutex> lock(skipped_mutex);
-            stats.skipped.push_back({t.index, "unknown exception"});
-            return item;
-          }
-          sample.sequence = t.sequence;
-          // Each sample's own generator: results do not depend on which thread ran it.
-          Rng rng(sample_seed(epoch_seed, t.sequence));
-          try {
-            const std::vector<std::size_t> recent =
-                recent_indexes(whole_order, previous_order, t.sequence, recent_window, denv.world_size);
-            loaders.apply(sample, rng, augmentations_.size(), RecentSamples{recent.data(), recent.size()});
-            item.sample = std::make_shared<Sample>(std::move(sample));
-          } catch (const ChainStageError& e) {
-            fail(stage_label(stages_[1 + e.stage()]) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());
-          } catch (const std::exception& e) {
-            // Nothing may escape a node: the graph would end while the calling thread holds a batch.
-            fail("the data path failed on " + sample_text(t.index, sample.path) + ": " + e.what());
-          } catch (...) {
-            fail("the data path failed on " + sample_text(t.index, sample.path) + ": unknown exception");
-          }
-          return item;
-        });
-
-        using BatchPorts = flow::multifunction_node<Item, std::tuple<BatchMessage, long long>>;
-        // The serial batcher is the critical path: a thread that becomes free runs its waiting
-        // work before another sample (a worker otherwise picks up the samples the limiter just
-        // released first, and the next batch waits a sample's time for a thread).
-        const flow::node_priority_t critical = 1;
-        BatchPorts batch_node(g, flow::serial, [&](const Item& item, BatchPorts::output_ports_type& ports) {
-          if (!item.sample || error.failed()) {
-            // Skipped (or abandoned after a failure): release its place at once.
-            release(1);
-            std::get<1>(ports).try_put(1);
-            return;
-          }
-          const std::string path = item.sample->path;
-          std::optional<Batch> batch;
-          try {
-            batch = batcher_->add(std::move(*item.sample));
-          } catch (const std::exception& e) {
-            fail(stage_label(batcher_stage) + " failed on " + sample_text(item.index, path) + ": " + e.what());
-          } catch (...) {
-            fail(stage_label(batcher_stage) + " failed on " + sample_text(item.index, path) +
-                 ": unknown exception");
-          }
-          if (error.failed()) {
-            release(1);
-            std::get<1>(ports).try_put(1);
-            return;
-          }
-          if (batch) {
-            batch->epoch = epoch;
-            batch->index = counts.next_batch_index++;
-            const long long n = static_cast<long long>(batch->size);
-            std::get<0>(ports).try_put(BatchMessage{std::make_shared<Batch>(std::move(*batch)), n});
-          }
-        }, critical);
-
-        // Serial, so batches reach the queue in the batcher's order; critical, so a finished
-        // batch is handed over before another sample starts. No plugin code runs here.
-        SinkNode sink_node(g, flow::serial, [&](const BatchMessage& m, SinkNode::gateway_type& gateway) {
-          gateway.reserve_wait();
-          ready.push(Handoff{m, &gateway});
-        }, critical);
-
-        flow::make_edge(input, limiter);
-        flow::make_edge(limiter, work);
-        std::optional<flow::sequencer_node<Item>> sequencer;
-        if (pipeline_.ordered) {
-          // The sequencer counts from 0: `local` is the position in this pass's share, which
-          // starts at 0 in a resumed epoch too.
-          sequencer.emplace(g, [](const Item& item) { return static_cast<std::size_t>(item.local); });
-          flow::make_edge(work, *sequencer);
-          flow::make_edge(*sequencer, batch_node);
-        } else {
-          flow::make_edge(work, batch_node);
-        }
-        flow::make_edge(flow::output_port<0>(batch_node), sink_node);
-        flow::make_edge(flow::output_port<1>(batch_node), limiter.decrementer());
-        flow::make_edge(sink_node, limiter.decrementer());
-
-        input.activate();
-        g.wait_for_all();
-        // The calling thread may still be inside the gateway's last release_wait().
-        ready.push(Handoff{});
-        consumer_finished.wait();
-      });
-    } catch (const std::exception& e) {
-      error.set(Error(std::string("the data path's flow graph failed: ") + e.what()));
-      ready.push(Handoff{});
-    } catch (...) {
-      error.set(Error("the data path's flow graph failed: unknown exception"));
-      ready.push(Handoff{});
-    }
-  });
-
-  for (;;) {
-    Handoff h;
-    ready.pop(h);
-    if (h.gateway == nullptr) break;
-    // After a stop request the batch in the sink finishes and no other starts: batches
-    // already assembled are left for a resumed run, which loads their samples again.
-    if (!error.failed() && !stop_requested()) {
-      try {
-        consume_batch(epoch, *h.message.batch, start, stats, counts);
-      } catch (const Error& e) {
-        error.set(e);
-      } catch (const std::exception& e) {
-        // consume_batch names the sink in an Error; only its own failure (out of memory while
-        // writing that message) lands here. Nothing may leave the loop: the graph waits for it.
-        error.set(Error(e.what()));
-      }
-    }
-    h.message.batch.reset();  // the pooled pixels go back before more samples are let in
-    release(h.message.samples);
-    h.gateway->try_put(h.message.samples);  // to the limiter's decrement port
-    h.gateway->release_wait();
-  }
-  consumer_done.set_value();
-  graph_thread.join();
-  counts.peak_in_flight = peak.load();
-  error.rethrow();
-
-  // The pass's last, partial batch (the graph is idle: no other thread touches these).
-  // After a stop it is dropped: a resumed run loads those samples again.
-  std::optional<Batch> last;
-  try {
-    last = batcher_->flush();
-  } catch (const std::exception& e) {
-    throw Error(stage_label(batcher_stage) + " failed in flush at the end of epoch " +
-                std::to_string(epoch) + ": " + e.what());
-  }
-  if (last && last->size > 0 && !stop_requested()) {
-    last->epoch = epoch;
-    last->index = counts.next_batch_index++;
-    consume_batch(epoch, *last, start, stats, counts);
-  }
+  run_graph_pass(plan, parts, stats, counts.next_batch_index, counts.peak_in_flight);
 }
 
 void GraphRunner::consume_batch(int epoch, Batch& batch, std::chrono::steady_clock::time_point start, EpochStats& stats,

@@ -9,7 +9,7 @@
 namespace yoloflow::core {
 namespace {
 
-const std::vector<std::string> kStageKeys = {"plugin", "kind", "params", "input", "inputs"};
+const std::vector<std::string> kStageKeys = {"plugin", "kind", "params", "input"};
 
 
 // The component whose spec object is `owner` ({"plugin": ..., "kind"?: ...}).
@@ -40,6 +40,12 @@ json parse_value(const std::string& text) {
 }
 
 bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
+
+// The name of a component's dataset parameter (ParamRole::Dataset); "" when it reads none.
+std::string dataset_param(const RegisteredComponent* rc) {
+  const ParamSpec* spec = rc->info.schema.find_role(ParamRole::Dataset);
+  return spec ? spec->name : std::string();
+}
 
 // The value at a dotted path below `root` ("callbacks.0": a list's index), null when absent.
 json json_at(const json& root, const std::string& dotted) {
@@ -136,17 +142,18 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     std::vector<std::string> expanded{"data=" + value};
     for (const auto& [name, rc] : stages) {
       const json& stage = document["stages"][name];
-      if (has_param(rc, "data") && stage.contains("params") && stage["params"].is_object() &&
-          stage["params"].contains("data")) {
-        expanded.push_back("stages." + name + ".params.data=" + value);
+      const std::string key = dataset_param(rc);
+      if (!key.empty() && stage.contains("params") && stage["params"].is_object() && stage["params"].contains(key)) {
+        expanded.push_back("stages." + name + ".params." + key + "=" + value);
       }
       // Components inside the stage that read a dataset of their own (the train sink's
       // val_source, which a run folder's pipeline.json always spells out): the same data.
       for (const auto& [path, c] : nested_components(stage, *rc, registry)) {
         const json spec = json_at(stage, "params." + path);
-        if (has_param(c, "data") && spec.is_object() && spec.contains("params") && spec["params"].is_object() &&
-            spec["params"].contains("data")) {
-          expanded.push_back("stages." + name + ".params." + path + ".params.data=" + value);
+        const std::string nested_key = dataset_param(c);
+        if (!nested_key.empty() && spec.is_object() && spec.contains("params") && spec["params"].is_object() &&
+            spec["params"].contains(nested_key)) {
+          expanded.push_back("stages." + name + ".params." + path + ".params." + nested_key + "=" + value);
         }
       }
     }

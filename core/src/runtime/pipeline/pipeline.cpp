@@ -38,7 +38,7 @@ Schema make_pipeline_schema() {
   s.add_bool("shuffle", true).doc("Shuffle the sample order each epoch (seeded by seed + epoch).");
   s.add_string("device", "auto").doc("Device for sinks that compute: auto, cpu, cuda, cuda:N.");
   s.add_string("data", "").doc(
-      "data.yaml of the dataset, named once: every stage with a `data` parameter that does not name its "
+      "data.yaml of the dataset, named once: every stage with a dataset parameter that does not name its "
       "own uses it (the source's training data, the train sink's validation split and class names). "
       "Relative to the pipeline file's folder.");
   s.add_json("plugin_path", json::array()).doc(
@@ -99,29 +99,29 @@ int check_dataset(const ReadDataset& data, const std::string& where,
 }
 
 // A stage's string parameter as it will be resolved: given, else its schema's default; none when
-// the stage has no such parameter or it is not a string.
-std::optional<std::string> string_param(const RegisteredComponent& rc, const json& params, const std::string& name) {
-  const ParamSpec* spec = rc.info.schema.find(name);
+// the stage has no parameter of that role or it is not a string.
+std::optional<std::string> string_param(const RegisteredComponent& rc, const json& params, ParamRole role) {
+  const ParamSpec* spec = rc.info.schema.find_role(role);
   if (!spec) return std::nullopt;
-  const json value = params.contains(name) ? params[name] : spec->default_json;
+  const json value = params.contains(spec->name) ? params[spec->name] : spec->default_json;
   if (!value.is_string()) return std::nullopt;
   return value.get<std::string>();
 }
 
-// The splits a stage reads from its data.yaml, by convention its string parameters `split` and
-// `val_split`, with the JSON path of each.
+// The splits a stage reads from its data.yaml (its Split and ValidationSplit parameters), with
+// the JSON path of each.
 std::vector<std::pair<std::string, std::string>> stage_splits(const RegisteredComponent& rc, const json& params,
                                                               const std::string& stage_path) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const char* name : {"split", "val_split"}) {
-    const auto value = string_param(rc, params, name);
-    if (value && !value->empty()) out.emplace_back(stage_path + "." + name, *value);
+  for (const ParamRole role : {ParamRole::Split, ParamRole::ValidationSplit}) {
+    const auto value = string_param(rc, params, role);
+    if (value && !value->empty()) out.emplace_back(stage_path + "." + rc.info.schema.find_role(role)->name, *value);
   }
   return out;
 }
 
-// The pipeline's one `data` for every stage with a `data` parameter that names none, and every
-// data.yaml a stage will read checked to exist before anything is built.
+// The pipeline's one `data` for every stage with a dataset parameter (ParamRole::Dataset) that
+// names none, and every data.yaml a stage will read checked to exist before anything is built.
 void share_dataset(json& doc, const std::string& base_dir, const Registry& registry, Diagnostics& out) {
   const bool shared = doc.contains("data") && doc["data"].is_string() && !doc["data"].get<std::string>().empty();
   // The path a data value names; a diagnostic at `where` when it does not exist, said once
@@ -141,14 +141,16 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
   std::vector<std::tuple<std::string, fs::path, int>> datasets;
   std::map<fs::path, ReadDataset> read;  // each file read once, however many stages name it
   for (const auto& [name, rc] : known_stages(doc, registry)) {
-    if (!rc->info.schema.find("data")) continue;
+    const ParamSpec* dataset = rc->info.schema.find_role(ParamRole::Dataset);
+    if (!dataset) continue;
+    const std::string& key = dataset->name;
     json& stage = doc["stages"][name];
     if (!stage.contains("params") || !stage["params"].is_object()) stage["params"] = json::object();
     json& params = stage["params"];
-    if (!params.contains("data") && shared) params["data"] = doc["data"];
-    if (params.contains("data") && params["data"].is_string() && !params["data"].get<std::string>().empty()) {
-      const std::string where = "stages." + name + ".params.data";
-      const fs::path path = resolve(where, params["data"].get<std::string>());
+    if (!params.contains(key) && shared) params[key] = doc["data"];
+    if (params.contains(key) && params[key].is_string() && !params[key].get<std::string>().empty()) {
+      const std::string where = "stages." + name + ".params." + key;
+      const fs::path path = resolve(where, params[key].get<std::string>());
       if (missing.count(path) > 0) continue;  // does not exist: said once
       auto cached = read.find(path);
       if (cached == read.end()) cached = read.emplace(path, read_dataset(path)).first;
@@ -181,10 +183,10 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
   }
 }
 
-// A stage that validates (a `val_source` parameter, kind source) and names no source of its own
-// reads the pipeline's source stage, whatever its plugin, with its `split` set to the stage's
-// `val_split`: the same dataset reader that trains also validates. Written into the document, so
-// --print-resolved, pipeline.json and every rank of a data-parallel run see the same spec.
+// A stage that validates (a ValidationSource parameter) and names no source of its own reads the
+// pipeline's source stage, whatever its plugin, with its Split parameter set to the stage's
+// ValidationSplit: the same dataset reader that trains also validates. Written into the document,
+// so --print-resolved, pipeline.json and every rank of a data-parallel run see the same spec.
 void share_validation_source(json& doc, const Registry& registry) {
   const auto stages = known_stages(doc, registry);
   std::vector<std::pair<std::string, const RegisteredComponent*>> sources;
@@ -193,20 +195,21 @@ void share_validation_source(json& doc, const Registry& registry) {
   }
   if (sources.size() != 1) return;  // none, or ambiguous: the stage must name its own
   const auto& [source_name, source] = sources.front();
-  if (!source->info.schema.find("split")) return;  // cannot be pointed at another split
+  const ParamSpec* split = source->info.schema.find_role(ParamRole::Split);
+  if (!split) return;  // cannot be pointed at another split
   const json& source_stage = doc["stages"][source_name];
   for (const auto& [name, rc] : stages) {
-    const ParamSpec* spec = rc->info.schema.find("val_source");
-    if (!spec || spec->type != ParamType::Component) continue;
+    const ParamSpec* spec = rc->info.schema.find_role(ParamRole::ValidationSource);
+    if (!spec) continue;
     json& stage = doc["stages"][name];
     if (!stage.contains("params") || !stage["params"].is_object()) stage["params"] = json::object();
     json& params = stage["params"];
-    if (params.contains("val_source") && !params["val_source"].is_null()) continue;
+    if (params.contains(spec->name) && !params[spec->name].is_null()) continue;
     json spec_json = {{"plugin", source_stage.value("plugin", std::string())},
                       {"params", source_stage.contains("params") && source_stage["params"].is_object() ? source_stage["params"]
                                                                                                        : json::object()}};
-    spec_json["params"]["split"] = string_param(*rc, params, "val_split").value_or("val");
-    params["val_source"] = spec_json;
+    spec_json["params"][split->name] = string_param(*rc, params, ParamRole::ValidationSplit).value_or("val");
+    params[spec->name] = spec_json;
   }
 }
 
@@ -229,13 +232,13 @@ struct StageDraft {
 };
 
 void validate_stage_keys(const std::string& name, const json& stage, Diagnostics& out) {
-  static const std::vector<std::string> keys = {"plugin", "kind", "params", "input", "inputs"};
+  static const std::vector<std::string> keys = {"plugin", "kind", "params", "input"};
   for (auto it = stage.begin(); it != stage.end(); ++it) {
     if (is_comment(it.key())) continue;
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) {
       out.push_back({"stages." + name + "." + it.key(),
                      "unknown key '" + it.key() + "' of a stage" + did_you_mean(it.key(), keys) +
-                         " (a stage has plugin, kind, params, input or inputs)"});
+                         " (a stage has plugin, kind, params and input)"});
     }
   }
 }

@@ -4,7 +4,7 @@
 // Everything is checked before any component is constructed: JSON syntax, top-level
 // settings, plugins and their parameters (nested components too), ports, edges, cycles and
 // types. Every problem is reported at once, each with its JSON path. The result is either
-// a list of diagnostics or a Pipeline that the graph runner (graph/graph_runner.h) and the
+// a list of diagnostics or a Pipeline that the graph runner (runtime/graph/graph_runner.h) and the
 // training engine can build without further checks.
 #include <cstdint>
 #include <optional>
@@ -29,7 +29,7 @@ struct StageSpec {
 };
 
 struct EdgeSpec {
-  std::string from, from_port, to, to_port;
+  std::string from, to;  // stage names: `to` reads what `from` gives
 };
 
 struct MonitorSpec {

@@ -12,26 +12,9 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
   return guess.empty() ? std::string() : "; did you mean '" + guess + "'?";
 }
 
-std::vector<std::string> port_names(const std::vector<PortSpec>& ports) {
-  std::vector<std::string> out;
-  for (const auto& p : ports) out.push_back(p.name);
-  return out;
-}
-
-const PortSpec* find_port(const std::vector<PortSpec>& ports, const std::string& name) {
-  for (const auto& p : ports) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
-}
-
 std::string label(const TopologyStage& s) {
   return std::string(kind_name(s.info->kind)) + " '" + s.info->name + "'";
 }
-
-struct Wanted {
-  std::string to_port, ref, path;  // ref: "node" or "node.port"
-};
 
 }  // namespace
 
@@ -43,133 +26,71 @@ Topology check_topology(const std::vector<TopologyStage>& stages,
   const std::vector<std::string> names(all_names.begin(), all_names.end());
   const std::size_t errors_before = out.size();
 
-  // Connections as written.
-  std::map<std::string, std::vector<EdgeSpec>> into;  // consumer -> its edges
+  // Edges as written: each stage names the one stage it reads from.
   for (const auto& s : stages) {
     const json& node = *s.node;
     const std::string path = "stages." + s.name;
-    std::vector<Wanted> wanted;
-    const bool has_input = node.contains("input"), has_inputs = node.contains("inputs");
-    if (has_input && has_inputs) {
-      out.push_back({path, "give either \"input\" or \"inputs\", not both"});
+    const StageFlow flow = stage_flow(s.info->kind);
+    if (!node.contains("input")) {
+      if (flow.reads) {
+        out.push_back({path, label(s) + " reads " + flow.reads + " but names no stage: add \"input\": \"<stage>\""});
+      }
       continue;
     }
-    if (has_input) {
-      const json& v = node["input"];
-      if (!v.is_string()) {
-        out.push_back({path + ".input", "must be a string naming the stage it reads from "
-                                        "(\"node\" or \"node.port\")"});
-      } else if (s.info->inputs.empty()) {
-        out.push_back({path + ".input", label(s) + " has no input port: a " +
-                                            kind_name(s.info->kind) + " reads from no stage"});
-      } else if (s.info->inputs.size() > 1) {
-        std::string ports;
-        for (const auto& p : s.info->inputs) ports += (ports.empty() ? "" : ", ") + p.name;
-        out.push_back({path + ".input", label(s) + " has several input ports (" + ports +
-                                            "): connect each with \"inputs\": {\"port\": \"node.port\"}"});
-      } else {
-        wanted.push_back({s.info->inputs[0].name, v.get<std::string>(), path + ".input"});
-      }
+    const json& v = node["input"];
+    const std::string ipath = path + ".input";
+    if (!v.is_string()) {
+      out.push_back({ipath, "must be a string naming the stage this one reads from"});
+      continue;
     }
-    if (has_inputs) {
-      const json& v = node["inputs"];
-      if (!v.is_object()) {
-        out.push_back({path + ".inputs", "must be an object mapping input ports to \"node.port\""});
-      } else {
-        for (auto it = v.begin(); it != v.end(); ++it) {
-          if (!it.key().empty() && it.key()[0] == '_') continue;
-          const std::string ipath = path + ".inputs." + it.key();
-          if (!find_port(s.info->inputs, it.key())) {
-            std::string msg = "unknown input port '" + it.key() + "' of " + label(s);
-            msg += s.info->inputs.empty() ? " (it has no input ports)"
-                                          : did_you_mean(it.key(), port_names(s.info->inputs));
-            out.push_back({ipath, msg});
-            continue;
-          }
-          if (!it->is_string()) {
-            out.push_back({ipath, "must be a string \"node\" or \"node.port\""});
-            continue;
-          }
-          wanted.push_back({it.key(), it->get<std::string>(), ipath});
-        }
-      }
+    if (!flow.reads) {
+      out.push_back({ipath, label(s) + " reads from no stage: a " + kind_name(s.info->kind) +
+                                (flow.gives ? " starts a pipeline" : " is not a stage of the graph")});
+      continue;
     }
-    for (const auto& w : wanted) {
-      const auto dot = w.ref.find('.');
-      const std::string from = w.ref.substr(0, dot);
-      std::string from_port = dot == std::string::npos ? "" : w.ref.substr(dot + 1);
-      if (all_names.count(from) == 0) {
-        out.push_back({w.path, "unknown stage '" + from + "'" + did_you_mean(from, names)});
-        continue;
-      }
-      auto fit = by_name.find(from);
-      if (fit == by_name.end()) continue;  // its plugin is unknown: reported already
-      const TopologyStage& src = *fit->second;
-      const PortSpec* out_port = nullptr;
-      if (from_port.empty()) {
-        if (src.info->outputs.size() == 1) {
-          out_port = &src.info->outputs[0];
-        } else if (src.info->outputs.empty()) {
-          out.push_back({w.path, "stage '" + from + "' (" + label(src) +
-                                     ") has no output to read from"});
-          continue;
-        } else {
-          out.push_back({w.path, "stage '" + from + "' has several outputs: name one as \"" +
-                                     from + "." + src.info->outputs[0].name + "\""});
-          continue;
-        }
+    const std::string from = v.get<std::string>();
+    if (all_names.count(from) == 0) {
+      const auto dot = from.find('.');
+      if (dot != std::string::npos && all_names.count(from.substr(0, dot)) > 0) {
+        out.push_back({ipath, "\"" + from + "\": name the stage alone (\"" + from.substr(0, dot) +
+                                  "\"); stages have one input and one output, so there are no ports to name"});
       } else {
-        out_port = find_port(src.info->outputs, from_port);
-        if (!out_port) {
-          std::string msg = "unknown output port '" + from_port + "' of stage '" + from + "' (" +
-                            label(src) + ")";
-          msg += src.info->outputs.empty() ? ", which has no outputs"
-                                           : did_you_mean(from_port, port_names(src.info->outputs));
-          out.push_back({w.path, msg});
-          continue;
-        }
+        out.push_back({ipath, "unknown stage '" + from + "'" + did_you_mean(from, names)});
       }
-      const PortSpec* in_port = find_port(s.info->inputs, w.to_port);
-      EdgeSpec e{from, out_port->name, s.name, w.to_port};
-      if (in_port && in_port->type != out_port->type) {
-        out.push_back({w.path, "type mismatch: '" + from + "." + out_port->name + "' produces " +
-                                   out_port->type + " but '" + s.name + "." + w.to_port +
-                                   "' expects " + in_port->type});
-      }
-      into[s.name].push_back(e);
-      topo.edges.push_back(e);
+      continue;
     }
+    auto fit = by_name.find(from);
+    if (fit == by_name.end()) continue;  // its plugin is unknown: reported already
+    const TopologyStage& src = *fit->second;
+    const StageFlow given = stage_flow(src.info->kind);
+    if (!given.gives) {
+      out.push_back({ipath, "stage '" + from + "' (" + label(src) + ") gives nothing to read"});
+      continue;
+    }
+    if (std::string(given.gives) != flow.reads) {
+      out.push_back({ipath, "type mismatch: '" + from + "' (" + label(src) + ") gives " + given.gives + " but " +
+                                label(s) + " reads " + flow.reads +
+                                (std::string(flow.reads) == "batches" ? ": put a batcher between them" : "")});
+    }
+    topo.edges.push_back({from, s.name});
   }
 
-  // Every input connected; every output feeding exactly one stage.
-  std::map<std::string, std::vector<std::string>> consumers;  // "node.port" -> consumers
-  for (const auto& e : topo.edges) consumers[e.from + "." + e.from_port].push_back(e.to);
+  // Every output feeding exactly one stage.
+  std::map<std::string, std::vector<std::string>> consumers;  // producer -> consumers
+  for (const auto& e : topo.edges) consumers[e.from].push_back(e.to);
   for (const auto& s : stages) {
-    for (const auto& p : s.info->inputs) {
-      const auto& edges = into[s.name];
-      const bool connected = std::any_of(edges.begin(), edges.end(),
-                                         [&](const EdgeSpec& e) { return e.to_port == p.name; });
-      const bool attempted = s.node->contains("input") || s.node->contains("inputs");
-      if (!connected && !attempted) {
-        out.push_back({"stages." + s.name, "input port '" + p.name + "' (" + p.type + ") of " +
-                                               label(s) + " is not connected: add \"input\": "
-                                               "\"<stage>\""});
-      }
-    }
-    for (const auto& p : s.info->outputs) {
-      const auto it = consumers.find(s.name + "." + p.name);
-      if (it == consumers.end()) {
-        // A stage whose plugin is unknown may be the consumer: reported already.
-        if (stages.size() != all_names.size()) continue;
-        out.push_back({"stages." + s.name, "output '" + p.name + "' (" + p.type + ") of " +
-                                               label(s) + " feeds no stage"});
-      } else if (it->second.size() > 1) {
-        std::string list;
-        for (const auto& c : it->second) list += (list.empty() ? "'" : ", '") + c + "'";
-        out.push_back({"stages." + s.name, "output '" + p.name + "' of " + label(s) +
-                                               " feeds several stages (" + list +
-                                               "): each output feeds exactly one stage"});
-      }
+    const StageFlow flow = stage_flow(s.info->kind);
+    if (!flow.gives) continue;
+    const auto it = consumers.find(s.name);
+    if (it == consumers.end()) {
+      // A stage whose plugin is unknown may be the consumer: reported already.
+      if (stages.size() != all_names.size()) continue;
+      out.push_back({"stages." + s.name, "the " + std::string(flow.gives) + " of " + label(s) + " feed no stage"});
+    } else if (it->second.size() > 1) {
+      std::string list;
+      for (const auto& c : it->second) list += (list.empty() ? "'" : ", '") + c + "'";
+      out.push_back({"stages." + s.name, "the " + std::string(flow.gives) + " of " + label(s) + " feed several stages (" +
+                                             list + "): each stage feeds exactly one"});
     }
   }
 
@@ -233,9 +154,7 @@ Topology check_topology(const std::vector<TopologyStage>& stages,
                       : i + 1 == chain.size()     ? Kind::Sink
                       : i + 2 == chain.size()     ? Kind::Batcher
                                                   : Kind::Augmentation;
-    if (k != want || chain[i]->info->inputs.size() > 1 || chain[i]->info->outputs.size() > 1) {
-      linear = false;
-    }
+    if (k != want) linear = false;
   }
   if (!linear) {
     std::string got;

@@ -1,11 +1,15 @@
 #pragma once
-// The graph a pipeline describes: edges from "input"/"inputs", port and type checks,
-// cycles, and the linear shape the runner executes.
+// The graph a pipeline describes: each stage names the one stage it reads from ("input"), what
+// flows on each edge follows from the two stages' kinds, and the graph must be the chain the
+// runner executes: source, augmentations, batcher, sink. There are no ports: every pipeline is
+// such a chain, and a graph of another shape (two sources mixed, a branch) would need a runner
+// that can run it before the format could describe it.
 #include <set>
 #include <string>
 #include <vector>
 
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/plugin/stage_flow.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::core {
@@ -13,7 +17,7 @@ namespace yoloflow::core {
 struct TopologyStage {
   std::string name;
   const json* node = nullptr;          // the stage object as written
-  const ComponentInfo* info = nullptr;  // ports and kind
+  const ComponentInfo* info = nullptr;  // its kind
 };
 
 struct Topology {

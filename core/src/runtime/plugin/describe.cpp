@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "runtime/plugin/stage_flow.h"
+
 namespace yoloflow::core {
 namespace {
 
@@ -11,13 +13,7 @@ std::string default_text(const ParamSpec& p) {
   return p.default_json.dump();
 }
 
-std::string ports_text(const std::vector<PortSpec>& ports) {
-  std::string out;
-  for (std::size_t i = 0; i < ports.size(); ++i) {
-    out += (i ? ", " : "") + ports[i].name + " (" + ports[i].type + ")";
-  }
-  return out.empty() ? "none" : out;
-}
+std::string flow_text(const char* what) { return what ? what : "nothing"; }
 
 }  // namespace
 
@@ -28,9 +24,10 @@ std::string describe_text(const RegisteredComponent& rc) {
      << rc.plugin_version << ")\n";
   if (!info.summary.empty()) os << "  " << info.summary << "\n";
   os << "  file:    " << rc.file << "\n";
-  if (!info.inputs.empty() || !info.outputs.empty()) {
-    os << "  inputs:  " << ports_text(info.inputs) << "\n";
-    os << "  outputs: " << ports_text(info.outputs) << "\n";
+  const StageFlow flow = stage_flow(info.kind);
+  if (flow.reads || flow.gives) {
+    os << "  reads:   " << flow_text(flow.reads) << " (from the stage its \"input\" names)\n";
+    os << "  gives:   " << flow_text(flow.gives) << "\n";
   }
   os << "\nParameters:\n";
   if (info.schema.params().empty()) os << "  (none)\n";
@@ -51,13 +48,9 @@ json describe_json(const RegisteredComponent& rc) {
   j["plugin"] = rc.plugin;
   j["version"] = rc.plugin_version;
   j["file"] = rc.file;
-  auto ports = [](const std::vector<PortSpec>& v) {
-    json a = json::array();
-    for (const auto& p : v) a.push_back({{"name", p.name}, {"type", p.type}});
-    return a;
-  };
-  j["inputs"] = ports(rc.info.inputs);
-  j["outputs"] = ports(rc.info.outputs);
+  const StageFlow flow = stage_flow(rc.info.kind);
+  j["reads"] = flow.reads ? json(flow.reads) : json(nullptr);
+  j["gives"] = flow.gives ? json(flow.gives) : json(nullptr);
   j["params"] = rc.info.schema.to_json();
   return j;
 }
@@ -68,10 +61,8 @@ std::string describe_markdown(const RegisteredComponent& rc) {
   os << "## `" << info.name << "` (" << kind_name(info.kind) << ")\n\n";
   if (!info.summary.empty()) os << info.summary << "\n\n";
   os << "Plugin `" << rc.plugin << "` " << rc.plugin_version << ".";
-  if (!info.inputs.empty() || !info.outputs.empty()) {
-    os << " Inputs: " << ports_text(info.inputs) << ". Outputs: " << ports_text(info.outputs)
-       << ".";
-  }
+  const StageFlow flow = stage_flow(info.kind);
+  if (flow.reads || flow.gives) os << " Reads " << flow_text(flow.reads) << ", gives " << flow_text(flow.gives) << ".";
   os << "\n\n";
   if (info.schema.params().empty()) {
     os << "No parameters.\n\n";

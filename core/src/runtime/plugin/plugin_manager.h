@@ -57,7 +57,7 @@ class PluginManager {
 };
 
 // The host's own components (marked "<built-in>"): the runtime has none. A host that trains
-// installs the training library's (plugin/builtin_components.h, use_builtin_components()) once
+// installs the training library's (training/builtin_components.h, use_builtin_components()) once
 // at start; every PluginManager made after that registers them first.
 using BuiltinRegistration = void (*)(Registry&);
 void set_builtin_registration(BuiltinRegistration registration);

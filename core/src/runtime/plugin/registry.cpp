@@ -23,22 +23,6 @@ void Registry::add(ComponentInfo info, const std::string& file, const std::strin
   if (!info.factory && !traits.driver) {
     throw Error(std::string(kind_name(info.kind)) + " '" + info.name + "' has neither a factory nor a driver");
   }
-  if (info.inputs.empty() && info.outputs.empty()) {
-    // Ports follow from the kind unless the plugin declared its own.
-    switch (info.kind) {
-      case Kind::Source: info.outputs = {{"out", kSampleType}}; break;
-      case Kind::Augmentation:
-        info.inputs = {{"in", kSampleType}};
-        info.outputs = {{"out", kSampleType}};
-        break;
-      case Kind::Batcher:
-        info.inputs = {{"in", kSampleType}};
-        info.outputs = {{"out", kBatchType}};
-        break;
-      case Kind::Sink: info.inputs = {{"in", kBatchType}}; break;
-      default: break;
-    }
-  }
   const auto key = std::make_pair(static_cast<int>(info.kind), info.name);
   components_.emplace(key, RegisteredComponent{std::move(info), file, plugin, plugin_version, traits.check, traits.driver,
                                                traits.writes_run_folder});

@@ -27,7 +27,7 @@ class RunDriver;
 struct Pipeline;
 struct RunOptions;
 // The loop a component built into the host owns when its stage ends a pipeline (the trainer),
-// made instead of the component (run/run_driver.h).
+// made instead of the component (runtime/run/run_driver.h).
 using RunDriverFactory = std::unique_ptr<RunDriver> (*)(const Pipeline& pipeline, const Registry& registry,
                                                         const RunOptions& options);
 

@@ -1,5 +1,7 @@
 #include "runtime/plugin/schema_defaults.h"
 
+#include <map>
+
 namespace yoloflow::core {
 namespace {
 
@@ -33,6 +35,21 @@ std::vector<std::string> default_problems(const ComponentInfo& info) {
                        ", which its own schema refuses: ";
     if (path != name) line += path + ": ";
     out.push_back(line + d.message);
+  }
+  // Roles (ParamRole): the host looks each one up once, and writes a value of one type into it.
+  std::map<ParamRole, std::string> holder;
+  for (const auto& spec : info.schema.params()) {
+    const ParamRole role = spec.param_role;
+    if (role == ParamRole::None) continue;
+    const std::string said = owner + " declares parameter '" + spec.name + "' as its " + param_role_name(role);
+    const auto [it, first] = holder.emplace(role, spec.name);
+    if (!first) out.push_back(said + ", which parameter '" + it->second + "' is already");
+    const bool text = spec.type == ParamType::String || spec.type == ParamType::Path || spec.type == ParamType::Enum;
+    if (role == ParamRole::ValidationSource) {
+      if (spec.type != ParamType::Component || spec.kind != "source") out.push_back(said + ", which must be a component of kind source");
+    } else if (!text) {
+      out.push_back(said + ", which must be a string, path or enum parameter, not " + param_type_name(spec.type));
+    }
   }
   return out;
 }

@@ -7,7 +7,7 @@
 //   file never needs cleaning up;
 // - a refused start leaves it as it was: checks that only read come first, and a folder this
 //   command created is removed again unless the run was committed (commit());
-// - leftovers of a killed writer (".NAME.tmp.PID.N", see util/atomic_file.h) are removed once
+// - leftovers of a killed writer (".NAME.tmp.PID.N", see runtime/util/atomic_file.h) are removed once
 //   the folder is held (remove_stale_temporaries()).
 #include <string>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Training checkpoints: everything needed to continue a run exactly where it stopped,
 // mid-epoch included. One file, a pickled dict (torch::pickle_save), written atomically, read
-// back through model/torch_file.h as every weights file is.
+// back through training/model/torch_file.h as every weights file is.
 // Tensor names follow the model's state dict ("model.0.conv.weight"), so the "model" and
 // "ema" entries are plain state dicts that PyTorch can read.
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // A training checkpoint's network, rebuilt from what the checkpoint says about itself and
 // loaded, for the consumers of trained weights: `yoloflow predict`, and the `predict` and
-// `validate` sinks, `yoloflow val`, `export` and `info`.
+// `val` sinks, `yoloflow val`, `export` and `info`.
 #include <memory>
 #include <string>
 

@@ -1,5 +1,5 @@
 #pragma once
-// How LibTorch runs on the train sink's device (util/device_choice.h picks the device).
+// How LibTorch runs on the train sink's device (training/device/device_choice.h picks the device).
 #include <cstdint>
 #include <string>
 

@@ -9,7 +9,7 @@
 //   the trapezoidal rule; the curve drops to precision 0 at the highest recall reached, so
 //   recall never reached earns nothing.
 // - P and R per class at the confidence where the mean F1 over classes (smoothed) peaks.
-// - Classes are those with labels; mAP is their mean. fitness = mAP50-95 (train/fitness.h).
+// - Classes are those with labels; mAP is their mean. fitness = mAP50-95 (runtime/run/fitness.h).
 #include <cstdint>
 #include <vector>
 

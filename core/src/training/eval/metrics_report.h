@@ -1,5 +1,5 @@
 #pragma once
-// How validation results are shown and saved, the same for `yoloflow val`, the `validate`
+// How validation results are shown and saved, the same for `yoloflow val`, the `val`
 // sink and the train sink's final summary: Ultralytics' table (all, then each class with
 // labels: images, instances, P, R, mAP50, mAP50-95) and a metrics.json a script can read.
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// One batch of validation as the `train` sink (each epoch) and the `validate` sink (given
+// One batch of validation as the `train` sink (each epoch) and the `val` sink (given
 // weights) both run it: forward, decode, NMS, and the detections and labels of each image
 // added to the metrics; optionally the validation losses. One function so the two report
 // the same numbers for the same weights and images.

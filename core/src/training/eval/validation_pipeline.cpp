@@ -12,7 +12,7 @@ namespace {
 constexpr const char* kSource = "val_source";
 constexpr const char* kTransform = "val_transform";
 constexpr const char* kBatcher = "val_batcher";
-constexpr const char* kSink = "validate";
+constexpr const char* kSink = "val";
 
 json stage(json spec, const char* input) {
   if (!spec.contains("params") || !spec["params"].is_object()) spec["params"] = json::object();
@@ -32,7 +32,7 @@ ValidationPipeline::ValidationPipeline(const Registry& registry, const Validatio
   transform["params"]["width"] = options_.imgsz;
   json batcher = stage(stages.batcher, kTransform);
   batcher["params"]["batch"] = options_.batch;
-  // No weights for the validate sink: the model is handed over at each run. No metrics file
+  // No weights for the val sink: the model is handed over at each run. No metrics file
   // either: the caller reports the metrics (results.csv, `yoloflow val`'s --out).
   json sink_params = stages.nms;
   sink_params["output"] = "";
@@ -56,7 +56,7 @@ ValidationPipeline::ValidationPipeline(const Registry& registry, const Validatio
   ro.device = context.device;
   ro.stop_flag = options_.stop_flag;
   if (stages.sink.is_null()) {
-    // The validate sink, made and configured here so that runs can hand it their model.
+    // The val sink, made and configured here so that runs can hand it their model.
     const StageSpec& spec = pipeline_.stage(kSink);
     hosted_ = make_hosted_validation_sink();
     StageContext sink_context = context;

@@ -1,7 +1,7 @@
 #pragma once
 // Validation as a pipeline, run by the graph runner, for every place that validates (the
 // train sink after an epoch, `yoloflow val`): a source reading the validation split (any
-// source plugin), the validation transform, the validation batcher and the `validate` sink,
+// source plugin), the validation transform, the validation batcher and the `val` sink,
 // which is handed the model. Its batches follow validation_plan.h (rectangular by default):
 // each is one planned batch of the runner, its shape given to the transform as `height` and
 // `width`. The model's forward passes run on the calling thread.
@@ -16,7 +16,7 @@
 #include "runtime/plugin/registry.h"
 #include "training/eval/detection_metrics.h"
 #include "training/components/named_losses.h"
-#include "training/eval/validate_sink.h"
+#include "training/eval/val_sink.h"
 #include "training/eval/validation_plan.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
@@ -35,8 +35,8 @@ struct ValidationStages {
   json transform;  // an augmentation with `height` and `width`
   json batcher;    // a batcher with an integer `batch`
   std::string transform_path, batcher_path;  // name `transform` and `batcher` in messages
-  json sink;       // null: {"plugin": "validate", "params": nms}
-  json nms;        // the validate sink's conf, iou and max_det
+  json sink;       // null: {"plugin": "val", "params": nms}
+  json nms;        // the val sink's conf, iou and max_det
 };
 
 class ValidationPipeline {
@@ -64,7 +64,7 @@ class ValidationPipeline {
   bool interrupted() const { return runner_->stop_requested(); }
 
   // Validates `model` as it is (a trainer's callbacks have put the weights to score in it)
-  // with the validate sink, in eval mode under `precision`'s autocast; returns it to train
+  // with the val sink, in eval mode under `precision`'s autocast; returns it to train
   // mode. `kept`, when given, receives every image's detections.
   ValidationResult run(Model& model, PrecisionStrategy* precision, Loss* loss, const torch::Device& device,
                        std::vector<KeptDetections>* kept = nullptr);

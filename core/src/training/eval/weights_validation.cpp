@@ -23,10 +23,14 @@ namespace {
 // What reads --data (its data and split still to set), what fits its images to the batches
 // and what stacks them: the reader, the transform and the batcher the run that trained the
 // weights validated with, where its pipeline records them; else train-defaults.json's source
-// stage and the train sink's defaults there. The reader must take --data and --split as its
-// `data` and `split`.
-ValidationStages validation_stages(const Registry& registry, const CheckpointModel& described) {
-  ValidationStages out;
+// stage and the train sink's defaults there. The reader must take --data and --split through its
+// dataset and split parameters (ParamRole).
+struct ReaderStages : ValidationStages {
+  std::string data_param, split_param;  // the source's dataset and split parameters (ParamRole)
+};
+
+ReaderStages validation_stages(const Registry& registry, const CheckpointModel& described) {
+  ReaderStages out;
   std::string source_path;
   const auto [train_name, train_stage] = sink_stage(described.pipeline, "train");
   const json recorded = train_stage.is_object() && train_stage.contains("params") && train_stage["params"].is_object()
@@ -57,10 +61,14 @@ ValidationStages validation_stages(const Registry& registry, const CheckpointMod
     throw Error(source_path + ".plugin: no source plugin '" + plugin + "' is loaded (`yoloflow plugins` lists them)",
                 kExitPluginError);
   }
-  if (!rc->info.schema.find("data") || !rc->info.schema.find("split")) {
-    throw InvalidInput(source_path + ".plugin: '" + plugin + "' has no `data` and `split` parameters, through which "
-                       "`yoloflow val` gives it --data and --split");
+  const ParamSpec* data = rc->info.schema.find_role(ParamRole::Dataset);
+  const ParamSpec* split = rc->info.schema.find_role(ParamRole::Split);
+  if (!data || !split) {
+    throw InvalidInput(source_path + ".plugin: '" + plugin + "' declares no dataset and split parameters "
+                       "(ParamRole::Dataset, ParamRole::Split), through which `yoloflow val` gives it --data and --split");
   }
+  out.data_param = data->name;
+  out.split_param = split->name;
   const DefaultDocument& d = train_defaults();
   const std::string default_path = d.file + ": stages." + sink_stage(d.document, "train").first + ".params.";
   auto recorded_or_default = [&](const std::string& name, json& spec, std::string& spec_path) {
@@ -98,9 +106,9 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   ctx.node = "--data";
   ctx.imgsz = report.imgsz;
   ctx.device = device.str();
-  ValidationStages stages = validation_stages(registry, loaded.described);
-  stages.source["params"]["data"] = r.data;
-  stages.source["params"]["split"] = r.split;
+  ReaderStages stages = validation_stages(registry, loaded.described);
+  stages.source["params"][stages.data_param] = r.data;
+  stages.source["params"][stages.split_param] = r.split;
   stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
   ValidationOptions vo;
   vo.imgsz = report.imgsz;

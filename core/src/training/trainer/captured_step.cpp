@@ -194,12 +194,20 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
     e.pixels = torch::empty(pixels.sizes(), pixels.options().device(dev));
     e.targets = torch::empty(targets.sizes(), targets.options().device(dev));
   }
-#ifndef YOLOFLOW_WITH_CUDA
-  ++eager_steps_;
-  e.pixels.copy_(pixels);
-  e.targets.copy_(targets);
-  body(e.pixels, e.targets);
+#ifdef YOLOFLOW_WITH_CUDA
+  const bool on_cuda = dev.is_cuda();
 #else
+  const bool on_cuda = false;
+#endif
+  if (!on_cuda) {
+    // No CUDA graph here (a CPU build, or a CPU device on a CUDA build): every step eager.
+    ++eager_steps_;
+    e.pixels.copy_(pixels);
+    e.targets.copy_(targets);
+    body(e.pixels, e.targets);
+    return;
+  }
+#ifdef YOLOFLOW_WITH_CUDA
   // Pinned staging (LibTorch's caching host allocator reuses a block only once the copies
   // reading it have finished), so the host never waits for the previous step here. Batches
   // already in pinned memory are read in place and held until their copy has run.

@@ -8,7 +8,7 @@
 // summed losses by its target-score sum, at least 1, and multiplies by its images):
 //  - one process: exact. The score sum is only known after every chunk's forward pass, so each
 //    chunk backpropagates its unnormalised losses over a provisional normaliser and the batch's
-//    gradient is rescaled once the sum is known (train_sink.cpp, train_batch). The window's
+//    gradient is rescaled once the sum is known (trainer/step_engine.cpp). The window's
 //    earlier gradients are set aside meanwhile: a second gradient-sized buffer while
 //    accumulating.
 //  - data parallel: the gradient reducer sends each chunk's gradients while its backward runs,

@@ -78,7 +78,7 @@ void load_initial_weights(Model& model, const std::string& file, const std::vect
 }
 
 std::string no_validation_source_message() {
-  return "no source to validate from: the pipeline has no single source stage with a `split` parameter; name one "
+  return "no source to validate from: the pipeline has no single source stage whose schema declares a split parameter; name one "
          "here, e.g. {\"plugin\": \"...\", \"params\": {...}} reading the validation images";
 }
 

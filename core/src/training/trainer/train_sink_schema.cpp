@@ -23,12 +23,13 @@ Schema train_sink_schema() {
   add_defaulted_component(s, "optimizer", "optimizer", "Optimizer plugin.");
   add_defaulted_component(s, "precision", "precision",
                           "Precision strategy: any precision plugin (`yoloflow plugins` lists them).");
-  s.add_path("data").required().doc("data.yaml of the dataset: class names and the validation split.");
-  s.add_string("val_split", "val").doc("Split of `data` used for validation.");
+  s.add_path("data").required().role(ParamRole::Dataset).doc("data.yaml of the dataset: class names and the validation split.");
+  s.add_string("val_split", "val").role(ParamRole::ValidationSplit).doc("Split of `data` used for validation.");
   s.add_component("val_source", "source", nullptr)
       .fixed()
+      .role(ParamRole::ValidationSource)
       .doc("Source of the validation images and labels: any source plugin. Left out, the pipeline's "
-           "source stage (when it has one with a `split` parameter) reading `val_split`.");
+           "source stage (when its source has a split parameter) reading `val_split`.");
   add_defaulted_component(
       s, "val_transform", "augmentation",
       "Fits each validation image into its batch's shape, given to it as its `height` and `width` parameters "

@@ -1,5 +1,5 @@
 #pragma once
-// The `validate` sink: evaluates a model on the batches a pipeline delivers, with the same
+// The `val` sink: evaluates a model on the batches a pipeline delivers, with the same
 // validation step in every place that validates: a checkpoint given by `weights`
 // (validate-only pipelines), or the model the train sink is training, handed to it by the
 // host (its validation each epoch runs a pipeline ending in this sink). It reports P, R,
@@ -20,8 +20,8 @@
 
 namespace yoloflow::core {
 
-// Registers the built-in `validate` sink (called by register_builtin_components).
-void register_validate_sink(Registry& registry);
+// Registers the built-in `val` sink (called by register_builtin_components).
+void register_val_sink(Registry& registry);
 
 // One validated image's detections after NMS: (N, 6) [x1, y1, x2, y2, score, cls] in its
 // batch's pixels (its geometry maps them back to the original file), on the CPU.
@@ -30,7 +30,7 @@ struct KeptDetections {
   torch::Tensor boxes;
 };
 
-// The validate sink as the host drives it with a model of its own (`weights` ""): the model
+// The val sink as the host drives it with a model of its own (`weights` ""): the model
 // is used as it is (the caller puts it in eval mode and swaps in EMA weights), under
 // `precision`'s autocast, with `loss` for the validation losses (both may be null); `kept`,
 // when given, receives every image's detections.
@@ -46,7 +46,7 @@ class HostedValidation {
   ~HostedValidation() = default;
 };
 
-// The validate sink as a sink its owner configures and hands models to: what a validation
+// The val sink as a sink its owner configures and hands models to: what a validation
 // pipeline consumes its batches with (validation_pipeline.h).
 class HostedValidationSink : public Sink, public HostedValidation {};
 std::unique_ptr<HostedValidationSink> make_hosted_validation_sink();

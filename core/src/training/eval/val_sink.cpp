@@ -1,4 +1,4 @@
-#include "training/eval/validate_sink.h"
+#include "training/eval/val_sink.h"
 
 #include <filesystem>
 #include <sstream>
@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ValidateSink final : public HostedValidationSink {
+class ValSink final : public HostedValidationSink {
  public:
   static Schema schema() {
     Schema s;
@@ -173,10 +173,10 @@ class ValidateSink final : public HostedValidationSink {
 
 }  // namespace
 
-std::unique_ptr<HostedValidationSink> make_hosted_validation_sink() { return std::make_unique<ValidateSink>(); }
+std::unique_ptr<HostedValidationSink> make_hosted_validation_sink() { return std::make_unique<ValSink>(); }
 
-void register_validate_sink(Registry& registry) {
-  add_builtin_sink<ValidateSink>(registry, "validate",
+void register_val_sink(Registry& registry) {
+  add_builtin_sink<ValSink>(registry, "val",
       "Evaluates a checkpoint on the batches it receives (the train sink's validation: NMS, P, R, mAP50, "
       "mAP50-95 overall and per class) and writes the metrics to a JSON file.",
       BuiltinTraits{nullptr, nullptr, /*writes_run_folder=*/true});
