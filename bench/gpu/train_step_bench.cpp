@@ -1,8 +1,9 @@
 // yoloflow_bench_train_step: the training step alone, as REFERENCE.md measured Ultralytics'
 // (a batch already in memory: random pixels, `--boxes` boxes per image; loss, backward,
-// optimizer with gradient clipping, EMA, precision strategy), through the real `train` sink:
-// each timed call is its consume(), i.e. exactly what a training run does per batch once the
-// data is there. Runs the eager step first as the baseline, then each other configuration,
+// optimizer with gradient clipping, EMA, precision strategy), with the trainer's own parts
+// (TrainingPartsBuilder) and step engine: each timed call is one batch of the trainer's step
+// (schedule, padded targets, forward, backward, optimizer step, the ema callback's update),
+// i.e. exactly what a training run does per batch once the data is there. Runs the eager step first as the baseline, then each other configuration,
 // in one process, and prints img/s, ms/step and the ratio to the baseline.
 //
 //   yoloflow_bench_train_step --data DATA.yaml [--model n] [--batch 32] [--imgsz 640]
@@ -25,14 +26,18 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "runtime/pipeline/component_factory.h"
-#include "training/builtin_components.h"
 #include "runtime/plugin/host_registry.h"
 #include "runtime/plugin/plugin_manager.h"
-#include "runtime/run/results_csv.h"
-#include "runtime/util/remove_tree.h"
+#include "training/builtin_components.h"
+#include "training/components/batch_targets.h"
+#include "training/device/train_device.h"
+#include "training/trainer/optimizer_schedule.h"
+#include "training/trainer/step_engine.h"
+#include "training/trainer/train_state.h"
+#include "training/trainer/training_parts.h"
+#include "yoloflow/callback.h"
 #include "yoloflow/error.h"
-#include "yoloflow/sink.h"
+#include "yoloflow/training_view.h"
 
 #ifdef YOLOFLOW_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -77,66 +82,124 @@ struct Result {
   double box = 0.0, cls = 0.0, dfl = 0.0;  // mean training losses over the epoch
 };
 
-Result measure(const Options& o, const std::string& config, const std::string& run_dir) {
+// What the ema callback sees of the training: the model (its hook reads and writes it in place).
+class BenchView final : public TrainingView {
+ public:
+  explicit BenchView(torch::nn::Module& model) : model_(model) {}
+  torch::nn::Module& model() override { return model_; }
+  const std::vector<ParamGroup>& param_groups() const override { return groups_; }
+  TrainProgress progress() const override { return {}; }
+
+ private:
+  torch::nn::Module& model_;
+  std::vector<ParamGroup> groups_;
+};
+
+Result measure(const Options& o, const std::string& config) {
   const bool graph = config == "graph", checkpoint = config == "checkpoint";
-  json params = {{"data", o.data},
-                 {"model",
-                  {{"plugin", "yolo11"},
-                   {"params", {{"scale", o.model}, {"checkpoint_backbone", checkpoint}, {"checkpoint_neck", checkpoint}}}}},
-                 {"precision", {{"plugin", o.precision}}},
-                 {"optimizer", {{"plugin", "sgd"}}},
-                 {"nominal_batch", o.nominal_batch > 0 ? o.nominal_batch : o.batch},
-                 {"log_every", 1000000},
-                 {"cudnn_benchmark", true},
-                 {"cuda_graph", graph},
-                 {"target_rows", o.boxes},
-                 {"device", o.device}};
+  const json given = {{"data", o.data},
+                      {"model",
+                       {{"plugin", "yolo11"},
+                        {"params", {{"scale", o.model}, {"checkpoint_backbone", checkpoint}, {"checkpoint_neck", checkpoint}}}}},
+                      {"precision", {{"plugin", o.precision}}},
+                      {"optimizer", {{"plugin", "sgd"}}},
+                      {"scheduler", {{"plugin", "linear"}}},
+                      {"nominal_batch", o.nominal_batch > 0 ? o.nominal_batch : o.batch},
+                      {"cudnn_benchmark", true},
+                      {"cuda_graph", graph},
+                      {"target_rows", o.boxes},
+                      {"device", o.device}};
 #ifdef YOLOFLOW_WITH_CUDA
   c10::cuda::CUDACachingAllocator::emptyCache();  // the previous configuration's cached blocks
 #endif
+  // The train stage's parameters as the trainer reads them (its schema's defaults filled in),
+  // and the parts the trainer trains with, made by the trainer's own builder.
+  const auto* train = core::host_registry().find(Kind::Sink, "train");
+  if (train == nullptr) throw Error("the train stage is not registered");
+  Diagnostics problems;
+  train->info.schema.validate(given, "stages.train.params", problems);
+  if (!problems.empty()) throw InvalidInput(problems.front().path + ": " + problems.front().message);
+  const Params p(train->info.schema.resolve(given), "stages.train.params");
+  const torch::Device device(o.device);
   StageContext ctx;
   ctx.node = "train(" + config + ")";
   ctx.imgsz = o.imgsz;
   ctx.epochs = 1;
-  ctx.run_dir = run_dir;
-  ctx.device = o.device;
+  ctx.device = device.str();
   ctx.samples_per_epoch = static_cast<std::int64_t>(o.batch) * (o.warmup + o.steps);
-  auto sink = std::unique_ptr<Sink>(static_cast<Sink*>(
-      core::create_configured(core::host_registry(), Kind::Sink, "train", params, ctx.node, ctx).release()));
-  const torch::Device device(o.device);
+  torch::manual_seed(0);
+  const core::TrainingPartsBuilder parts(core::host_registry(), p, ctx);
+  const std::vector<std::string> names(80, "class");
+  auto model = parts.model(names, /*initial_weights=*/true);
+  auto precision = parts.precision(device);
+  auto scheduler = parts.scheduler();
+  core::set_cuda_kernels(device, p.get_bool("cudnn_benchmark"), p.get_bool("tf32"));
+  model->module().to(device);
+  model->module().train();
+  core::OptimizerSchedule schedule(*scheduler,
+                                   core::WarmupOptions{p.get_float("warmup_epochs"), p.get_float("warmup_momentum"),
+                                                       p.get_float("warmup_bias_lr")},
+                                   p.get_int("nominal_batch"), 1, ctx.epochs);
+  auto loss = parts.loss(model->head());
+  core::BatchTargets targets(parts.target_rows());
+  core::TrainState state;
+  state.loss_names = loss->loss().item_names();
+  // The ema callback, updated after every optimizer step as the trainer calls it.
+  const auto* ema_info = core::host_registry().find(Kind::Callback, "ema");
+  if (ema_info == nullptr) throw Error("the ema callback is not registered");
+  auto ema = core::host_registry().create_as<Callback>(Kind::Callback, "ema", "ema");
+  ema->configure(Params(ema_info->info.schema.resolve(json::object()), "ema"), ctx);
+  BenchView view(model->module());
+  core::StepEngine engine(*model, loss->loss(), *precision, nullptr, nullptr, device, p.get_float("clip_grad"),
+                          [&] { ema->on_optimizer_step(view); });
+  if (graph) {
+    engine.enable_capture_if_possible(false, p.get_bool("cudnn_benchmark"), static_cast<int>(p.get_int("cuda_graph_warmup")),
+                                      false);
+  }
+  state.batch = o.batch;
+  schedule.set_batch(o.batch, ctx.samples_per_epoch);
+  auto optimizer = parts.optimizer();
+  schedule.attach(*optimizer, model->module(), model->head().nc, "stages.train.params.optimizer");
+  engine.set_optimizer(*optimizer);
+  state.loss_sum = torch::zeros({static_cast<std::int64_t>(state.loss_names.size())}, torch::TensorOptions().device(device));
+
 #ifdef YOLOFLOW_WITH_CUDA
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.has_index() ? device.index() : 0);
 #endif
   std::vector<Batch> batches;
   for (int i = 0; i < 4; ++i) batches.push_back(make_batch(o, 1234 + i));
-  sink->begin_epoch(0);
-  for (int i = 0; i < o.warmup; ++i) sink->consume(batches[i % batches.size()]);
+  // One batch as the trainer's step takes it: the schedule's lr, padded targets, the step.
+  auto step = [&](Batch& batch) {
+    schedule.apply(state.epoch, state.step);
+    auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
+    const torch::Tensor t = targets(batch, engine.captured() != nullptr, state.epoch, state.step);
+    engine.train(state, pixels, t, batch.pixels, 0, schedule.accumulate(), loss->key());
+    ++state.step;
+  };
+  for (int i = 0; i < o.warmup; ++i) step(batches[i % batches.size()]);
   sync(device);
+  state.loss_sum.zero_();
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.steps; ++i) sink->consume(batches[i % batches.size()]);
+  for (int i = 0; i < o.steps; ++i) step(batches[i % batches.size()]);
   sync(device);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Result r;
   r.ms_per_step = 1e3 * s / o.steps;
 #ifdef YOLOFLOW_WITH_CUDA
-  // Read before end_epoch: the sink takes (and resets) the epoch's peaks there, and its
-  // validation would count too.
   if (device.is_cuda()) {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
     r.peak_reserved_gib = static_cast<double>(stats.reserved_bytes[0].peak) / (1u << 30);
     r.peak_allocated_gib = static_cast<double>(stats.allocated_bytes[0].peak) / (1u << 30);
   }
 #endif
-  // The epoch's mean losses from results.csv: eager and graph train on the same batches from
-  // the same initial weights, so they must agree (a replay that trained nothing would not).
-  sink->end_epoch(0);
-  core::ResultsCsv csv(run_dir + "/results.csv");
-  csv.load();
-  if (!csv.rows().empty()) {
-    const auto& row = csv.rows().back();
-    r.box = row.at("train/box_loss");
-    r.cls = row.at("train/cls_loss");
-    r.dfl = row.at("train/dfl_loss");
+  // The timed steps' mean losses: eager and graph train on the same batches from the same
+  // initial weights, so they must agree (a replay that trained nothing would not).
+  const auto mean = (state.loss_sum / static_cast<double>(o.steps)).to(torch::kCPU);
+  for (std::size_t k = 0; k < state.loss_names.size(); ++k) {
+    const double v = mean[static_cast<std::int64_t>(k)].item<double>();
+    if (state.loss_names[k] == "box") r.box = v;
+    if (state.loss_names[k] == "cls") r.cls = v;
+    if (state.loss_names[k] == "dfl") r.dfl = v;
   }
   return r;
 }
@@ -146,7 +209,7 @@ Result measure(const Options& o, const std::string& config, const std::string& r
 int main(int argc, char** argv) {
   yoloflow::core::use_builtin_components();
   Options o;
-  CLI::App app{"yoloflow_bench_train_step: the training step alone through the train sink, eager vs CUDA graph"};
+  CLI::App app{"yoloflow_bench_train_step: the training step alone, as the trainer runs it, eager vs CUDA graph"};
   app.add_option("--data", o.data, "data.yaml (validation split and class names; nothing is validated)")->required();
   app.add_option("--model", o.model, "YOLO11 scale: n, s, m, l, x")->capture_default_str();
   app.add_option("--precision", o.precision, "fp32, amp_fp16, amp_bf16")->capture_default_str();
@@ -173,9 +236,7 @@ int main(int argc, char** argv) {
         std::cerr << "unknown config '" << name << "' (eager, graph, checkpoint)\n";
         return 2;
       }
-      const std::string run_dir = "/tmp/yoloflow-step-bench-" + std::to_string(::getpid()) + "-" + name;
-      const Result r = measure(o, name, run_dir);
-      core::remove_tree(run_dir);  // the sink's checkpoint and results: nothing to keep
+      const Result r = measure(o, name);
       if (base == 0.0) base = r.ms_per_step;
       std::printf("%-10s %10.2f %10.1f %9.2fx %10.2f GiB %11.2f GiB   train losses box %.4f cls %.4f dfl %.4f\n",
                   name.c_str(), r.ms_per_step, 1e3 * o.batch / r.ms_per_step, base / r.ms_per_step, r.peak_reserved_gib,
