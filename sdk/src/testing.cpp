@@ -13,6 +13,8 @@
 
 namespace yoloflow::testing {
 
+using detail::returns;
+
 PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
   // Never closed: components it made, and their vtables, may outlive this object.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -243,20 +245,6 @@ Batch copy_of(const Batch& b) {
   if (bytes > 0 && b.pixels) std::copy(b.pixels.get(), b.pixels.get() + bytes, pixels.get());
   c.pixels = pixels;
   return c;
-}
-
-// Runs `call`, adding "WHAT threw: ..." to `out` when it throws; true when it returned.
-template <class F>
-bool returns(const std::string& what, std::vector<std::string>& out, F&& call) {
-  try {
-    call();
-    return true;
-  } catch (const std::exception& e) {
-    out.push_back(what + " threw: " + e.what());
-  } catch (...) {
-    out.push_back(what + " threw something that is not a std::exception");
-  }
-  return false;
 }
 
 }  // namespace

@@ -51,6 +51,17 @@ Sample square(const Sample& s, int size) {
   return out;
 }
 
+// One black side x side image, no boxes: what the callback contract hands its batch hooks.
+Batch black_batch(int side) {
+  Batch batch;
+  batch.size = 1;
+  batch.height = batch.width = side;
+  const auto bytes = static_cast<std::size_t>(side) * side * 3;
+  batch.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes](), std::default_delete<std::uint8_t[]>());
+  batch.samples.resize(1);
+  return batch;
+}
+
 }  // namespace
 
 TEST_CASE("conformance: every shipped component meets its kind's contract") {
@@ -180,11 +191,7 @@ TEST_CASE("conformance: the callbacks built into the host meet the callback cont
     const Params defaults(rc->info.schema.resolve(json::object()), "params");
     a->configure(defaults, ctx);
     b->configure(defaults, ctx);
-    Batch batch;
-    batch.size = 1;
-    batch.height = batch.width = 32;
-    batch.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[32 * 32 * 3](), std::default_delete<std::uint8_t[]>());
-    batch.samples.resize(1);
+    const Batch batch = black_batch(32);
     const auto dir = fs::temp_directory_path() / ("yf_builtin_cb_" + std::to_string(::getpid()));
     auto problems = testing::callback_contract(*a, *b, batch, dir.string());
     auto more = testing::callback_tensors_contract(*a, *b, model->module());
@@ -275,11 +282,7 @@ TEST_CASE("conformance: the contracts of the other kinds find what breaks them")
     void load_state(const json&) override {}
     int epochs = 0;
   } forgetful, forgetful2;
-  Batch batch;
-  batch.size = 1;
-  batch.height = batch.width = 8;
-  batch.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[8 * 8 * 3](), std::default_delete<std::uint8_t[]>());
-  batch.samples.resize(1);
+  const Batch batch = black_batch(8);
   const auto dir = fs::temp_directory_path() / ("yf_forgetful_" + std::to_string(::getpid()));
   const auto cb = testing::callback_contract(forgetful, forgetful2, batch, dir.string());
   fs::remove_all(dir);

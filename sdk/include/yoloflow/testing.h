@@ -14,6 +14,7 @@
 // yoloflow/testing_torch.h, header-only, compiled with the test's own LibTorch.
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -138,6 +139,23 @@ YOLOFLOW_SDK_API std::vector<std::string> scheduler_contract(const Scheduler& sc
 // checked by callback_tensors_contract (yoloflow/testing_torch.h). Returns one line per problem.
 YOLOFLOW_SDK_API std::vector<std::string> callback_contract(Callback& callback, Callback& fresh, const Batch& batch,
                                                             const std::string& run_dir, int epochs = 3, int steps = 4);
+
+namespace detail {
+// Runs `call`, adding "WHAT threw: ..." to `out` when it throws; true when it returned. The
+// contracts check one call at a time this way, so that one failure is reported, not fatal.
+template <class F>
+bool returns(const std::string& what, std::vector<std::string>& out, F&& call) {
+  try {
+    call();
+    return true;
+  } catch (const std::exception& e) {
+    out.push_back(what + " threw: " + e.what());
+  } catch (...) {
+    out.push_back(what + " threw something that is not a std::exception");
+  }
+  return false;
+}
+}  // namespace detail
 
 // A control that records what hooks ask of the run (the contracts' and a plugin test's own).
 class RecordingControl final : public TrainControl {

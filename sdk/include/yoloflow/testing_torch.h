@@ -43,19 +43,6 @@ inline std::string shape_text(const at::Tensor& t) {
 
 inline bool all_finite(const at::Tensor& t) { return t.defined() && torch::isfinite(t).all().item<bool>(); }
 
-template <class F>
-bool returns(const std::string& what, std::vector<std::string>& out, F&& call) {
-  try {
-    call();
-    return true;
-  } catch (const std::exception& e) {
-    out.push_back(what + " threw: " + e.what());
-  } catch (...) {
-    out.push_back(what + " threw something that is not a std::exception");
-  }
-  return false;
-}
-
 // Images in [0, 1], reproducible (seeded), NCHW.
 inline at::Tensor images(int batch, int imgsz) {
   auto g = at::detail::createCPUGenerator(7);
