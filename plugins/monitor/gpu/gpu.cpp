@@ -82,6 +82,8 @@ class GpuMonitor final : public Monitor {
     times.seconds = event.seconds;
     times.first_batch = value("time/first_batch");
     times.end = value("time/end_of_epoch");
+    times.eager_steps = value("step/eager");
+    times.replayed_steps = value("step/replayed");
     const std::string why = explain_low_utilisation(stats.util().mean(), busy_target_, step_times_, times);
     if (!why.empty()) summary_ += "\n  " + why;
     step_times_.clear();

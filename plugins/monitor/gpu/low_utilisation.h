@@ -32,8 +32,13 @@ class StepTimes {
 
 // An epoch's seconds, and of them those outside its batches: until the first batch reached
 // the trainer (the pipeline filling) and after the last (validation, results, checkpoints).
+// With the step captured as a CUDA graph (the trainer's "step/eager" and "step/replayed" epoch
+// values): how many of the epoch's steps ran eagerly (warm-up, the capture) and how many replayed.
 struct EpochTimes {
   double seconds = NAN, first_batch = NAN, end = NAN;
+  double eager_steps = NAN, replayed_steps = NAN;
+  bool captured() const { return replayed_steps > 0; }
+  bool capture_in_epoch() const { return captured() && eager_steps > 0; }
   bool known() const { return seconds > 0 && !std::isnan(first_batch) && !std::isnan(end); }
   double outside_share() const { return known() ? (first_batch + end) / seconds : 0.0; }
 };
@@ -45,7 +50,17 @@ inline std::string explain_low_utilisation(double busy_percent, double target_pe
   char text[512];
   const double share = 100.0 * times.wait_share();
   const double outside = 100.0 * epoch.outside_share();
-  if (outside >= 10.0 && outside >= share) {
+  // What to do about the step itself: capture it, unless it already is.
+  const char* step_advice = epoch.captured() ? "the step is already a CUDA graph: a larger `batch` (the nominal batch stays)"
+                                             : "`cuda_graph: true`, a larger `batch` (the nominal batch stays)";
+  if (epoch.capture_in_epoch()) {
+    // The first epoch of a captured run: cuDNN's first calls, the warm-up steps and the capture
+    // itself, not the step's speed.
+    std::snprintf(text, sizeof text,
+                  "GPU busy %.0f%% (< %.0f%%): this epoch includes the training step's warm-up and CUDA graph capture "
+                  "(%.0f eager steps, then %.0f replayed); the epochs after it show the captured step's speed",
+                  busy_percent, target_percent, epoch.eager_steps, epoch.replayed_steps);
+  } else if (outside >= 10.0 && outside >= share) {
     std::snprintf(text, sizeof text,
                   "GPU busy %.0f%% (< %.0f%%): %.0f%% of the epoch passed outside its batches (%.2f s filling the "
                   "pipeline, %.2f s at the end: validation, results, checkpoints); validate less often (`val_every`), "
@@ -65,15 +80,14 @@ inline std::string explain_low_utilisation(double busy_percent, double target_pe
     std::snprintf(text, sizeof text,
                   "GPU busy %.0f%% (< %.0f%%): the training step waited for data %.0f%% of the time and the step "
                   "itself leaves the GPU idle; for the data: more graph `workers` and `max_in_flight`, `cache: ram`, `mosaic_perspective` "
-                  "or lighter augmentation; for the step: `cuda_graph: true`, a larger `batch` (the nominal batch stays)",
-                  busy_percent, target_percent, share);
+                  "or lighter augmentation; for the step: %s",
+                  busy_percent, target_percent, share, step_advice);
   } else {
     std::snprintf(text, sizeof text,
                   "GPU busy %.0f%% (< %.0f%%) with batches ready (data wait %.0f%% of the time): the step is "
-                  "host-bound (kernel launches, host syncs); use `cuda_graph: true` on the train sink, a larger `batch` "
-                  "(the nominal batch stays), amp_bf16 and channels_last, fewer graph `workers` if steps jump; "
-                  "`profile_every` shows which phase",
-                  busy_percent, target_percent, share);
+                  "host-bound (kernel launches, host syncs); for the step: %s, amp_bf16 and channels_last, fewer "
+                  "graph `workers` if steps jump; `profile_every` shows which phase",
+                  busy_percent, target_percent, share, step_advice);
   }
   return text;
 }

@@ -145,6 +145,7 @@ class Trainer final : public RunDriver, private TrainingView {
   std::unique_ptr<EpochReport> report_;   // rank 0 only
   std::unique_ptr<StepProfile> profile_;  // rank 0 only
   std::unique_ptr<StepEngine> engine_;
+  std::size_t eager_steps_before_ = 0, replays_before_ = 0;  // the captured step's counts when the epoch began
   TrainCallbacks callbacks_;              // rank 0 only
   TrainState state_;
   std::unique_ptr<CheckpointWriter> checkpoints_;
@@ -324,6 +325,10 @@ void Trainer::begin_epoch(int epoch) {
     reset_loss_sum(torch::tensor(std::vector<float>(l.begin(), l.end())));
     return;
   }
+  if (const CapturedStep* c = engine_->captured()) {
+    eager_steps_before_ = c->eager_steps();
+    replays_before_ = c->replays();
+  }
   state_.epoch = epoch;
   epoch_start_ = Clock::now();
   state_.oom_retries = 0;
@@ -457,7 +462,15 @@ void Trainer::end_of_epoch(int epoch) {
   const bool stopping = !requests.stop_reason.empty();
   if (summary.last || stopping) checkpoints_->wait();
   const double save_seconds = seconds_since(save_start);
-  if (ctx_.reporter != nullptr) ctx_.reporter->epoch_values(row);
+  if (ctx_.reporter != nullptr) {
+    ctx_.reporter->epoch_values(row);
+    // How this epoch's steps ran, when the step is captured: monitors tell the epoch of the
+    // warm-up and capture from a steady one.
+    if (const CapturedStep* c = engine_->captured(); c != nullptr && !c->failed()) {
+      ctx_.reporter->epoch_values({{"step/eager", static_cast<double>(c->eager_steps() - eager_steps_before_)},
+                                   {"step/replayed", static_cast<double>(c->replays() - replays_before_)}});
+    }
+  }
   if (stopping && ctx_.reporter != nullptr) ctx_.reporter->request_stop(requests.stop_reason);
   YF_LOG_INFO(epoch_line(epoch, ctx_.epochs, seconds, row, state_.loss_names, summary.validated ? &last_metrics_ : nullptr,
                          val_seconds, std::chrono::duration<double>(save_start - results_start).count(), save_seconds));

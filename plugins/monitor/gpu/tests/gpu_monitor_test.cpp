@@ -386,6 +386,24 @@ TEST_CASE("gpu monitor: below busy_target the epoch summary says why, from the t
   CHECK(both.find("waited for data 15% of the time and the step itself leaves the GPU idle") != std::string::npos);
   CHECK(both.find("`workers`") != std::string::npos);
   CHECK(both.find("`cuda_graph: true`") != std::string::npos);
+  // A captured step: the epoch of its warm-up and capture is said to be that, and a steady
+  // host-bound epoch is not told to capture what already is.
+  EpochEvent capture_epoch;
+  capture_epoch.values["step/eager"] = 4;
+  capture_epoch.values["step/replayed"] = 4;
+  const std::string capturing = run_epoch(80, 0.001, 0.099, capture_epoch);
+  INFO(capturing);
+  CHECK(capturing.find("this epoch includes the training step's warm-up and CUDA graph capture (4 eager steps, then 4 "
+                       "replayed)") != std::string::npos);
+  CHECK(capturing.find("`cuda_graph: true`") == std::string::npos);
+  EpochEvent replayed_epoch;
+  replayed_epoch.values["step/eager"] = 0;
+  replayed_epoch.values["step/replayed"] = 8;
+  const std::string replaying = run_epoch(80, 0.001, 0.099, replayed_epoch);
+  INFO(replaying);
+  CHECK(replaying.find("the step is host-bound") != std::string::npos);
+  CHECK(replaying.find("the step is already a CUDA graph") != std::string::npos);
+  CHECK(replaying.find("`cuda_graph: true`") == std::string::npos);
   // Batches ready and steps fine, but a quarter of a short epoch outside its batches (the
   // runner's first-batch and end-of-epoch times: a synchronous checkpoint write).
   EpochEvent short_epoch;
