@@ -29,10 +29,11 @@ bool has_word(const std::vector<std::string>& words, const std::string& key) {
   return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return w.rfind(key + "=", 0) == 0; });
 }
 
-// The first stage whose component is one of `plugins`.
+// A stage whose component is the first of `plugins` that the pipeline has.
 std::string stage_of(const json& document, const Registry& registry, std::initializer_list<const char*> plugins) {
-  for (const auto& [name, rc] : known_stages(document, registry)) {
-    for (const char* p : plugins) {
+  const auto stages = known_stages(document, registry);
+  for (const char* p : plugins) {
+    for (const auto& [name, rc] : stages) {
       if (rc->info.name == p) return name;
     }
   }
@@ -114,7 +115,7 @@ std::string training_sink(const json& document, const Registry& registry) {
 std::string training_word_value(const std::string& key, const std::string& text) {
   const json v = parse_word_value(text);
   if (key == "cache") {
-    if (v.is_boolean()) return v.get<bool>() ? "ram" : "none";
+    if (v.is_boolean()) return v.get<bool>() ? "ram" : "\"none\"";
     if (v.is_string() && lower(v.get<std::string>()) == "ram") return "ram";
     if (v.is_string() && lower(v.get<std::string>()) == "disk") return "disk";
   }
@@ -214,6 +215,30 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     }
     return true;
   }
+  if (key == "save_period") {
+    // The periodic_checkpoints callback's; a pipeline without it gets it for save_period > 0
+    // (and has nothing to turn off for Ultralytics' -1).
+    json& params = document["stages"][sink]["params"];
+    if (!params.is_object()) return true;
+    if (!params.contains("callbacks") || !params["callbacks"].is_array()) params["callbacks"] = json::array();
+    json& callbacks = params["callbacks"];
+    const json v = parse_word_value(text);
+    if (!v.is_number_integer()) {
+      out.push_back({key, "save_period=" + text + ": expected a whole number of epochs (-1 or 0: off)"});
+      return true;
+    }
+    const long long n = std::max<long long>(0, v.get<long long>());
+    for (std::size_t i = 0; i < callbacks.size(); ++i) {
+      if (callbacks[i].is_object() && callbacks[i].value("plugin", std::string()) == "periodic_checkpoints") {
+        expanded.push_back(at + "callbacks." + std::to_string(i) + ".params.save_period=" + std::to_string(n));
+        return true;
+      }
+    }
+    if (n > 0 && registry.find(Kind::Callback, "periodic_checkpoints") != nullptr) {
+      callbacks.push_back({{"plugin", "periodic_checkpoints"}, {"params", {{"save_period", n}}}});
+    }
+    return true;
+  }
   if (key == "plots") {
     // The training batches drawn (train_batch*.jpg) are the plots a callback makes.
     if (!bool_word(key, text, b, out)) return true;
@@ -290,8 +315,9 @@ std::string optimizer_auto_warning(const json& document, const std::vector<std::
                                                 : std::string();
   if (plugin != "auto") return "";
   std::string which = set[0] + (set.size() > 1 ? " and " + set[1] : "");
-  return "optimizer=auto chooses its own learning rate and momentum, so " + which +
-         " given here change nothing; name an optimizer to use them (optimizer=SGD, AdamW, ...)";
+  return "optimizer=auto chooses its own learning rate and momentum, so " + which + " given here " +
+         (set.size() > 1 ? "change" : "changes") + " nothing; name an optimizer to use " +
+         (set.size() > 1 ? "them" : "it") + " (optimizer=SGD, AdamW, ...)";
 }
 
 }  // namespace yoloflow::core

@@ -96,7 +96,6 @@ nlohmann::json parse_word_value(const std::string& text_in) {
   const std::string l = lower(text);
   if (l == "true") return true;
   if (l == "false") return false;
-  if (l == "none" || l == "null") return nullptr;
   nlohmann::json number;
   if (parse_python_number(text, number)) return number;
   if (text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front()) {

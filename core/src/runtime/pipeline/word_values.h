@@ -9,7 +9,8 @@
 namespace yoloflow::core {
 
 // The JSON value `text` stands for: JSON first (schedules and component objects are JSON), then
-// the Python spellings above; anything else is the string itself (`name=coco`). A bare comma
+// the Python spellings above; anything else is the string itself (`name=coco`, `cache=none`:
+// Python's None is no value a parameter takes, so "none" stays the word). A bare comma
 // list becomes a list only when each item is a number, so a string holding a comma stays one.
 nlohmann::json parse_word_value(const std::string& text);
 
