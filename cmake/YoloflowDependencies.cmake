@@ -2,7 +2,7 @@
 # GPU machine (LibTorch 2.11 + CUDA from the Python wheel, OpenCV and oneTBB from the
 # bundle in shared/device): see scripts/device-build.sh.
 find_package(Torch REQUIRED)
-find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
+find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs videoio)
 find_package(TBB REQUIRED)
 find_package(Boost 1.70 REQUIRED CONFIG)
 find_package(nlohmann_json 3.9 REQUIRED)

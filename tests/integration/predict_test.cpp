@@ -271,7 +271,7 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("image 1/" + std::to_string(kImages) + " ") != std::string::npos);
-  CHECK(r.output.find("speed: ") != std::string::npos);
+  CHECK(r.output.find("Speed: ") != std::string::npos);
 
   const json predictions = json::parse(test::read_file(out + "/predictions.json"));
   REQUIRE(predictions.size() == run.images.size());
@@ -368,7 +368,7 @@ TEST_CASE("predict: a corrupt image in the folder is skipped and named; the othe
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("broken.jpg: skipped") != std::string::npos);
-  CHECK(r.output.find("skipped 1 unreadable image") != std::string::npos);
+  CHECK(r.output.find("skipped 1 unreadable file") != std::string::npos);
   const json predictions = json::parse(test::read_file(out + "/predictions.json"));
   CHECK(predictions.size() == 1);
   CHECK(fs::exists(out + "/labels/" + fs::path(run.images[0]).stem().string() + ".txt"));
@@ -381,7 +381,7 @@ TEST_CASE("predict: a corrupt image in the folder is skipped and named; the othe
                     "/pred-bad --imgsz 64 --device cpu");
   INFO(r.output);
   CHECK(r.exit_code == kExitInvalid);
-  CHECK(r.output.find("none of its 1 images could be decoded") != std::string::npos);
+  CHECK(r.output.find("none of its 1 files could be decoded") != std::string::npos);
 }
 
 TEST_CASE("predict: missing weights, a bad source and a bad --conf are clear errors") {
@@ -397,10 +397,15 @@ TEST_CASE("predict: missing weights, a bad source and a bad --conf are clear err
   CHECK(r.output.find("--weights " + dir + "/fake.pt is not a PyTorch file: it starts with text (\"not a checkpoint\")") !=
         std::string::npos);
 
+  // A .txt file is a list of sources, as Ultralytics reads it.
   test::write_file(dir + "/notes.txt", "hello");
   r = test::run_cli("predict --weights " + dir + "/fake.pt --source " + dir + "/notes.txt");
   CHECK(r.exit_code == kExitInvalid);
-  CHECK(r.output.find(dir + "/notes.txt: not an image") != std::string::npos);
+  CHECK(r.output.find(dir + "/notes.txt: hello: no such file or folder") != std::string::npos);
+  test::write_file(dir + "/notes.md", "hello");
+  r = test::run_cli("predict --weights " + dir + "/fake.pt --source " + dir + "/notes.md");
+  CHECK(r.exit_code == kExitInvalid);
+  CHECK(r.output.find(dir + "/notes.md: not an image or a video") != std::string::npos);
 
   r = test::run_cli("predict --weights " + dir + "/fake.pt --source " + dir + "/missing");
   CHECK(r.exit_code == kExitInvalid);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -63,17 +64,26 @@ TEST_CASE("val: a plain state dict with --model prints Ultralytics' table and wr
   CHECK(first.at("name") == "person");
   CHECK(first.at("images").get<int>() >= 1);
   CHECK(first.at("instances").get<int>() >= first.at("images").get<int>());
-  // predictions.json: per image file, boxes in the original image's pixels.
+  // predictions.json: Ultralytics' save_json, the COCO results format, boxes [x, y, w, h] in the
+  // original image's pixels.
   const json p = json::parse(test::read_file(dir + "/out/predictions.json"));
-  CHECK(p.size() == 8);
-  for (const auto& [name, boxes] : p.items()) {
-    CAPTURE(name);
-    for (const auto& b : boxes) {
-      CHECK(b.size() == 6);
-      CHECK(b[0].get<double>() >= 0);
-      CHECK(b[2].get<double>() <= 640.0);
-    }
+  REQUIRE(p.is_array());
+  REQUIRE(!p.empty());
+  std::set<std::string> files;
+  for (const auto& d : p) {
+    CAPTURE(d.dump());
+    files.insert(d.at("file_name").get<std::string>());
+    CHECK(d.at("image_id") == std::stoll(fs::path(d.at("file_name").get<std::string>()).stem().string()));
+    CHECK(d.at("category_id").get<int>() >= 1);  // class + 1 off COCO's own val2017 list
+    CHECK(d.at("category_id").get<int>() <= 80);
+    const auto& b = d.at("bbox");
+    REQUIRE(b.size() == 4);
+    CHECK(b[0].get<double>() >= 0);
+    CHECK(b[2].get<double>() >= 0);
+    CHECK(b[0].get<double>() + b[2].get<double>() <= 640.001);
+    CHECK(d.at("score").get<double>() >= 0.001);
   }
+  CHECK(files.size() <= 8);
   // --square letterboxes every image to imgsz x imgsz.
   const auto sq = test::run_cli("val --weights " + state_dict() + " --model yolo11n --data " + data +
                                 " --batch 4 --device cpu --square --out " + dir + "/square");

@@ -16,7 +16,7 @@ namespace {
 
 struct ExportCommand {
   std::string weights, model, format = "onnx", out;
-  std::vector<int> imgsz{640};
+  std::vector<int> imgsz;  // empty: the weights' own (default_imgsz)
   int batch = 1, opset = 17, max_det = 300;
   double conf = 0.25, iou = 0.7;
   bool dynamic = false, half = false, nms = false;
@@ -45,15 +45,17 @@ int run_export(CliContext& ctx, const ExportCommand& c) {
               "install libonnx-dev and rebuild)",
               kExitInvalid);
 #else
-  if (c.imgsz.empty() || c.imgsz.size() > 2) throw InvalidInput("--imgsz takes one size or two (height width)");
+  if (c.imgsz.size() > 2) throw InvalidInput("--imgsz takes one size or two (height width)");
   auto loaded = core::load_checkpoint_model(ctx.plugins().registry(), c.weights, torch::Device(torch::kCPU),
                                             "--weights", c.model, "--model");
+  // Without --imgsz, the size the weights were trained at, as Ultralytics exports.
+  const std::vector<int> imgsz = c.imgsz.empty() ? std::vector<int>{core::default_imgsz(loaded)} : c.imgsz;
   auto& model = *loaded.model;
   const auto head = model.head();
   const std::int64_t stride = head.strides.empty() ? 32 : head.strides.back();
 
   core::OnnxExportOptions o;
-  const int h = c.imgsz[0], w = c.imgsz.size() == 2 ? c.imgsz[1] : c.imgsz[0];
+  const int h = imgsz[0], w = imgsz.size() == 2 ? imgsz[1] : imgsz[0];
   o.height = round_up(h, stride);
   o.width = round_up(w, stride);
   if (o.height != h || o.width != w) {
@@ -112,7 +114,8 @@ void add_export_command(CLI::App& app, CliContext& ctx, Action& selected) {
       ->required();
   cmd->add_option("--model", c->model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
   cmd->add_option("--format", c->format, "Export format: onnx");
-  cmd->add_option("--imgsz", c->imgsz, "Input size: one value (square) or two (height width); rounded up to the stride")
+  cmd->add_option("--imgsz", c->imgsz, "Input size: one value (square) or two (height width); rounded up to the stride; default: the "
+                  "size the weights were trained at (640 when they do not say)")
       ->expected(1, 2)
       ->check(CLI::Range(32, 8192));
   cmd->add_option("--batch", c->batch, "Batch size of the input (fixed unless --dynamic)")->check(CLI::Range(1, 4096));

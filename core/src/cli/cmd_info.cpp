@@ -84,17 +84,19 @@ void add_info_command(CLI::App& app, CliContext& ctx, Action& selected) {
                  ->capture_default_str()
                  ->check(CLI::PositiveNumber);
   nc_option->excludes(cmd->get_option("--weights"));
-  cmd->add_option("--imgsz", o->imgsz, "Square image size for the GFLOPs count (multiple of 32)")
+  cmd->add_option("--imgsz", o->imgsz, "Square image size for the GFLOPs count (multiple of 32; with --weights, default: the size they were trained at)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->callback([&ctx, &selected, o] {
-    selected = [&ctx, o]() -> int {
+  cmd->callback([&ctx, &selected, o, cmd] {
+    const bool imgsz_given = cmd->count("--imgsz") > 0;
+    selected = [&ctx, o, imgsz_given]() -> int {
       std::unique_ptr<Model> model;
       int nc = o->nc;
       if (!o->weights.empty()) {
         core::LoadedCheckpointModel loaded = core::load_checkpoint_model(
             ctx.plugins().registry(), o->weights, torch::Device(torch::kCPU), "--weights", o->model, "--model");
         print_about(o->weights, loaded);
+        if (!imgsz_given) o->imgsz = core::default_imgsz(loaded);  // the size it was trained at
         model = std::move(loaded.model);
         nc = model->head().nc;
       } else if (o->model.empty()) {

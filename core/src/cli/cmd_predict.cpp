@@ -1,8 +1,9 @@
-// `yoloflow predict --weights RUN/weights/best.pt --source IMAGE|FOLDER`: detects objects
-// with a trained checkpoint, as Ultralytics' `yolo predict` does, and writes annotated
-// images, labels/<stem>.txt (class cx cy w h conf) and predictions.json into runs/predict/<N>.
-// Unreadable images in a folder are skipped and named; the exit code is non-zero only when
-// no image could be read.
+// `yoloflow predict --weights RUN/weights/best.pt --source IMAGE|VIDEO|FOLDER|GLOB|LIST.txt`:
+// detects objects with a trained checkpoint, as Ultralytics' `yolo predict` does, and writes
+// annotated images and videos, labels/<stem>.txt (class cx cy w h conf; <stem>_<frame>.txt per
+// video frame) and predictions.json into runs/predict/<N>. Unreadable files are skipped and
+// named; the exit code is non-zero only when none could be read.
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -12,6 +13,8 @@
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
+#include "cli/predict_media.h"
+#include "training/predict/predict_sources.h"
 #include "training/predict/prediction_outputs.h"
 #include "training/predict/predictor.h"
 #include "runtime/run/run_folder.h"
@@ -23,78 +26,86 @@ namespace {
 struct PredictRequest {
   std::string weights, source, out;
   core::PredictOptions options;
-  bool no_images = false;
+  std::vector<std::string> classes;  // ids or names, as given
+  core::PredictionOutputs outputs;
+  bool no_images = false, no_labels = false, no_label_conf = false, hide_labels = false, hide_conf = false,
+       hide_boxes = false;
+  int vid_stride = 1;
 };
 
-std::string ms(double v) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(1) << v << " ms";
-  return os.str();
-}
-
-int run_predict(CliContext& ctx, const PredictRequest& r) {
-  const std::vector<std::string> images = core::list_images(r.source);
+int run_predict(CliContext& ctx, PredictRequest& r) {
+  const std::vector<core::PredictSource> sources = core::list_predict_sources(r.source);
+  // --classes 0,2 or person,dog: ids, and names the predictor looks up in the weights' names.
+  for (const auto& c : r.classes) {
+    if (!c.empty() && c.size() < 9 && std::all_of(c.begin(), c.end(), ::isdigit)) {
+      r.options.classes.push_back(std::stoi(c));
+    } else {
+      r.options.class_names.push_back(c);
+    }
+  }
   core::Predictor predictor(ctx.plugins().registry(), r.weights, r.options);
   core::RunFolder folder = r.out.empty() ? core::RunFolder::claim_numbered("predict") : core::RunFolder::open(r.out);
   const std::string out = folder.path();
-  core::PredictionWriter writer(out, predictor.names(), !r.no_images);
+  core::PredictionOutputs outputs = r.outputs;
+  outputs.images = !r.no_images;
+  outputs.labels = !r.no_labels;
+  outputs.label_conf = !r.no_label_conf;
+  outputs.box_labels = !r.hide_labels;
+  outputs.box_conf = !r.hide_conf;
+  outputs.boxes = !r.hide_boxes;
+  core::PredictionWriter writer(out, predictor.names(), outputs);
   folder.commit();
-  // Ctrl-C: the image in hand is finished and predictions.json written for the images done,
-  // so the folder holds complete outputs of those.
+  // Ctrl-C: the image or frame in hand is finished and predictions.json written for those
+  // done, so the folder holds complete outputs of them.
   InterruptScope interrupt("interrupt: stopping after this image and writing predictions.json for the images done "
                            "(interrupt again to stop at once)",
                            "second interrupt: stopping now; predictions.json was not written");
+  const auto videos = static_cast<std::size_t>(
+      std::count_if(sources.begin(), sources.end(), [](const core::PredictSource& s) { return s.video; }));
   std::cout << "predict: " << predictor.description() << ", conf " << r.options.conf << ", iou " << r.options.iou
-            << ", " << images.size() << " image" << (images.size() == 1 ? "" : "s") << std::endl;
+            << ", " << sources.size() - videos << " image" << (sources.size() - videos == 1 ? "" : "s");
+  if (videos > 0) std::cout << ", " << videos << " video" << (videos == 1 ? "" : "s");
+  std::cout << std::endl;
 
-  std::vector<std::string> skipped;
-  double pre = 0, inf = 0, post = 0;
-  std::size_t done = 0, detections = 0;
-  for (std::size_t k = 0; k < images.size() && !InterruptScope::requested(); ++k) {
-    const std::string& path = images[k];
-    std::cout << "image " << k + 1 << "/" << images.size() << " " << path << ": ";
-    cv::Mat image;
-    try {
-      image = cv::imread(path, cv::IMREAD_COLOR);
-    } catch (const cv::Exception&) {
-      image.release();  // a decoder that throws on a broken file: the same as unreadable
+  PredictTally tally;
+  std::size_t visited = 0;
+  for (std::size_t k = 0; k < sources.size() && !InterruptScope::requested(); ++k, ++visited) {
+    if (sources[k].video) {
+      predict_video(predictor, writer, sources[k].path, r.vid_stride, k + 1, sources.size(), &InterruptScope::requested,
+                    tally);
+    } else {
+      predict_image(predictor, writer, sources[k].path, k + 1, sources.size(), tally);
     }
-    if (image.empty()) {
-      std::cout << "skipped: cannot decode the image (corrupt or not an image)" << std::endl;
-      skipped.push_back(path);
-      continue;
-    }
-    const core::ImagePrediction p = predictor.predict(image);
-    writer.add(path, image, p);
-    std::cout << p.width << "x" << p.height << ", " << core::count_summary(p, predictor.names()) << ", "
-              << ms(p.preprocess_ms + p.inference_ms + p.postprocess_ms) << std::endl;
-    pre += p.preprocess_ms;
-    inf += p.inference_ms;
-    post += p.postprocess_ms;
-    detections += p.detections.size();
-    ++done;
   }
   writer.finish();
   const bool interrupted = InterruptScope::requested();
+  const std::size_t done = tally.predicted;
   if (done > 0) {
-    std::cout << "speed: " << ms(pre / done) << " preprocess, " << ms(inf / done) << " inference, "
-              << ms(post / done) << " postprocess per image (imgsz " << predictor.imgsz() << ")" << std::endl;
+    // Ultralytics' speed line.
+    std::cout << std::fixed << std::setprecision(1) << "Speed: " << tally.preprocess_ms / done << "ms preprocess, "
+              << tally.inference_ms / done << "ms inference, " << tally.postprocess_ms / done
+              << "ms postprocess per image at imgsz " << predictor.imgsz() << std::endl;
+    std::cout.unsetf(std::ios::fixed);
   }
-  std::cout << done << " image" << (done == 1 ? "" : "s") << ", " << detections << " detections; results in " << out
-            << ": " << (r.no_images ? "" : "annotated images, ") << "labels/*.txt, predictions.json" << std::endl;
-  if (!skipped.empty()) {
-    std::cout << "skipped " << skipped.size() << " unreadable image" << (skipped.size() == 1 ? "" : "s") << ":"
-              << std::endl;
-    for (const auto& s : skipped) std::cout << "  " << s << std::endl;
+  std::string written = outputs.images ? "annotated images" + std::string(videos > 0 ? " and videos" : "") : "";
+  if (outputs.labels) written += (written.empty() ? "" : ", ") + std::string("labels/*.txt");
+  if (outputs.crops) written += (written.empty() ? "" : ", ") + std::string("crops/");
+  written += (written.empty() ? "" : ", ") + std::string("predictions.json");
+  std::cout << done << (videos > 0 ? " images and frames" : done == 1 ? " image" : " images") << ", "
+            << tally.detections << " detections; results in " << out << ": " << written << std::endl;
+  if (!tally.skipped.empty()) {
+    std::cout << "skipped " << tally.skipped.size() << " unreadable file" << (tally.skipped.size() == 1 ? "" : "s")
+              << ":" << std::endl;
+    for (const auto& s : tally.skipped) std::cout << "  " << s << std::endl;
   }
   if (interrupted) {
-    std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << done + skipped.size() << " of "
-              << images.size() << " images; " << out << " holds the outputs of those" << std::endl;
+    std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << visited << " of " << sources.size()
+              << " files; " << out << " holds the outputs of those" << std::endl;
     return kExitInterrupted;
   }
   if (done == 0) {
-    std::cerr << "error: --source " << r.source << ": none of its " << images.size()
-              << " images could be decoded" << std::endl;
+    std::cerr << "error: --source " << r.source << ": none of its " << sources.size()
+              << " files could be decoded" << std::endl;
     return kExitInvalid;
   }
   return kExitOk;
@@ -111,7 +122,9 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "(yolo11n.pt, best.pt), or a PyTorch state dict with --model")
       ->required();
   cmd->add_option("--model", r->options.model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
-  cmd->add_option("--source", r->source, "An image, or a folder of images")->required();
+  cmd->add_option("--source", r->source,
+                  "An image or a video, a folder of them, a glob ('imgs/*.jpg', quoted) or a .txt list of any of those")
+      ->required();
   cmd->add_option("--imgsz", r->options.imgsz,
                   "Network input size (rounded up to a multiple of the stride; default 640, an Ultralytics "
                   "checkpoint's own imgsz)")
@@ -121,8 +134,18 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--max-det", r->options.max_det, "Detections kept per image")->check(CLI::Range(1, 100000));
   cmd->add_option("--device", r->options.device, "cpu, cuda, cuda:N (default: CUDA when available)");
   cmd->add_option("--out", r->out, "Output folder (default runs/predict/<N>)");
-  cmd->add_flag("--no-images", r->no_images, "Write only labels and predictions.json, no annotated images");
-  cmd->add_option("--classes", r->options.classes, "Keep only these class ids, e.g. 0,2")->delimiter(',');
+  cmd->add_flag("--no-images", r->no_images, "Write only labels and predictions.json, no annotated images or videos");
+  cmd->add_option("--classes", r->classes, "Keep only these classes: ids or names, e.g. 0,2 or person,dog")
+      ->delimiter(',');
+  cmd->add_option("--vid-stride", r->vid_stride, "Videos: predict every Nth frame")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--no-labels", r->no_labels, "Write no labels/*.txt");
+  cmd->add_flag("--no-label-conf", r->no_label_conf, "Label files without the confidence column (class cx cy w h)");
+  cmd->add_flag("--save-crop", r->outputs.crops, "Also write each detection cut out: crops/<class name>/<stem>.jpg");
+  cmd->add_option("--line-width", r->outputs.line_width, "Box line width in pixels (default: grows with the image)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_flag("--hide-labels", r->hide_labels, "Draw boxes without their class name tags");
+  cmd->add_flag("--hide-conf", r->hide_conf, "Draw tags without the confidence");
+  cmd->add_flag("--hide-boxes", r->hide_boxes, "Draw no boxes (the images and videos are written as read)");
   cmd->callback([&ctx, &selected, r, cmd] {
     if (cmd->count("--imgsz") == 0) r->options.imgsz = 0;  // the weights' default
     selected = [&ctx, r]() -> int { return run_predict(ctx, *r); };

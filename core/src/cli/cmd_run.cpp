@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/distributed_run.h"
+#include "cli/run_folder_words.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/run/epoch_loop.h"
 #include "runtime/run/run_driver.h"
@@ -138,15 +139,14 @@ void print_summary(core::GraphRunner& runner, const std::string& run_summary, co
 
 int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   RunRequest request = request_in;
-  // Ultralytics' exist_ok=true as a word among the overrides: the --exist-ok flag.
-  for (auto it = request.overrides.begin(); it != request.overrides.end();) {
-    if (it->rfind("exist_ok=", 0) == 0) {
-      const std::string value = it->substr(std::string("exist_ok=").size());
-      request.exist_ok = value == "true" || value == "True" || value == "1";
-      it = request.overrides.erase(it);
-    } else {
-      ++it;
+  // Ultralytics' project=, name= and exist_ok= (cli/run_folder_words.h): the run folder.
+  const RunFolderWords folder_words = take_run_folder_words(request.overrides);
+  if (folder_words.exist_ok_given) request.exist_ok = folder_words.exist_ok;
+  if (const std::string dir = ultralytics_run_dir(folder_words, request.training ? "train" : "run"); !dir.empty()) {
+    if (!request.run_dir.empty()) {
+      throw InvalidInput("--run-dir " + request.run_dir + " and project=/name= both name the run folder; give one");
     }
+    request.run_dir = dir;
   }
   // The plugin folders the pipeline file records (a run folder's pipeline.json records those
   // its run loaded), before the first plugin is loaded.

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "runtime/sweep/same_runs.h"
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/sweep/slurm_script.h"
 #include "runtime/sweep/sweep_plan.h"
@@ -110,6 +111,11 @@ int run_sweep_command(CliContext& ctx, const SweepArgs& a) {
     return kExitOk;
   }
 
+  // A grid key that changes nothing would train the same run several times: refused first.
+  if (const std::string same = core::same_runs(plan, registry); !same.empty()) {
+    std::cerr << same;
+    throw InvalidInput(plan.file + ": a grid key changes nothing in the runs' pipelines; nothing was started");
+  }
   core::SweepOptions options;
   options.exe = fs::read_symlink("/proc/self/exe").string();
   for (const auto& p : ctx.plugin_paths) options.global_args.insert(options.global_args.end(), {"--plugin-path", p});

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/default_pipeline.h"
+#include "cli/resume_word.h"
 #include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 
@@ -24,8 +25,10 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("pipeline", r->file,
                   "Pipeline JSON file (not with --resume); without one, data=DATA.yaml trains the shipped recipe");
   cmd->add_option("overrides", r->overrides,
-                  "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32; model=yolo11n.pt starts from "
-                  "that weights file (its architecture and weights)");
+                  "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32, and Ultralytics' words "
+                  "(optimizer=SGD cos_lr=True project=P name=N resume=RUN/weights/last.pt ...: "
+                  "docs/ultralytics-arguments.md); model=yolo11n.pt starts from that weights file (its architecture "
+                  "and weights)");
   cmd->add_option("--resume", *resume_dir,
                   "Run folder to continue (its pipeline.json and weights/last.pt), or that RUN/weights/last.pt");
   cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run is refused");
@@ -36,6 +39,8 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
     selected = [&ctx, r, resume_dir]() -> int {
       RunRequest request = *r;
       request.training = true;
+      // resume=RUN/weights/last.pt (Ultralytics' word) is --resume.
+      take_resume_word(request.file, request.overrides, *resume_dir);
       if (!resume_dir->empty()) {
         namespace fs = std::filesystem;
         // CLI11 fills the first positional first: with --resume it is an override.

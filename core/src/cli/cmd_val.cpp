@@ -1,6 +1,7 @@
 // `yoloflow val --weights W --data DATA.yaml`: validates trained weights on a dataset split
 // as Ultralytics' `yolo val` does (same arguments where they mean the same, same metrics,
 // rectangular batches unless --square), prints its table and writes metrics.json.
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "runtime/run/run_folder.h"
+#include "training/eval/coco_results.h"
 #include "training/eval/metrics_report.h"
 #include "training/eval/weights_validation.h"
 #include "runtime/util/atomic_file.h"
@@ -42,14 +44,17 @@ int run_val(CliContext& ctx, ValCommand& c) {
     return kExitInterrupted;
   }
   const auto& req = c.request;
-  std::cout << "val: " << r.description << "; " << req.data << " split '" << req.split << "', "
+  std::cout << "val: " << r.description << "; " << r.data << " split '" << req.split << "', "
             << (req.rect ? "rectangular" : "square") << " batches of " << req.batch << " at imgsz " << r.imgsz
             << ", conf " << req.conf << ", iou " << req.iou << ", max_det " << req.max_det << "\n"
             << core::metrics_table(r.metrics, r.names);
   if (r.skipped > 0) std::cout << r.skipped << " image(s) could not be read and were left out (see the warnings)\n";
-  const double per_image = r.metrics.images > 0 ? 1000.0 * r.seconds / r.metrics.images : 0.0;
-  std::cout << "Speed: " << std::fixed << std::setprecision(1) << per_image << " ms per image, " << r.seconds
-            << " s in all (loading, inference, NMS, metrics)\n";
+  // Ultralytics' speed line: ms per image in each phase (val computes no loss).
+  const double n = static_cast<double>(std::max<std::int64_t>(r.times.images, 1));
+  std::cout << "Speed: " << std::fixed << std::setprecision(1) << r.times.preprocess_ms / n << "ms preprocess, "
+            << r.times.inference_ms / n << "ms inference, " << r.times.loss_ms / n << "ms loss, "
+            << r.times.postprocess_ms / n << "ms postprocess per image (" << r.seconds << " s in all, with reading "
+            << "and letterboxing the images and the metrics)\n";
   std::cout.unsetf(std::ios::fixed);
 
   core::RunFolder folder = c.out.empty() ? core::RunFolder::claim_numbered("val") : core::RunFolder::open(c.out);
@@ -57,7 +62,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
   const std::string dir = folder.path();
   nlohmann::ordered_json j;
   j["weights"] = req.weights;
-  j["data"] = req.data;
+  j["data"] = r.data;
   j["split"] = req.split;
   j["imgsz"] = r.imgsz;
   j["batch"] = req.batch;
@@ -69,14 +74,10 @@ int run_val(CliContext& ctx, ValCommand& c) {
   core::write_file_atomic(dir + "/metrics.json", j.dump(2) + "\n");
   std::string written = "metrics.json";
   if (c.save_json) {
-    // Per image file name: [x1, y1, x2, y2, confidence, class] in the original image's pixels.
-    nlohmann::ordered_json p = nlohmann::ordered_json::object();
-    for (const auto& img : r.predictions) {
-      auto& boxes = p[std::filesystem::path(img.path).filename().string()] = nlohmann::ordered_json::array();
-      for (const auto& b : img.boxes) boxes.push_back({b[0], b[1], b[2], b[3], b[4], static_cast<int>(b[5])});
-    }
-    core::write_file_atomic(dir + "/predictions.json", p.dump() + "\n");
-    written += ", predictions.json";
+    // Ultralytics' save_json: the COCO results format (training/eval/coco_results.h).
+    const auto results = core::coco_results(r.predictions, core::is_coco_split(r.data, req.split));
+    core::write_file_atomic(dir + "/predictions.json", results.dump() + "\n");
+    written += ", predictions.json (COCO results)";
   }
   std::cout << "results in " << dir << ": " << written << std::endl;
   return kExitOk;
@@ -94,7 +95,8 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "Checkpoint from `yoloflow train` (RUN/weights/best.pt), an Ultralytics checkpoint (yolo11n.pt, best.pt), "
                   "or a PyTorch state dict with --model")
       ->required();
-  cmd->add_option("--data", r.data, "data.yaml of the dataset (Ultralytics layout)")->required();
+  cmd->add_option("--data", r.data,
+                  "data.yaml of the dataset (Ultralytics layout); default: the one the weights were trained on");
   cmd->add_option("--model", r.model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
   cmd->add_option("--split", r.split, "Split of the data.yaml to validate on")->check(CLI::IsMember({"train", "val", "test"}));
   cmd->add_option("--imgsz", r.imgsz,
@@ -111,7 +113,8 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--device", r.device, "cpu, cuda, cuda:N (default: CUDA when available)");
   cmd->add_option("--out", c->out, "Output folder (default runs/val/<N>)");
   cmd->add_flag("--save-json", c->save_json,
-                "Also write predictions.json: per image file, [x1, y1, x2, y2, conf, class] in original pixels");
+                "Also write predictions.json in the COCO results format (image_id, category_id, bbox [x, y, w, h] in "
+                "original pixels, score), as Ultralytics' save_json");
   cmd->callback([&ctx, &selected, c, cmd] {
     if (cmd->count("--imgsz") == 0) c->request.imgsz = 0;  // the weights' default
     selected = [&ctx, c]() -> int { return run_val(ctx, *c); };

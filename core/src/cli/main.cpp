@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "cli/verb_words.h"
 #include "log/logging.h"
 #include "training/builtin_components.h"
 #include "yoloflow/error.h"
@@ -53,9 +54,22 @@ std::string first_command_word(int argc, char** argv) {
 
 }  // namespace yoloflow::cli
 
-int main(int argc, char** argv) {
+int main(int argc_in, char** argv_in) {
   using namespace yoloflow;
   core::use_builtin_components();
+  // Ultralytics' key=value words on val, predict, export and info become their options
+  // (cli/verb_words.h) before the command line is parsed.
+  std::vector<std::string> args;
+  try {
+    args = cli::words_as_options(std::vector<std::string>(argv_in + 1, argv_in + argc_in));
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return e.exit_code();
+  }
+  std::vector<char*> arg_pointers{argv_in[0]};
+  for (auto& a : args) arg_pointers.push_back(a.data());
+  const int argc = static_cast<int>(arg_pointers.size());
+  char** argv = arg_pointers.data();
   cli::CliContext ctx;
   cli::Action selected;
 
@@ -85,6 +99,7 @@ int main(int argc, char** argv) {
   cli::add_predict_command(app, ctx, selected);
   cli::add_export_command(app, ctx, selected);
   cli::add_sweep_command(app, ctx, selected);
+  cli::describe_words(app);
 
   // A word where the command belongs that names none: say which exist, not "a subcommand is
   // required".

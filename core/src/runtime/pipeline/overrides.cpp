@@ -5,6 +5,10 @@
 
 #include "runtime/pipeline/component_spec.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/pipeline/training_words.h"
+#include "runtime/pipeline/ultralytics_arguments.h"
+#include "runtime/pipeline/word_values.h"
+#include "yoloflow/log.h"
 
 namespace yoloflow::core {
 namespace {
@@ -31,13 +35,9 @@ const RegisteredComponent* owner_component(const json& owner, bool is_stage, boo
   return registry.find_any_kind(plugin);
 }
 
-json parse_value(const std::string& text) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception&) {
-    return text;  // `name=coco` means the string "coco"
-  }
-}
+// JSON, or the value as Ultralytics users write it (True, 1e-3, [0,2]), or the string itself
+// (`name=coco` means "coco").
+json parse_value(const std::string& text) { return parse_word_value(text); }
 
 bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
 
@@ -112,9 +112,35 @@ std::vector<std::pair<std::string, const ParamSpec*>> param_owners(const json& d
 // Ultralytics-style `key=value` words (data=, model=, batch=, device=, patience=, lr0= ...) as
 // the pipeline overrides they stand for (docs/pipeline-format.md, "Shortcuts"); empty when
 // `key` is none. A word the pipeline's own settings know is not a shortcut.
-std::vector<std::string> expand_shortcut(const std::string& key, const std::string& text, const json& document,
-                                         const Registry& registry, Diagnostics& out) {
+std::vector<std::string> expand_shortcut(const std::string& key, const std::string& text_in, json& document,
+                                         const std::vector<std::string>& words, const Registry& registry,
+                                         Diagnostics& out) {
   if (key.find('.') != std::string::npos) return {};
+  // Ultralytics' training words that mean more than one parameter, or another value.
+  const bool training = !training_sink(document, registry).empty();
+  const std::string text = training ? training_word_value(key, text_in) : text_in;
+  if (training && key == "imgsz") {
+    // Ultralytics trains square: a list becomes its largest side, with a warning.
+    const json v = parse_word_value(text);
+    if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); })) {
+      const auto side = std::max_element(v.begin(), v.end(), [](const json& a, const json& b) {
+                          return a.get<long long>() < b.get<long long>();
+                        })->get<long long>();
+      YF_LOG_WARN("imgsz=" << text << ": training is square, as in Ultralytics; using imgsz=" << side);
+      return {"imgsz=" + std::to_string(side)};
+    }
+  }
+  if (training) {
+    if (const std::string refusal = ultralytics_refusal(key, "train"); !refusal.empty()) {
+      out.push_back({key, refusal});
+      return {""};
+    }
+    std::vector<std::string> expanded;
+    if (expand_training_word(key, text, words, document, registry, expanded, out)) {
+      if (expanded.empty()) expanded.push_back("");  // handled in place, or refused
+      return expanded;
+    }
+  }
   const auto settings = pipeline_schema().names();
   const auto stages = known_stages(document, registry);
   // The sink stage (its name and component), where model= and the optimizer's words go.
@@ -208,6 +234,14 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     out.push_back({key, "cannot override: '" + key + "' is a parameter of several stages; name one: " + list});
     return {""};
   }
+  if (const UltralyticsArgument* a = find_ultralytics_argument(key)) {
+    // An Ultralytics word this pipeline has no place for: say so, not "unknown setting".
+    std::string line = "Ultralytics' `" + key + "` has no place in this pipeline: none of its stages has a `" + key +
+                       "` parameter";
+    if (a->verbs.empty()) line += "; yoloflow does not support it: " + a->reason;
+    out.push_back({key, line});
+    return {""};
+  }
   return {};
 }
 
@@ -220,7 +254,8 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_i
     const auto eq = item.find('=');
     const auto expanded = eq == std::string::npos || eq == 0
                               ? std::vector<std::string>{}
-                              : expand_shortcut(item.substr(0, eq), item.substr(eq + 1), document, registry, out);
+                              : expand_shortcut(item.substr(0, eq), item.substr(eq + 1), document, overrides_in,
+                                                registry, out);
     if (expanded.empty()) {
       overrides.push_back(item);
     } else {
@@ -353,6 +388,10 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_i
       out.push_back({key, msg});
       failed = true;
     }
+  }
+  // As Ultralytics warns: optimizer=auto picks lr0 and momentum itself.
+  if (const std::string warning = optimizer_auto_warning(document, overrides_in, registry); !warning.empty()) {
+    YF_LOG_WARN(warning);
   }
 }
 

@@ -51,9 +51,15 @@ struct LoadedCheckpointModel {
 // `architecture_option` where the architecture came from ("--model").
 // Throws InvalidInput / Error in one line naming the file when it is missing, neither kind of
 // file, or does not fit.
-// The image size to use when none is given: an Ultralytics checkpoint's training imgsz (as
-// Ultralytics' own val and predict keep it), else 640.
+// The image size to use when none is given, as Ultralytics' val, predict and export keep a
+// checkpoint's: an Ultralytics checkpoint's training imgsz, a yoloflow checkpoint's pipeline
+// imgsz (its last epoch's, when it follows a schedule), else 640 (training/predict/checkpoint_defaults.cpp).
 int default_imgsz(const LoadedCheckpointModel& loaded);
+
+// The dataset to validate on when none is given: the data.yaml a yoloflow checkpoint's pipeline
+// trained on, or an Ultralytics checkpoint's train_args data, when that file exists; "" when
+// the file names none that exists.
+std::string default_data(const LoadedCheckpointModel& loaded);
 
 LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std::string& weights,
                                             const torch::Device& device, const std::string& option,

@@ -78,6 +78,7 @@ class ValSink final : public HostedValidationSink {
   }
   const MetricsResult& metrics() const override { return result_; }
   const NamedLosses& losses() const override { return losses_; }
+  const ValidationTimes& times() const override { return times_; }
 
   void begin_epoch(int) override {
     if (model_ == nullptr) {
@@ -86,6 +87,7 @@ class ValSink final : public HostedValidationSink {
     metrics_ = std::make_unique<DetectionMetrics>(model_->head().nc);
     loss_sum_ = torch::Tensor();
     loss_batches_ = 0;
+    times_ = ValidationTimes();
     done_ = false;
   }
 
@@ -106,7 +108,7 @@ class ValSink final : public HostedValidationSink {
     auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat);
     std::vector<torch::Tensor> kept;
     const auto items =
-        validate_batch(*model_, device_, precision_, loss_, pixels, rows, nms_, *metrics_, kept_ ? &kept : nullptr);
+        validate_batch(*model_, device_, precision_, loss_, pixels, rows, nms_, *metrics_, kept_ ? &kept : nullptr, &times_);
     if (kept_ != nullptr) {
       for (std::size_t i = 0; i < batch.samples.size(); ++i) kept_->push_back({batch.samples[i], kept.at(i).to(torch::kCPU)});
     }
@@ -163,6 +165,7 @@ class ValSink final : public HostedValidationSink {
   torch::Tensor loss_sum_;
   std::int64_t loss_batches_ = 0;
   NamedLosses losses_;
+  ValidationTimes times_;
   torch::Device device_{torch::kCPU};
   LoadedCheckpointModel loaded_;
   NmsOptions nms_;

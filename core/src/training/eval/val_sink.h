@@ -12,6 +12,7 @@
 
 #include "runtime/plugin/registry.h"
 #include "training/eval/detection_metrics.h"
+#include "training/eval/validation_batch.h"
 #include "training/components/named_losses.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
@@ -41,6 +42,8 @@ class HostedValidation {
   // After the epoch: the metrics, and the loss's mean components (empty without a loss).
   virtual const MetricsResult& metrics() const = 0;
   virtual const NamedLosses& losses() const = 0;
+  // Where the epoch's time went, per phase (validation_batch.h).
+  virtual const ValidationTimes& times() const = 0;
 
  protected:
   ~HostedValidation() = default;

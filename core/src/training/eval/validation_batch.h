@@ -16,15 +16,24 @@
 
 namespace yoloflow::core {
 
+// Where validation's time goes, summed over batches, as Ultralytics' speed line splits it:
+// preprocess (the batch to the device as floats), inference (the network and its box decode),
+// loss, postprocess (NMS). The device is synchronised at each boundary.
+struct ValidationTimes {
+  double preprocess_ms = 0, inference_ms = 0, loss_ms = 0, postprocess_ms = 0;
+  std::int64_t images = 0;
+};
+
 // `pixels`: (N, H, W, 3) uint8 RGB letterboxed images (CPU); `rows`: (M, 6) float targets
 // [batch_idx, cls, cx, cy, w, h] normalised by W and H, as the collate batcher writes them.
 // The model must be in eval mode and gradients off. `precision` (autocast) and `loss` may be
 // null. Returns the batch's loss items (box, cls, dfl) on the CPU, or an undefined tensor
 // when `loss` is null. `kept`, when given, receives each image's detections after NMS
-// ((N, 6) [x1, y1, x2, y2, score, cls] in the batch's pixels).
+// ((N, 6) [x1, y1, x2, y2, score, cls] in the batch's pixels). `times`, when given, adds this
+// batch's phases.
 torch::Tensor validate_batch(Model& model, const torch::Device& device, PrecisionStrategy* precision,
                              Loss* loss, const torch::Tensor& pixels, const torch::Tensor& rows,
                              const NmsOptions& nms, DetectionMetrics& metrics,
-                             std::vector<torch::Tensor>* kept = nullptr);
+                             std::vector<torch::Tensor>* kept = nullptr, ValidationTimes* times = nullptr);
 
 }  // namespace yoloflow::core

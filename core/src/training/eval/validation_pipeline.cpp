@@ -118,6 +118,7 @@ ValidationResult ValidationPipeline::run(Model& model, PrecisionStrategy* precis
   ValidationResult out;
   out.metrics = sink->metrics();
   out.losses = sink->losses();
+  out.times = sink->times();
   return out;
 }
 

@@ -27,6 +27,7 @@ namespace yoloflow::core {
 struct ValidationResult {
   MetricsResult metrics;
   NamedLosses losses;  // the loss's mean components over the validation images (none without a loss)
+  ValidationTimes times;  // where the time went, per phase
 };
 
 // The validation pipeline's stages, as {"plugin", "params"}.

@@ -107,7 +107,12 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   ctx.imgsz = report.imgsz;
   ctx.device = device.str();
   ReaderStages stages = validation_stages(registry, loaded.described);
-  stages.source["params"][stages.data_param] = r.data;
+  // Without --data, the dataset the weights were trained on, as Ultralytics' val reads it.
+  report.data = r.data.empty() ? default_data(loaded) : r.data;
+  if (report.data.empty()) {
+    throw InvalidInput("--data is needed: " + r.weights + " names no dataset that exists here (give data=DATA.yaml)");
+  }
+  stages.source["params"][stages.data_param] = report.data;
   stages.source["params"][stages.split_param] = r.split;
   stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
   ValidationOptions vo;
@@ -118,16 +123,18 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   ValidationPipeline validation(registry, stages, vo, ctx, "yoloflow val");
   report.names = validation.names();
   if (static_cast<int>(report.names.size()) != nc) {
-    throw InvalidInput("--data " + r.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
+    throw InvalidInput("--data " + report.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
                        r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
   }
-  if (validation.size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
+  if (validation.size() == 0) throw InvalidInput("--data " + report.data + ": split '" + r.split + "' has no usable images");
   report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
                        device.str();
   YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
 
   std::vector<KeptDetections> kept;
-  report.metrics = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
+  const ValidationResult result = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr);
+  report.metrics = result.metrics;
+  report.times = result.times;
   report.batches = validation.batches();
   report.interrupted = validation.interrupted();
   for (const KeptDetections& k : kept) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "training/eval/detection_metrics.h"
+#include "training/eval/validation_batch.h"
 
 namespace yoloflow::core {
 
@@ -20,7 +21,7 @@ class Registry;
 struct WeightsValidationRequest {
   std::string weights;    // checkpoint of `yoloflow train`, or a plain state dict with `model`
   std::string model;      // architecture of a plain state dict ("yolo11n")
-  std::string data;       // data.yaml
+  std::string data;       // data.yaml; empty: the one the weights were trained on (default_data)
   std::string split = "val";
   std::string device;     // "cpu", "cuda", "cuda:N"; empty: CUDA when available
   int imgsz = 640;        // rounded up to a multiple of the model's stride; 0: default_imgsz of the weights
@@ -44,8 +45,10 @@ struct WeightsValidationReport {
   std::vector<std::string> names;  // the dataset's class names
   std::string description;         // model, weights, device: one line
   int imgsz = 640;                 // the size used
+  std::string data;                // the data.yaml validated on
   std::size_t batches = 0, skipped = 0;
   double seconds = 0;
+  ValidationTimes times;  // per phase, for Ultralytics' speed line
   bool interrupted = false;  // the stop flag ended it early: the metrics cover part of the split
   std::vector<OriginalImageDetections> predictions;  // when asked, in the order validated
 };

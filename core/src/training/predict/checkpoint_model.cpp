@@ -179,13 +179,4 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
   return out;
 }
 
-int default_imgsz(const LoadedCheckpointModel& loaded) {
-  const auto& a = loaded.about;
-  if (a.contains("train_args") && a["train_args"].contains("imgsz") && a["train_args"]["imgsz"].is_number_integer()) {
-    const int imgsz = a["train_args"]["imgsz"].get<int>();
-    if (imgsz >= 32 && imgsz <= 8192) return imgsz;
-  }
-  return 640;
-}
-
 }  // namespace yoloflow::core

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/videoio.hpp>
 
 #include "training/detect/box_drawing.h"
 #include "runtime/util/atomic_file.h"
@@ -37,50 +38,48 @@ bool has_image_extension(const std::string& path) {
   return std::find(std::begin(kImageExtensions), std::end(kImageExtensions), ext) != std::end(kImageExtensions);
 }
 
-std::vector<std::string> list_images(const std::string& source) {
-  std::error_code ec;
-  if (!fs::exists(source, ec)) throw InvalidInput("--source " + source + ": no such file or folder");
-  if (fs::is_directory(source, ec)) {
-    std::vector<std::string> images;
-    for (const auto& e : fs::directory_iterator(source, ec)) {
-      if (e.is_regular_file() && has_image_extension(e.path().string())) images.push_back(e.path().string());
-    }
-    if (ec) throw InvalidInput("--source " + source + ": cannot list the folder: " + ec.message());
-    if (images.empty()) {
-      throw InvalidInput("--source " + source + ": the folder holds no images (.jpg, .png, .bmp, .tif, .webp)");
-    }
-    std::sort(images.begin(), images.end());
-    return images;
-  }
-  if (!has_image_extension(source)) {
-    throw InvalidInput("--source " + source + ": not an image (.jpg, .png, .bmp, .tif, .webp) or a folder of images");
-  }
-  // A named pipe or a device would block or never end.
-  if (!fs::is_regular_file(source, ec)) throw InvalidInput("--source " + source + ": not a regular file");
-  return {source};
-}
+struct PredictionWriter::Videos {
+  std::map<std::string, cv::VideoWriter> open;
+};
 
 PredictionWriter::PredictionWriter(std::string dir, std::vector<std::string> names, bool save_images)
-    : dir_(std::move(dir)), names_(std::move(names)), save_images_(save_images) {
+    : PredictionWriter(std::move(dir), std::move(names), [&] {
+        PredictionOutputs o;
+        o.images = save_images;
+        return o;
+      }()) {}
+
+PredictionWriter::PredictionWriter(std::string dir, std::vector<std::string> names, const PredictionOutputs& outputs)
+    : dir_(std::move(dir)), names_(std::move(names)), outputs_(outputs), videos_(std::make_unique<Videos>()) {
   std::error_code ec;
-  fs::create_directories(fs::path(dir_) / "labels", ec);
-  if (!fs::is_directory(fs::path(dir_) / "labels")) {
-    throw Error("cannot create the output folder " + (fs::path(dir_) / "labels").string() +
-                (ec ? ": " + ec.message() : std::string()));
+  const fs::path folder = outputs_.labels ? fs::path(dir_) / "labels" : fs::path(dir_);
+  fs::create_directories(folder, ec);
+  if (!fs::is_directory(folder)) {
+    throw Error("cannot create the output folder " + folder.string() + (ec ? ": " + ec.message() : std::string()));
   }
 }
 
-void PredictionWriter::add(const std::string& image_path, const cv::Mat& image, const ImagePrediction& p) {
-  const fs::path file = fs::path(image_path).filename();
+PredictionWriter::~PredictionWriter() = default;
+
+void PredictionWriter::write_labels(const std::string& stem, const ImagePrediction& p) {
+  if (!outputs_.labels) return;
   const double w = std::max(p.width, 1), h = std::max(p.height, 1);
   std::ostringstream txt;
   txt.precision(6);
+  for (const auto& d : p.detections) {
+    txt << d.cls << ' ' << (d.x1 + d.x2) / 2 / w << ' ' << (d.y1 + d.y2) / 2 / h << ' ' << (d.x2 - d.x1) / w << ' '
+        << (d.y2 - d.y1) / h;
+    if (outputs_.label_conf) txt << ' ' << d.confidence;
+    txt << '\n';
+  }
+  write_file_atomic((fs::path(dir_) / "labels" / (stem + ".txt")).string(), txt.str());
+}
+
+nlohmann::ordered_json PredictionWriter::entry(const std::string& path, const ImagePrediction& p) const {
   nlohmann::ordered_json dets = nlohmann::ordered_json::array();
   // Hundredths of a pixel and five decimals of confidence: no float noise in the file.
   auto px = [](float v) { return std::round(static_cast<double>(v) * 100.0) / 100.0; };
   for (const auto& d : p.detections) {
-    txt << d.cls << ' ' << (d.x1 + d.x2) / 2 / w << ' ' << (d.y1 + d.y2) / 2 / h << ' ' << (d.x2 - d.x1) / w << ' '
-        << (d.y2 - d.y1) / h << ' ' << d.confidence << '\n';
     nlohmann::ordered_json det;
     det["class"] = d.cls;
     det["name"] = class_name(d.cls, names_);
@@ -88,34 +87,69 @@ void PredictionWriter::add(const std::string& image_path, const cv::Mat& image, 
     det["box_xyxy"] = {px(d.x1), px(d.y1), px(d.x2), px(d.y2)};
     dets.push_back(std::move(det));
   }
-  const fs::path label_path = fs::path(dir_) / "labels" / file.stem().concat(".txt");
-  write_file_atomic(label_path.string(), txt.str());
-  nlohmann::ordered_json entry;
-  entry["file"] = image_path;
-  entry["width"] = p.width;
-  entry["height"] = p.height;
-  entry["detections"] = std::move(dets);
-  entries_.push_back(std::move(entry));
-  if (!save_images_) return;
+  nlohmann::ordered_json e;
+  e["file"] = path;
+  e["width"] = p.width;
+  e["height"] = p.height;
+  e["detections"] = std::move(dets);
+  return e;
+}
 
-  cv::Mat drawn = image.clone();
+cv::Mat PredictionWriter::drawn(const cv::Mat& image, const ImagePrediction& p) const {
+  cv::Mat out = image.clone();
+  if (!outputs_.boxes) return out;
   // Line width grows with the image, as Ultralytics' annotator does; text scales with it.
-  const int lw = std::max(static_cast<int>(std::lround((p.width + p.height) / 2.0 * 0.003)), 2);
+  const int lw = outputs_.line_width > 0 ? outputs_.line_width
+                                         : std::max(static_cast<int>(std::lround((p.width + p.height) / 2.0 * 0.003)), 2);
   // Lowest confidence first, so the strongest boxes end on top.
   for (auto it = p.detections.rbegin(); it != p.detections.rend(); ++it) {
     std::ostringstream label;
-    label.precision(2);
-    label << class_name(it->cls, names_) << ' ' << std::fixed << it->confidence;
-    draw_labelled_box(drawn, cv::Point(static_cast<int>(std::lround(it->x1)), static_cast<int>(std::lround(it->y1))),
+    if (outputs_.box_labels) {
+      label.precision(2);
+      label << class_name(it->cls, names_);
+      if (outputs_.box_conf) label << ' ' << std::fixed << it->confidence;
+    }
+    draw_labelled_box(out, cv::Point(static_cast<int>(std::lround(it->x1)), static_cast<int>(std::lround(it->y1))),
                       cv::Point(static_cast<int>(std::lround(it->x2)), static_cast<int>(std::lround(it->y2))), it->cls,
                       label.str(), lw / 3.0, lw);
   }
+  return out;
+}
+
+void PredictionWriter::write_crops(const std::string& stem, const cv::Mat& image, const ImagePrediction& p) {
+  if (!outputs_.crops) return;
+  for (const auto& d : p.detections) {
+    // As Ultralytics cuts them: the box grown by 2% and 10 pixels, clipped to the image.
+    const double cx = (d.x1 + d.x2) / 2.0, cy = (d.y1 + d.y2) / 2.0;
+    const double w = (d.x2 - d.x1) * 1.02 + 10, h = (d.y2 - d.y1) * 1.02 + 10;
+    const int x1 = std::clamp(static_cast<int>(cx - w / 2), 0, image.cols), x2 = std::clamp(static_cast<int>(cx + w / 2), 0, image.cols);
+    const int y1 = std::clamp(static_cast<int>(cy - h / 2), 0, image.rows), y2 = std::clamp(static_cast<int>(cy + h / 2), 0, image.rows);
+    if (x2 <= x1 || y2 <= y1) continue;
+    const fs::path folder = fs::path(dir_) / "crops" / class_name(d.cls, names_);
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    fs::path file = folder / (stem + ".jpg");
+    for (int n = 2; fs::exists(file, ec); ++n) file = folder / (stem + std::to_string(n) + ".jpg");
+    std::vector<unsigned char> encoded;
+    if (!cv::imencode(".jpg", image(cv::Rect(x1, y1, x2 - x1, y2 - y1)), encoded)) {
+      throw Error("cannot encode the crop " + file.string());
+    }
+    write_file_atomic(file.string(), std::string_view(reinterpret_cast<const char*>(encoded.data()), encoded.size()));
+  }
+}
+
+void PredictionWriter::add(const std::string& image_path, const cv::Mat& image, const ImagePrediction& p) {
+  const fs::path file = fs::path(image_path).filename();
+  write_labels(file.stem().string(), p);
+  entries_.push_back(entry(image_path, p));
+  write_crops(file.stem().string(), image, p);
+  if (!outputs_.images) return;
   // Encoded first, then written atomically: an interrupted predict leaves whole images.
   const std::string out = (fs::path(dir_) / file).string();
   std::vector<unsigned char> encoded;
   bool ok = false;
   try {
-    ok = cv::imencode(file.extension().string(), drawn, encoded);
+    ok = cv::imencode(file.extension().string(), drawn(image, p), encoded);
   } catch (const cv::Exception&) {
     ok = false;
   }
@@ -123,7 +157,28 @@ void PredictionWriter::add(const std::string& image_path, const cv::Mat& image, 
   write_file_atomic(out, std::string_view(reinterpret_cast<const char*>(encoded.data()), encoded.size()));
 }
 
+void PredictionWriter::add_frame(const std::string& video_path, int frame, double fps, const cv::Mat& image,
+                                 const ImagePrediction& p) {
+  const std::string stem = fs::path(video_path).stem().string() + "_" + std::to_string(frame);
+  write_labels(stem, p);
+  nlohmann::ordered_json e = entry(video_path, p);
+  e["frame"] = frame;
+  entries_.push_back(std::move(e));
+  write_crops(stem, image, p);
+  if (!outputs_.images) return;
+  // Ultralytics' video on Linux: <stem>.avi, Motion JPEG, at the source's frame rate.
+  const std::string out = (fs::path(dir_) / fs::path(video_path).filename()).replace_extension(".avi").string();
+  cv::VideoWriter& writer = videos_->open[out];
+  if (!writer.isOpened()) {
+    writer.open(out, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps > 0 ? fps : 30.0, cv::Size(image.cols, image.rows));
+    if (!writer.isOpened()) throw Error("cannot write the annotated video " + out + " (OpenCV has no MJPG writer here)");
+  }
+  writer.write(drawn(image, p));
+}
+
 void PredictionWriter::finish() {
+  for (auto& [path, writer] : videos_->open) writer.release();
+  videos_->open.clear();
   write_file_atomic((fs::path(dir_) / "predictions.json").string(), entries_.dump(2) + "\n");
 }
 

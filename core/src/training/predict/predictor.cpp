@@ -102,15 +102,26 @@ Predictor::Predictor(const Registry& registry, const std::string& weights, const
                                    options.option_prefix + "model");
   m.model = m.loaded.model.get();
   const DetectionHead head = m.model->head();
-  for (int c : options.classes) {
+  // Classes named by name are the ids of those names among the weights' classes.
+  std::vector<int> classes = options.classes;
+  const auto& names = m.loaded.described.names;
+  for (const auto& name : options.class_names) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      throw InvalidInput(options.option_prefix + "classes: '" + name + "' is not a class name of this model (" +
+                         (names.empty() ? std::string("it names none") : "its first is '" + names.front() + "'") + ")");
+    }
+    classes.push_back(static_cast<int>(it - names.begin()));
+  }
+  for (int c : classes) {
     if (c < 0 || c >= head.nc) {
       throw InvalidInput(options.option_prefix + "classes: " + std::to_string(c) + " is not a class of this model (0.." +
                          std::to_string(head.nc - 1) + ")");
     }
   }
-  if (!options.classes.empty()) {
+  if (!classes.empty()) {
     m.class_mask = torch::zeros({head.nc});
-    for (int c : options.classes) m.class_mask[c] = 1.0f;
+    for (int c : classes) m.class_mask[c] = 1.0f;
     m.class_mask = m.class_mask.to(m.device);
   }
   const int stride = head.strides.empty()

@@ -27,6 +27,7 @@ struct PredictOptions {
   int max_det = 300;      // detections kept per image
   std::string device;     // "cpu", "cuda", "cuda:N"; empty: CUDA when available
   std::vector<int> classes;  // keep only these class ids (empty: all)
+  std::vector<std::string> class_names;  // and these classes, by the names the weights give them
   std::string model;      // architecture of a plain state dict ("yolo11n"); checkpoints name their own
   // Names the options in messages: "--" for the CLI's --weights, "stages.NODE.params." in a sink.
   std::string option_prefix = "--";

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/pipeline/word_values.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
 #include "training/checkpoint/checkpoint.h"
@@ -42,6 +43,10 @@ std::string checkpoint_architecture(const TorchFile& file) {
 std::vector<std::string> expand_model_words(const std::vector<std::string>& overrides) {
   const bool has_imgsz = std::any_of(overrides.begin(), overrides.end(),
                                      [](const std::string& o) { return o.rfind("imgsz=", 0) == 0; });
+  const bool not_pretrained = std::any_of(overrides.begin(), overrides.end(), [](const std::string& o) {
+    bool b = true;
+    return o.rfind("pretrained=", 0) == 0 && parse_word_bool(o.substr(11), b) && !b;
+  });
   std::vector<std::string> out;
   for (const auto& word : overrides) {
     if (word.rfind("model=", 0) != 0) {
@@ -88,7 +93,8 @@ std::vector<std::string> expand_model_words(const std::vector<std::string>& over
                          value + " (its architecture and the file)");
     }
     out.push_back("model=" + architecture);
-    out.push_back("weights=" + fs::absolute(value).lexically_normal().string());
+    // pretrained=False (Ultralytics' word): the file's architecture, trained from scratch.
+    if (!not_pretrained) out.push_back("weights=" + fs::absolute(value).lexically_normal().string());
     if (!imgsz.empty() && !has_imgsz) out.push_back("imgsz=" + imgsz);
   }
   return out;

@@ -12,6 +12,7 @@ namespace yoloflow::core {
 // `overrides` with every `model=` word rewritten into the overrides it stands for:
 //   model=yolo11s.yaml  -> model=yolo11s
 //   model=FILE.pt       -> model=<its architecture> weights=<FILE, absolute> [imgsz=<its imgsz>]
+//                          (no weights= with pretrained=False: the architecture from scratch)
 // (imgsz only where no imgsz= is given). A file is anything ending in .pt or .pth, or an existing
 // file: an Ultralytics checkpoint or a yoloflow one (both say their architecture); a plain
 // state dict does not, and is refused with what to write instead. Other words stay as they are.

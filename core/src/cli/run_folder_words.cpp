@@ -1,0 +1,47 @@
+#include "cli/run_folder_words.h"
+
+#include <filesystem>
+
+#include "runtime/pipeline/word_values.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::cli {
+
+RunFolderWords take_run_folder_words(std::vector<std::string>& words) {
+  RunFolderWords r;
+  for (auto it = words.begin(); it != words.end();) {
+    const auto eq = it->find('=');
+    const std::string key = eq == std::string::npos ? "" : it->substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : it->substr(eq + 1);
+    if (key == "project") {
+      r.project = value;
+    } else if (key == "name") {
+      r.name = value;
+    } else if (key == "exist_ok") {
+      if (!core::parse_word_bool(value, r.exist_ok)) {
+        throw InvalidInput("exist_ok=" + value + ": expected True or False");
+      }
+      r.exist_ok_given = true;
+    } else {
+      ++it;
+      continue;
+    }
+    it = words.erase(it);
+  }
+  return r;
+}
+
+std::string ultralytics_run_dir(const RunFolderWords& words, const std::string& default_name) {
+  namespace fs = std::filesystem;
+  if (words.project.empty() && words.name.empty()) return "";
+  const fs::path base = fs::path(words.project.empty() ? "runs/detect" : words.project) /
+                        (words.name.empty() ? default_name : words.name);
+  std::error_code ec;
+  if (words.exist_ok || !fs::exists(base, ec)) return base.string();
+  for (int n = 2;; ++n) {
+    const fs::path candidate = base.string() + std::to_string(n);
+    if (!fs::exists(candidate, ec)) return candidate.string();
+  }
+}
+
+}  // namespace yoloflow::cli

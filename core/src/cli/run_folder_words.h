@@ -1,0 +1,25 @@
+#pragma once
+// Ultralytics' run folder words: project=, name= and exist_ok=. A run goes to project/name
+// (project runs/detect and name the command's, train or val or predict, when left out); when
+// that folder exists, to name2, name3, ... unless exist_ok=True, which writes into it.
+#include <string>
+#include <vector>
+
+namespace yoloflow::cli {
+
+struct RunFolderWords {
+  std::string project, name;
+  bool exist_ok = false;
+  bool exist_ok_given = false;
+};
+
+// Removes project=, name= and exist_ok= from `words` and returns them. Throws InvalidInput for
+// an exist_ok value that is no bool.
+RunFolderWords take_run_folder_words(std::vector<std::string>& words);
+
+// The folder Ultralytics would write to: "" when neither project nor name is given (the
+// command's own numbered folder then), else project/name or its first free name2, name3, ...
+// (project/name itself with exist_ok).
+std::string ultralytics_run_dir(const RunFolderWords& words, const std::string& default_name);
+
+}  // namespace yoloflow::cli

@@ -1,0 +1,274 @@
+#include "cli/verb_words.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "cli/run_folder_words.h"
+#include "runtime/pipeline/ultralytics_arguments.h"
+#include "runtime/pipeline/word_values.h"
+#include "yoloflow/error.h"
+#include "yoloflow/params.h"
+
+namespace yoloflow::cli {
+namespace {
+
+using Options = std::vector<std::string>;
+// A word's value -> the options it stands for. Throws InvalidInput when the value does not fit.
+using Rule = std::function<Options(const std::string& key, const std::string& value)>;
+
+// The options of these commands that take no value (every other option is followed by one).
+const char* const kFlags[] = {"--rect", "--square", "--save-json", "--no-images", "--dynamic", "--half", "--nms",
+                              "--no-labels", "--no-label-conf", "--save-crop", "--hide-labels", "--hide-conf",
+                              "--hide-boxes", "--help", "-h"};
+
+bool is_flag(const std::string& arg) { return std::find(std::begin(kFlags), std::end(kFlags), arg) != std::end(kFlags); }
+
+std::string text_of(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+Rule value_of(const std::string& option) {
+  return [option](const std::string&, const std::string& value) { return Options{option, value}; };
+}
+
+Rule number_of(const std::string& option) {
+  return [option](const std::string& key, const std::string& value) {
+    const nlohmann::json v = core::parse_word_value(value);
+    if (!v.is_number()) throw InvalidInput(key + "=" + value + ": expected a number");
+    return Options{option, text_of(v)};
+  };
+}
+
+bool bool_value(const std::string& key, const std::string& value) {
+  bool b = false;
+  if (!core::parse_word_bool(value, b)) throw InvalidInput(key + "=" + value + ": expected True or False");
+  return b;
+}
+
+// True -> `on` (nothing when empty), False -> `off`.
+Rule bool_of(const std::string& on, const std::string& off) {
+  return [on, off](const std::string& key, const std::string& value) {
+    const std::string& option = bool_value(key, value) ? on : off;
+    return option.empty() ? Options{} : Options{option};
+  };
+}
+
+// Ultralytics' device=0 is cuda:0; cpu, cuda and cuda:N pass as they are.
+Options device_options(const std::string& key, const std::string& value) {
+  const nlohmann::json v = core::parse_word_value(value);
+  if (v.is_number_integer() && v.get<long long>() >= 0) return {"--device", "cuda:" + v.dump()};
+  if (v.is_array() || v.is_number()) {
+    throw InvalidInput(key + "=" + value + ": one device (cpu, 0, cuda:1); several GPUs train through torchrun "
+                       "(docs/distributed.md)");
+  }
+  return {"--device", value};
+}
+
+// One square size; Ultralytics' val and predict take the largest of [h, w], with a warning.
+Options square_imgsz(const std::string& key, const std::string& value) {
+  const nlohmann::json v = core::parse_word_value(value);
+  if (v.is_number_integer()) return {"--imgsz", v.dump()};
+  if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_number_integer(); })) {
+    long long side = 0;
+    for (const auto& e : v) side = std::max(side, e.get<long long>());
+    std::cerr << "warning: " << key << "=" << value << ": this command letterboxes to one size; using imgsz=" << side
+              << std::endl;
+    return {"--imgsz", std::to_string(side)};
+  }
+  throw InvalidInput(key + "=" + value + ": expected a size in pixels, e.g. imgsz=640");
+}
+
+// export: one size or [h, w].
+Options export_imgsz(const std::string& key, const std::string& value) {
+  const nlohmann::json v = core::parse_word_value(value);
+  if (v.is_number_integer()) return {"--imgsz", v.dump()};
+  if (v.is_array() && (v.size() == 1 || v.size() == 2) &&
+      std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_number_integer(); })) {
+    Options o{"--imgsz"};
+    for (const auto& e : v) o.push_back(e.dump());
+    return o;
+  }
+  throw InvalidInput(key + "=" + value + ": expected a size or [height, width] in pixels, e.g. imgsz=640 or imgsz=[480,640]");
+}
+
+// classes=0, classes=[0,2], classes=0,2 or classes=[person,dog]: ids or names, comma separated.
+Options classes_options(const std::string& key, const std::string& value) {
+  nlohmann::json v = core::parse_word_value(value);
+  if (!v.is_array()) v = nlohmann::json::array({v});
+  std::string list;
+  for (const auto& e : v) {
+    const bool id = e.is_number_integer() && e.get<long long>() >= 0;
+    const bool name = e.is_string() && !e.get<std::string>().empty();
+    if (!id && !name) throw InvalidInput(key + "=" + value + ": expected class ids or names, e.g. classes=0 or classes=[0,2]");
+    list += (list.empty() ? "" : ",") + text_of(e);
+  }
+  if (list.empty()) throw InvalidInput(key + "=" + value + ": expected class ids or names, e.g. classes=0 or classes=[0,2]");
+  return {"--classes", list};
+}
+
+// model=: the weights file (a checkpoint, Ultralytics' yolo11n.pt).
+Options weights_options(const std::string&, const std::string& value) { return {"--weights", value}; }
+
+// info's model= is a weights file, or an architecture (yolo11s, yolo11s.yaml).
+Options info_model_options(const std::string&, const std::string& value) {
+  std::error_code ec;
+  const std::string ext = std::filesystem::path(value).extension().string();
+  if (ext == ".pt" || ext == ".pth" || std::filesystem::is_regular_file(value, ec)) return {"--weights", value};
+  return {"--model", ext == ".yaml" || ext == ".yml" ? std::filesystem::path(value).stem().string() : value};
+}
+
+Options nothing(const std::string&, const std::string&) { return {}; }
+
+struct Verb {
+  std::map<std::string, Rule> rules;
+  bool run_folder = false;  // takes project=, name=, exist_ok= as its --out
+};
+
+std::map<std::string, Verb> make_verbs() {
+  std::map<std::string, Verb> verbs;
+  Verb& val = verbs["val"];
+  val.run_folder = true;
+  val.rules = {{"model", weights_options},           {"data", value_of("--data")},
+               {"imgsz", square_imgsz},              {"batch", number_of("--batch")},
+               {"conf", number_of("--conf")},        {"iou", number_of("--iou")},
+               {"max_det", number_of("--max-det")},  {"split", value_of("--split")},
+               {"device", device_options},           {"rect", bool_of("--rect", "--square")},
+               {"save_json", bool_of("--save-json", "")},
+               // val draws no plots: plots=False turns off nothing, plots=True draws nothing more.
+               {"plots", nothing}};
+  Verb& predict = verbs["predict"];
+  predict.run_folder = true;
+  predict.rules = {{"model", weights_options},
+                   {"source", value_of("--source")},
+                   {"imgsz", square_imgsz},
+                   {"conf", number_of("--conf")},
+                   {"iou", number_of("--iou")},
+                   {"max_det", number_of("--max-det")},
+                   {"device", device_options},
+                   {"classes", classes_options},
+                   {"save", bool_of("", "--no-images")},
+                   {"save_txt", bool_of("", "--no-labels")},
+                   {"save_conf", bool_of("", "--no-label-conf")},
+                   {"save_crop", bool_of("--save-crop", "")},
+                   {"show_labels", bool_of("", "--hide-labels")},
+                   {"show_conf", bool_of("", "--hide-conf")},
+                   {"show_boxes", bool_of("", "--hide-boxes")},
+                   {"line_width", number_of("--line-width")},
+                   {"vid_stride", number_of("--vid-stride")}};
+  Verb& exporting = verbs["export"];
+  exporting.rules = {{"model", weights_options},      {"format", value_of("--format")},
+               {"imgsz", export_imgsz},         {"batch", number_of("--batch")},
+               {"dynamic", bool_of("--dynamic", "")}, {"half", bool_of("--half", "")},
+               {"opset", number_of("--opset")}, {"nms", bool_of("--nms", "")},
+               {"conf", number_of("--conf")},   {"iou", number_of("--iou")},
+               {"max_det", number_of("--max-det")},
+               // The graph is written without the redundant nodes an exporter's trace leaves.
+               {"simplify", nothing}};
+  Verb& info = verbs["info"];
+  info.rules = {{"model", info_model_options}, {"imgsz", number_of("--imgsz")}};
+  return verbs;
+}
+
+// task= and mode=, as every command takes them.
+void check_task_and_mode(const std::string& verb, const std::string& key, const std::string& value) {
+  if (key == "task" && value != "detect") {
+    throw InvalidInput("task=" + value + ": yoloflow trains and runs detectors only (task=detect)");
+  }
+  if (key == "mode" && value != verb) {
+    throw InvalidInput("mode=" + value + " on `yoloflow " + verb + "`: the command is the mode; run `yoloflow " + value +
+                       " ...`");
+  }
+}
+
+const std::map<std::string, Verb>& verbs_with_words() {
+  static const std::map<std::string, Verb> verbs = make_verbs();
+  return verbs;
+}
+
+}  // namespace
+
+void describe_words(CLI::App& app) {
+  for (const auto& [name, verb] : verbs_with_words()) {
+    CLI::App* cmd = app.get_subcommand(name);
+    std::string list = "task, mode";
+    for (const auto& [key, rule] : verb.rules) list += ", " + key;
+    if (verb.run_folder) list += ", project, name, exist_ok";
+    cmd->footer("Ultralytics' words KEY=VALUE stand for these options (model= is --weights): " + list +
+                "; docs/ultralytics-arguments.md says what each of Ultralytics' arguments does here");
+  }
+}
+
+std::vector<std::string> words_as_options(const std::vector<std::string>& args_in) {
+  const auto& verbs = verbs_with_words();
+  std::vector<std::string> args = args_in;
+  // The verb: the first argument that is neither an option nor an option's value.
+  std::size_t at = 0;
+  for (; at < args.size(); ++at) {
+    if (args[at] == "--plugin-path" || args[at] == "--log-level") {
+      ++at;
+      continue;
+    }
+    if (!args[at].empty() && args[at][0] == '-') continue;
+    break;
+  }
+  if (at >= args.size()) return args;
+  // `yolo detect val ...`: the task before the mode.
+  if (args[at] == "detect") {
+    args.erase(args.begin() + static_cast<long>(at));
+    if (at >= args.size()) return args;
+  } else if (args[at] == "segment" || args[at] == "classify" || args[at] == "pose" || args[at] == "obb" ||
+             args[at] == "semantic") {
+    throw InvalidInput("`" + args[at] + "`: yoloflow trains and runs detectors only (yoloflow detect ..., or no task)");
+  }
+  const std::string verb = args[at];
+  const auto vit = verbs.find(verb);
+  if (vit == verbs.end()) return args;
+  const Verb& v = vit->second;
+
+  std::vector<std::string> out(args.begin(), args.begin() + static_cast<long>(at) + 1);
+  std::vector<std::string> folder_words;
+  bool out_given = false;
+  for (std::size_t i = at + 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool option_value = i > at + 1 && !args[i - 1].empty() && args[i - 1][0] == '-' && !is_flag(args[i - 1]) &&
+                              args[i - 1].find('=') == std::string::npos;
+    const auto eq = a.find('=');
+    if (a == "--out") out_given = true;
+    if (option_value || a.empty() || a[0] == '-' || eq == std::string::npos || eq == 0) {
+      out.push_back(a);
+      continue;
+    }
+    const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
+    if (key == "task" || key == "mode") {
+      check_task_and_mode(verb, key, value);
+      continue;
+    }
+    if (v.run_folder && (key == "project" || key == "name" || key == "exist_ok")) {
+      folder_words.push_back(a);
+      continue;
+    }
+    if (const auto rule = v.rules.find(key); rule != v.rules.end()) {
+      for (auto& o : rule->second(key, value)) out.push_back(std::move(o));
+      continue;
+    }
+    if (const std::string refusal = core::ultralytics_refusal(key, verb); !refusal.empty()) throw InvalidInput(refusal);
+    std::vector<std::string> names{"task", "mode"};
+    for (const auto& [name, rule] : v.rules) names.push_back(name);
+    if (v.run_folder) names.insert(names.end(), {"project", "name", "exist_ok"});
+    const std::string guess = closest_name(key, names);
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw InvalidInput(a + ": `yoloflow " + verb + "` takes no word '" + key + "'" +
+                       (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (its words: " + list + ")");
+  }
+  if (!folder_words.empty()) {
+    if (out_given) throw InvalidInput("--out and project=/name= both name the output folder; give one");
+    const RunFolderWords words = take_run_folder_words(folder_words);
+    const std::string dir = ultralytics_run_dir(words, verb);
+    if (!dir.empty()) out.insert(out.end(), {"--out", dir});
+  }
+  return out;
+}
+
+}  // namespace yoloflow::cli

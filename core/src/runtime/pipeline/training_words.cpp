@@ -1,0 +1,323 @@
+#include "runtime/pipeline/training_words.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include "runtime/pipeline/component_spec.h"
+#include "runtime/pipeline/word_values.h"
+
+namespace yoloflow::core {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The value of the last `key=` among `words`; empty when none names it.
+std::string word_text(const std::vector<std::string>& words, const std::string& key) {
+  std::string found;
+  for (const auto& w : words) {
+    if (w.rfind(key + "=", 0) == 0) found = w.substr(key.size() + 1);
+  }
+  return found;
+}
+
+bool has_word(const std::vector<std::string>& words, const std::string& key) {
+  return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return w.rfind(key + "=", 0) == 0; });
+}
+
+// A stage whose component is the first of `plugins` that the pipeline has.
+std::string stage_of(const json& document, const Registry& registry, std::initializer_list<const char*> plugins) {
+  const auto stages = known_stages(document, registry);
+  for (const char* p : plugins) {
+    for (const auto& [name, rc] : stages) {
+      if (rc->info.name == p) return name;
+    }
+  }
+  return "";
+}
+
+bool bool_word(const std::string& key, const std::string& text, bool& value, Diagnostics& out) {
+  if (parse_word_bool(text, value)) return true;
+  out.push_back({key, key + "=" + text + ": expected True or False"});
+  return false;
+}
+
+bool number_word(const std::string& key, const std::string& text, double& value, Diagnostics& out) {
+  const json v = parse_word_value(text);
+  if (v.is_number()) {
+    value = v.get<double>();
+    return true;
+  }
+  out.push_back({key, key + "=" + text + ": expected a number"});
+  return false;
+}
+
+// The mosaic probability and the epochs it is closed for, as a stage's `p` holds them: a number
+// (never closed), or Ultralytics' schedule {"steps": {"0": p, "-N": 0.0}}.
+void read_mosaic(const json& p, double& prob, int& close) {
+  prob = 1.0;
+  close = 0;
+  if (p.is_number()) {
+    prob = p.get<double>();
+  } else if (p.is_object() && p.contains("steps") && p["steps"].is_object()) {
+    for (const auto& [k, v] : p["steps"].items()) {
+      if (!v.is_number()) continue;
+      if (k == "0") prob = v.get<double>();
+      else if (!k.empty() && k[0] == '-' && v.get<double>() == 0.0) close = std::atoi(k.c_str() + 1);
+    }
+  }
+}
+
+std::string mosaic_override(const std::string& stage, double prob, int close) {
+  json p = prob;
+  if (close > 0 && prob > 0) p = {{"steps", {{"0", prob}, {"-" + std::to_string(close), 0.0}}}};
+  return "stages." + stage + ".params.p=" + p.dump();
+}
+
+// mixup=P on a pipeline without a mixup stage: one after the geometric augmentation (where
+// Ultralytics applies MixUp: after mosaic and random_perspective, before hsv and flip), its
+// consumers reading from it instead.
+bool add_mixup_stage(json& document, const Registry& registry, double p, Diagnostics& out) {
+  const std::string after = stage_of(document, registry, {"random_perspective", "mosaic_perspective", "mosaic"});
+  if (after.empty() || registry.find(Kind::Augmentation, "mixup") == nullptr) {
+    out.push_back({"mixup", "mixup=: this pipeline has no mosaic or random_perspective stage to put the mixup stage "
+                            "after; add a stage {\"plugin\": \"mixup\"} to it"});
+    return false;
+  }
+  std::string name = "mixup";
+  for (int n = 2; document["stages"].contains(name); ++n) name = "mixup" + std::to_string(n);
+  for (auto& [stage_name, stage] : document["stages"].items()) {
+    if (!stage.is_object()) continue;
+    if (stage.contains("input") && stage["input"] == after) stage["input"] = name;
+    if (stage.contains("inputs") && stage["inputs"].is_array()) {
+      for (auto& in : stage["inputs"]) {
+        if (in == after) in = name;
+      }
+    }
+  }
+  document["stages"][name] = {{"plugin", "mixup"}, {"input", after}, {"params", {{"p", p}}}};
+  return true;
+}
+
+}  // namespace
+
+std::string training_sink(const json& document, const Registry& registry) {
+  for (const auto& [name, rc] : known_stages(document, registry)) {
+    if (rc->info.kind == Kind::Sink && rc->info.schema.find("optimizer") != nullptr) return name;
+  }
+  return "";
+}
+
+std::string training_word_value(const std::string& key, const std::string& text) {
+  const json v = parse_word_value(text);
+  if (key == "cache") {
+    if (v.is_boolean()) return v.get<bool>() ? "ram" : "\"none\"";
+    if (v.is_string() && lower(v.get<std::string>()) == "ram") return "ram";
+    if (v.is_string() && lower(v.get<std::string>()) == "disk") return "disk";
+  }
+  if (key == "batch" && v.is_number() && v.get<double>() == -1) return "\"auto\"";  // Ultralytics' AutoBatch
+  if (key == "save_period" && v.is_number_integer() && v.get<long long>() < 0) return "0";  // -1: off
+  return text;
+}
+
+bool expand_training_word(const std::string& key, const std::string& text, const std::vector<std::string>& words,
+                          json& document, const Registry& registry, std::vector<std::string>& expanded,
+                          Diagnostics& out) {
+  const std::string sink = training_sink(document, registry);
+  if (sink.empty()) return false;
+  const std::string at = "stages." + sink + ".params.";
+  expanded.clear();
+  bool b = false;
+  double x = 0;
+  if (key == "task") {
+    if (lower(text) != "detect") {
+      out.push_back({key, "task=" + text + ": yoloflow trains detectors only (task=detect)"});
+    }
+    return true;
+  }
+  if (key == "mode") {
+    if (lower(text) != "train") {
+      out.push_back({key, "mode=" + text + ": the command is the mode; for " + text + " run `yoloflow " + text +
+                              " model=... ...`"});
+    }
+    return true;
+  }
+  if (key == "project" || key == "exist_ok") {
+    // Where the run is written: the commands that make run folders take these words out
+    // first (cli/run_folder_words.h); they change nothing in the pipeline.
+    return true;
+  }
+  if (key == "optimizer") {
+    // Ultralytics' names in any case (SGD, AdamW): the optimizer plugin of that lower-case name.
+    const std::string name = lower(text);
+    if (registry.find(Kind::Optimizer, name) == nullptr) {
+      std::string list;
+      for (const auto& n : registry.names(Kind::Optimizer)) list += (list.empty() ? "" : ", ") + n;
+      out.push_back({key, "Ultralytics' `optimizer` " + text + " is not supported by yoloflow: no optimizer plugin "
+                              "of that name is loaded; the optimizers are: " + list});
+      return true;
+    }
+    expanded.push_back(at + "optimizer.plugin=" + name);
+    return true;
+  }
+  if (key == "cos_lr") {
+    if (bool_word(key, text, b, out)) expanded.push_back(at + "scheduler.plugin=" + (b ? "cosine" : "linear"));
+    return true;
+  }
+  if (key == "amp") {
+    if (bool_word(key, text, b, out)) expanded.push_back(at + "precision.plugin=" + (b ? "amp" : "fp32"));
+    return true;
+  }
+  if (key == "val") {
+    // val=False: Ultralytics validates only after the final epoch, as val_every=0 does.
+    if (bool_word(key, text, b, out)) expanded.push_back(at + "val_every=" + (b ? "1" : "0"));
+    return true;
+  }
+  if (key == "nbs") {
+    expanded.push_back(at + "nominal_batch=" + text);
+    return true;
+  }
+  if (key == "conf" || key == "iou") {  // during training they are validation's
+    expanded.push_back(at + "val_" + key + "=" + text);
+    return true;
+  }
+  if (key == "save") {
+    if (bool_word(key, text, b, out) && !b) {
+      out.push_back({key, "Ultralytics' `save` False is not supported by yoloflow: training always writes "
+                          "weights/last.pt and best.pt (they are what --resume and val read)"});
+    }
+    return true;
+  }
+  if (key == "resume") {
+    if (parse_word_bool(text, b) && !b) return true;  // resume=False: a new run, the default
+    out.push_back({key, "resume=: continue a run with `yoloflow train --resume RUN_DIR` (or "
+                        "RUN_DIR/weights/last.pt), or resume=RUN_DIR/weights/last.pt on `yoloflow train`"});
+    return true;
+  }
+  if (key == "pretrained") {
+    // True: the weights the pipeline or model=FILE.pt names; False: none (the architecture
+    // alone, from scratch); a path: those weights.
+    const json v = parse_word_value(text);
+    if (v.is_boolean()) {
+      json& params = document["stages"][sink]["params"];
+      if (!v.get<bool>() && params.is_object()) params.erase("weights");
+    } else if (v.is_string() && !v.get<std::string>().empty()) {
+      const std::filesystem::path file(v.get<std::string>());
+      expanded.push_back(at + "weights=" +
+                         (std::filesystem::exists(file) ? std::filesystem::absolute(file).lexically_normal().string()
+                                                        : file.string()));
+    } else {
+      out.push_back({key, "pretrained=" + text + ": expected True, False or a weights file"});
+    }
+    return true;
+  }
+  if (key == "save_period") {
+    // The periodic_checkpoints callback's; a pipeline without it gets it for save_period > 0
+    // (and has nothing to turn off for Ultralytics' -1).
+    json& params = document["stages"][sink]["params"];
+    if (!params.is_object()) return true;
+    if (!params.contains("callbacks") || !params["callbacks"].is_array()) params["callbacks"] = json::array();
+    json& callbacks = params["callbacks"];
+    const json v = parse_word_value(text);
+    if (!v.is_number_integer()) {
+      out.push_back({key, "save_period=" + text + ": expected a whole number of epochs (-1 or 0: off)"});
+      return true;
+    }
+    const long long n = std::max<long long>(0, v.get<long long>());
+    for (std::size_t i = 0; i < callbacks.size(); ++i) {
+      if (callbacks[i].is_object() && callbacks[i].value("plugin", std::string()) == "periodic_checkpoints") {
+        expanded.push_back(at + "callbacks." + std::to_string(i) + ".params.save_period=" + std::to_string(n));
+        return true;
+      }
+    }
+    if (n > 0 && registry.find(Kind::Callback, "periodic_checkpoints") != nullptr) {
+      callbacks.push_back({{"plugin", "periodic_checkpoints"}, {"params", {{"save_period", n}}}});
+    }
+    return true;
+  }
+  if (key == "plots") {
+    // The training batches drawn (train_batch*.jpg) are the plots a callback makes.
+    if (!bool_word(key, text, b, out)) return true;
+    json& params = document["stages"][sink]["params"];
+    if (!params.is_object()) return true;
+    json callbacks = params.contains("callbacks") && params["callbacks"].is_array() ? params["callbacks"] : json::array();
+    json kept = json::array();
+    bool present = false;
+    for (const auto& c : callbacks) {
+      const bool drawing = c.is_object() && c.value("plugin", std::string()) == "train_batch_images";
+      present = present || drawing;
+      if (!drawing || b) kept.push_back(c);
+    }
+    if (b && !present && registry.find(Kind::Callback, "train_batch_images") != nullptr) {
+      kept.push_back({{"plugin", "train_batch_images"}});
+    }
+    params["callbacks"] = kept;
+    return true;
+  }
+  if (key == "mosaic" || key == "close_mosaic") {
+    const std::string stage = stage_of(document, registry, {"mosaic", "mosaic_perspective"});
+    if (stage.empty()) {
+      out.push_back({key, key + "=: this pipeline has no mosaic stage"});
+      return true;
+    }
+    const json& stage_json = document["stages"][stage];
+    const json p = stage_json.contains("params") && stage_json["params"].contains("p") ? stage_json["params"]["p"]
+                                                                                       : json(1.0);
+    double prob = 1.0;
+    int close = 0;
+    read_mosaic(p, prob, close);
+    if (has_word(words, "mosaic") && !number_word("mosaic", word_text(words, "mosaic"), prob, out)) return true;
+    if (has_word(words, "close_mosaic")) {
+      double c = 0;
+      if (!number_word("close_mosaic", word_text(words, "close_mosaic"), c, out)) return true;
+      if (c < 0 || c != std::floor(c)) {
+        out.push_back({"close_mosaic", "close_mosaic=" + word_text(words, "close_mosaic") +
+                                           ": expected a whole number of epochs >= 0"});
+        return true;
+      }
+      close = static_cast<int>(c);
+    }
+    expanded.push_back(mosaic_override(stage, prob, close));
+    return true;
+  }
+  if (key == "mixup") {
+    if (!number_word(key, text, x, out)) return true;
+    const std::string stage = stage_of(document, registry, {"mixup"});
+    if (!stage.empty()) {
+      expanded.push_back("stages." + stage + ".params.p=" + text);
+    } else if (x > 0) {
+      add_mixup_stage(document, registry, x, out);
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string optimizer_auto_warning(const json& document, const std::vector<std::string>& words,
+                                   const Registry& registry) {
+  const std::string sink = training_sink(document, registry);
+  if (sink.empty()) return "";
+  std::vector<std::string> set;
+  for (const char* k : {"lr0", "momentum"}) {
+    if (has_word(words, k)) set.push_back(k);
+  }
+  if (set.empty()) return "";
+  const json& params = document["stages"][sink].value("params", json::object());
+  const json optimizer = params.contains("optimizer") ? params["optimizer"] : json();
+  const RegisteredComponent* rc = registry.find(Kind::Sink, document["stages"][sink].value("plugin", std::string()));
+  const std::string plugin =
+      optimizer.is_object() ? optimizer.value("plugin", std::string())
+      : rc && rc->info.schema.find("optimizer") ? rc->info.schema.find("optimizer")->default_json.value("plugin", std::string())
+                                                : std::string();
+  if (plugin != "auto") return "";
+  std::string which = set[0] + (set.size() > 1 ? " and " + set[1] : "");
+  return "optimizer=auto chooses its own learning rate and momentum, so " + which + " given here " +
+         (set.size() > 1 ? "change" : "changes") + " nothing; name an optimizer to use " +
+         (set.size() > 1 ? "them" : "it") + " (optimizer=SGD, AdamW, ...)";
+}
+
+}  // namespace yoloflow::core

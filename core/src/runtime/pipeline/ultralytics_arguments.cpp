@@ -1,0 +1,187 @@
+#include "runtime/pipeline/ultralytics_arguments.h"
+
+#include <algorithm>
+
+namespace yoloflow::core {
+namespace {
+
+using Verbs = std::vector<std::string>;
+const Verbs kNone{};
+const Verbs kTrain{"train"};
+const Verbs kVal{"val"};
+const Verbs kPredict{"predict"};
+const Verbs kExport{"export"};
+const Verbs kTrainVal{"train", "val"};
+const Verbs kValPredict{"val", "predict"};
+const Verbs kValPredictExport{"val", "predict", "export"};
+const Verbs kTrainValPredict{"train", "val", "predict"};
+const Verbs kTrainValPredictExport{"train", "val", "predict", "export"};
+const Verbs kEvery{"train", "val", "predict", "export", "info"};
+
+// Reasons shared by several keys.
+const char* kSegment = "it is a segmentation setting and yoloflow trains and runs detectors only";
+const char* kClassify = "it is a classification setting and yoloflow trains and runs detectors only";
+const char* kPose = "it is a pose or oriented-box setting and yoloflow trains and runs detectors only";
+const char* kTrainOnly = "it is a training setting; this command trains nothing";
+const char* kPredictOnly = "it is a setting of predict";
+const char* kExportOnly = "it is a setting of export";
+
+std::vector<UltralyticsArgument> make_arguments() {
+  return {
+      {"task", kEvery, "only task=detect: yoloflow trains and runs detectors"},
+      {"mode", kEvery, "the command is the mode: yoloflow train, val, predict, export"},
+      // Train settings
+      {"model", kEvery, ""},
+      {"data", kTrainVal, "predict and export take the class names from the weights, and INT8 export, which "
+                          "calibrates on a dataset, is not built"},
+      {"epochs", kTrain, kTrainOnly},
+      {"time", kNone, "a time budget is not built; use epochs, or stages.train.params.max_steps=N (a resumable stop)"},
+      {"patience", kTrain, kTrainOnly},
+      {"batch", {"train", "val", "export"}, "predict runs one image at a time"},
+      {"imgsz", kEvery, ""},
+      {"save", {"train", "predict"}, "train always writes weights/last.pt and best.pt (save=False is refused); "
+                                     "val always writes metrics.json"},
+      {"save_period", kTrain, kTrainOnly},
+      {"cache", kTrain, kTrainOnly},
+      {"device", {"train", "val", "predict"}, "export runs on the CPU"},
+      {"workers", kTrain, "val and predict read their images on the command's own threads"},
+      {"project", kTrainValPredict, "export writes beside the weights (or to --out)"},
+      {"name", kTrainValPredict, "export writes beside the weights (or to --out)"},
+      {"exist_ok", kTrainValPredict, "export replaces its output file"},
+      {"pretrained", kTrain, kTrainOnly},
+      {"optimizer", kTrain, kTrainOnly},
+      {"verbose", kNone, "yoloflow's output is set by --log-level (warn prints less, debug more)"},
+      {"seed", kTrain, kTrainOnly},
+      {"deterministic", kTrain, kTrainOnly},
+      {"single_cls", kNone, "training all classes as one is not built; write a data.yaml with one class name "
+                            "and labels of class 0"},
+      {"rect", kVal, "rectangular training batches are not built; validation, during training too, is rectangular "
+                       "(stages.train.params.rect) and predict fits each image to its own stride-aligned rectangle"},
+      {"cos_lr", kTrain, kTrainOnly},
+      {"close_mosaic", kTrain, kTrainOnly},
+      {"resume", kTrain, kTrainOnly},
+      {"amp", kTrain, kTrainOnly},
+      {"fraction", kNone, "using a fraction of a dataset is not built (to train on part of one, list its images "
+                          "in a .txt file and name that as the data.yaml's train split; INT8 export, which calibrates "
+                          "on one, is not built)"},
+      {"profile", kNone, "profiling ONNX and TensorRT speeds during training is not built; "
+                         "stages.train.params.profile_every=N times the training step phase by phase"},
+      {"freeze", kNone, "freezing layers is not built; stages.train.params.weights=FILE.pt fine-tunes every layer"},
+      {"multi_scale", kTrain, kTrainOnly},
+      {"compile", kNone, "torch.compile is Python's; on CUDA yoloflow captures the training step as a CUDA graph "
+                         "instead (stages.train.params.cuda_graph)"},
+      {"overlap_mask", kNone, kSegment},
+      {"mask_ratio", kNone, kSegment},
+      {"dropout", kNone, kClassify},
+      // Val/Test settings
+      {"val", kTrain, kTrainOnly},
+      {"split", kVal, "train validates on the train sink's val_split (stages.train.params.val_split)"},
+      {"save_json", kVal, "only val writes COCO results"},
+      {"conf", {"train", "val", "predict", "export"}, "info computes no detections"},
+      {"iou", {"train", "val", "predict", "export"}, "info computes no detections"},
+      {"max_det", {"train", "val", "predict", "export"}, "info computes no detections"},
+      {"half", kExport, "val and predict run the weights in fp32; export half=True writes an fp16 ONNX file"},
+      {"dnn", kNone, "yoloflow runs trained weights with LibTorch, not with OpenCV's DNN module"},
+      {"plots", kTrainVal, "predict and export draw no plots"},
+      {"end2end", kNone, "end-to-end heads (YOLO26, YOLOv10) are not built; yoloflow's YOLO11 head uses NMS"},
+      // Predict settings
+      {"source", kPredict, kPredictOnly},
+      {"vid_stride", kPredict, kPredictOnly},
+      {"stream_buffer", kNone, "streams (RTSP, webcams) are not read; predict takes images, videos, folders, globs "
+                               "and .txt lists"},
+      {"visualize", kNone, "drawing the model's feature maps is not built"},
+      {"augment", kNone, "test-time augmentation is not built"},
+      {"agnostic_nms", kNone, "class-agnostic NMS is not offered on the command line; NMS keeps boxes per class, "
+                              "as Ultralytics' default"},
+      {"classes", kPredict, "filtering classes is built for predict only"},
+      {"retina_masks", kNone, kSegment},
+      {"embed", kNone, "returning feature embeddings is not built"},
+      // Visualize settings
+      {"show", kNone, "yoloflow opens no windows; the annotated images and videos are written to the run folder"},
+      {"save_frames", kNone, "saving each video frame as an image is not built; the annotated video is written"},
+      {"save_txt", kPredict, "only predict writes label files (val: save_json=True writes its detections)"},
+      {"save_conf", kPredict, "only predict writes label files (val: save_json=True writes its detections)"},
+      {"save_crop", kPredict, kPredictOnly},
+      {"show_labels", kPredict, kPredictOnly},
+      {"show_conf", kPredict, kPredictOnly},
+      {"show_boxes", kPredict, kPredictOnly},
+      {"line_width", kPredict, kPredictOnly},
+      // Export settings
+      {"format", kExport, kExportOnly},
+      {"keras", kNone, "yoloflow exports ONNX only (format=onnx), no TensorFlow formats"},
+      {"optimize", kNone, "it applies to TorchScript and DEEPX exports; yoloflow exports ONNX only"},
+      {"int8", kNone, "INT8 quantisation is not built in this export; it writes float32 or float16 (half=True) ONNX"},
+      {"dynamic", kExport, kExportOnly},
+      {"simplify", kExport, kExportOnly},
+      {"opset", kExport, kExportOnly},
+      {"workspace", kNone, "it sizes TensorRT's builder; yoloflow exports ONNX only"},
+      {"nms", kExport, kExportOnly},
+      // Hyperparameters
+      {"lr0", kTrain, kTrainOnly},
+      {"lrf", kTrain, kTrainOnly},
+      {"momentum", kTrain, kTrainOnly},
+      {"weight_decay", kTrain, kTrainOnly},
+      {"warmup_epochs", kTrain, kTrainOnly},
+      {"warmup_momentum", kTrain, kTrainOnly},
+      {"warmup_bias_lr", kTrain, kTrainOnly},
+      {"box", kTrain, kTrainOnly},
+      {"cls", kTrain, kTrainOnly},
+      {"cls_pw", kNone, "class weighting of the classification loss is not built in the yolo11_detection loss"},
+      {"dfl", kTrain, kTrainOnly},
+      {"pose", kNone, kPose},
+      {"kobj", kNone, kPose},
+      {"rle", kNone, kPose},
+      {"angle", kNone, kPose},
+      {"nbs", kTrain, kTrainOnly},
+      {"hsv_h", kTrain, kTrainOnly},
+      {"hsv_s", kTrain, kTrainOnly},
+      {"hsv_v", kTrain, kTrainOnly},
+      {"degrees", kTrain, kTrainOnly},
+      {"translate", kTrain, kTrainOnly},
+      {"scale", kTrain, kTrainOnly},
+      {"shear", kTrain, kTrainOnly},
+      {"perspective", kTrain, kTrainOnly},
+      {"flipud", kTrain, kTrainOnly},
+      {"fliplr", kTrain, kTrainOnly},
+      {"bgr", kNone, "the RGB-BGR channel swap augmentation is not built"},
+      {"mosaic", kTrain, kTrainOnly},
+      {"mixup", kTrain, kTrainOnly},
+      {"cutmix", kNone, "the CutMix augmentation is not built (mixup= blends whole images)"},
+      {"copy_paste", kNone, "copy-paste pastes segmentation masks, and yoloflow reads box labels only"},
+      {"copy_paste_mode", kNone, "copy-paste pastes segmentation masks, and yoloflow reads box labels only"},
+      {"auto_augment", kNone, kClassify},
+      {"erasing", kNone, kClassify},
+      // Custom config
+      {"cfg", kNone, "a yaml of arguments is not read; give the words on the command line, or write a pipeline "
+                     "file (docs/pipeline-format.md)"},
+      // Tracker settings
+      {"tracker", kNone, "yoloflow has no track mode"},
+  };
+}
+
+}  // namespace
+
+const std::vector<UltralyticsArgument>& ultralytics_arguments() {
+  static const std::vector<UltralyticsArgument> table = make_arguments();
+  return table;
+}
+
+const UltralyticsArgument* find_ultralytics_argument(const std::string& key) {
+  const auto& table = ultralytics_arguments();
+  const auto it = std::find_if(table.begin(), table.end(), [&](const UltralyticsArgument& a) { return a.key == key; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+std::string ultralytics_refusal(const std::string& key, const std::string& verb) {
+  const UltralyticsArgument* a = find_ultralytics_argument(key);
+  if (a == nullptr || std::find(a->verbs.begin(), a->verbs.end(), verb) != a->verbs.end()) return "";
+  std::string line = "Ultralytics' `" + key + "` is not supported by `yoloflow " + verb + "`: " + a->reason;
+  if (!a->verbs.empty()) {
+    std::string list;
+    for (const auto& v : a->verbs) list += (list.empty() ? "" : ", ") + v;
+    line += " (yoloflow takes it on: " + list + ")";
+  }
+  return line;
+}
+
+}  // namespace yoloflow::core

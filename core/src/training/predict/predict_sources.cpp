@@ -1,0 +1,126 @@
+#include "training/predict/predict_sources.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
+#include "training/predict/prediction_outputs.h"
+#include "yoloflow/error.h"
+
+namespace yoloflow::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kVideoExtensions[] = {".asf", ".avi", ".gif", ".m4v", ".mkv", ".mov",
+                                        ".mp4", ".mpeg", ".mpg", ".ts", ".wmv", ".webm"};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool is_media(const std::string& path) { return has_image_extension(path) || has_video_extension(path); }
+
+void add_file(const std::string& path, std::vector<PredictSource>& out) {
+  if (is_media(path)) out.push_back({path, has_video_extension(path)});
+}
+
+// A folder's images and videos (not recursive), sorted by name.
+std::vector<PredictSource> folder_files(const fs::path& dir, const std::string& what) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  }
+  if (ec) throw InvalidInput(what + ": cannot list the folder: " + ec.message());
+  std::sort(files.begin(), files.end());
+  std::vector<PredictSource> out;
+  for (const auto& f : files) add_file(f, out);
+  return out;
+}
+
+std::vector<std::string> glob_files(const std::string& pattern) {
+  glob_t g{};
+  std::vector<std::string> out;
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  }
+  globfree(&g);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// One entry (of the command line or of a list): its files, appended to `out`.
+void add_entry(const std::string& entry, const fs::path& list_dir, std::vector<PredictSource>& out,
+               const std::string& what) {
+  std::error_code ec;
+  if (is_glob(entry) && !fs::exists(entry, ec)) {
+    for (const auto& f : glob_files(entry)) {
+      if (fs::is_regular_file(f, ec)) add_file(f, out);
+    }
+    return;
+  }
+  if (fs::is_directory(entry, ec)) {
+    for (auto& s : folder_files(entry, what)) out.push_back(std::move(s));
+    return;
+  }
+  if (fs::is_regular_file(entry, ec)) {
+    add_file(entry, out);
+    return;
+  }
+  if (!list_dir.empty() && fs::path(entry).is_relative() && fs::is_regular_file(list_dir / entry, ec)) {
+    add_file((list_dir / entry).string(), out);
+    return;
+  }
+  throw InvalidInput(what + ": " + entry + ": no such file or folder");
+}
+
+}  // namespace
+
+bool has_video_extension(const std::string& path) {
+  const std::string ext = lower(fs::path(path).extension().string());
+  return std::find(std::begin(kVideoExtensions), std::end(kVideoExtensions), ext) != std::end(kVideoExtensions);
+}
+
+std::vector<PredictSource> list_predict_sources(const std::string& source, const std::string& option) {
+  const std::string what = option + " " + source;
+  const char* kKinds = "(images: .jpg, .png, .bmp, .tif, .webp; videos: .mp4, .avi, .mkv, .mov, ...)";
+  std::error_code ec;
+  std::vector<PredictSource> out;
+  if (lower(fs::path(source).extension().string()) == ".txt" && fs::is_regular_file(source, ec)) {
+    std::ifstream in(source);
+    if (!in) throw InvalidInput(what + ": cannot read the list");
+    const fs::path dir = fs::absolute(source).parent_path();
+    for (std::string line; std::getline(in, line);) {
+      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+      const auto start = line.find_first_not_of(" \t");
+      if (start == std::string::npos) continue;
+      add_entry(line.substr(start), dir, out, what);
+    }
+    if (out.empty()) throw InvalidInput(what + ": the list names no image or video " + kKinds);
+    return out;
+  }
+  if (is_glob(source) && !fs::exists(source, ec)) {
+    add_entry(source, {}, out, what);
+    if (out.empty()) throw InvalidInput(what + ": the pattern matches no image or video " + kKinds);
+    return out;
+  }
+  if (!fs::exists(source, ec)) throw InvalidInput(what + ": no such file or folder");
+  if (fs::is_directory(source, ec)) {
+    out = folder_files(source, what);
+    if (out.empty()) throw InvalidInput(what + ": the folder holds no images or videos " + kKinds);
+    return out;
+  }
+  if (!is_media(source)) throw InvalidInput(what + ": not an image or a video " + kKinds + ", a folder, a glob or a .txt list");
+  // A named pipe or a device would block or never end.
+  if (!fs::is_regular_file(source, ec)) throw InvalidInput(what + ": not a regular file");
+  return {{source, has_video_extension(source)}};
+}
+
+}  // namespace yoloflow::core

@@ -1,0 +1,474 @@
+// Ultralytics' arguments as a user types them on every command: each key of Ultralytics 8.4.56's
+// default.yaml (tests/fixtures/ultralytics-8.4.56-arguments.txt, checked against the yaml itself
+// when the archive is there) works as a word on the commands where Ultralytics takes it, or is
+// refused in one line that names it as Ultralytics' argument and says why; values as Python
+// writes them; the checkpoint's own defaults on val, predict and export; project/name run folders.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
+
+#include "support/coco_subset.h"
+#include "support/paths.h"
+#include "support/run_cli.h"
+
+using namespace yoloflow;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Argument {
+  std::string key;
+  std::set<std::string> modes;
+  std::string default_value;  // as default.yaml writes it; empty when none
+};
+
+std::vector<Argument> ultralytics_arguments() {
+  std::ifstream in(std::string(YOLOFLOW_SOURCE_DIR) + "/tests/fixtures/ultralytics-8.4.56-arguments.txt");
+  std::vector<Argument> out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    Argument a;
+    const auto colon = line.find(':'), eq = line.find(" =");
+    a.key = line.substr(0, colon);
+    std::istringstream modes(line.substr(colon + 1, eq - colon - 1));
+    for (std::string m; modes >> m;) a.modes.insert(m);
+    const std::string rest = line.substr(eq + 2);
+    a.default_value = rest.empty() ? "" : rest.substr(rest.find_first_not_of(' '));
+    out.push_back(a);
+  }
+  return out;
+}
+
+// A value for each key: Ultralytics' default, else one a user would type.
+std::string value_for(const Argument& a, const std::string& data) {
+  static const std::map<std::string, std::string> typed = {
+      {"time", "1.5"},     {"device", "cpu"},   {"project", "p"}, {"name", "n"},      {"freeze", "10"},
+      {"conf", "0.25"},    {"classes", "[0,2]"}, {"line_width", "2"}, {"opset", "17"}, {"workspace", "4"},
+      {"end2end", "True"}, {"embed", "[1,2]"},  {"cfg", "args.yaml"}, {"model", "yolo11n"}};
+  if (a.key == "data") return data;
+  if (a.key == "source") return data;
+  if (!a.default_value.empty()) return a.default_value;
+  return typed.at(a.key);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// The lines of `output` that speak of `key` as an override's path ("KEY: ...").
+std::vector<std::string> diagnostics_of(const std::string& output, const std::string& key) {
+  std::vector<std::string> out;
+  for (const auto& l : lines_of(output)) {
+    if (l.find(key + ": ") != std::string::npos || l.find(" " + key + "=") != std::string::npos) out.push_back(l);
+  }
+  return out;
+}
+
+std::string validate_cmd(const std::string& data, const std::string& words) {
+  return "validate " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json data=" + data + " " + words;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A yoloflow checkpoint trained for one batch at imgsz 64 on 4 coco128 images, in project/name
+// folders: P/exp (the first run), P/exp2 (the second), P/exp again with exist_ok.
+struct TinyRuns {
+  std::string dir, data, project;
+  test::CliResult first, second, reused;
+};
+
+const TinyRuns& tiny_runs() {
+  static const TinyRuns runs = [] {
+    TinyRuns r;
+    r.dir = test::temp_dir("ultralytics-words");
+    r.data = test::write_coco128_subset(r.dir, 4);
+    r.project = r.dir + "/project";
+    auto train = [&](const std::string& words) {
+      return test::run_cli("train data=" + r.data + " model=yolo11n epochs=1 imgsz=64 batch=2 workers=1 device=cpu "
+                           "val=False plots=False amp=False stages.train.params.max_steps=1 project=" + r.project +
+                           " name=exp " + words,
+                           "OMP_NUM_THREADS=1 ");
+    };
+    r.first = train("");
+    r.second = train("");
+    r.reused = train("exist_ok=True");
+    return r;
+  }();
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("ultralytics words: the fixture is default.yaml's key list, and the docs explain every key") {
+  const auto arguments = ultralytics_arguments();
+  REQUIRE(arguments.size() > 100);
+  const std::string archive = test::shared_dir() + "/anchors/ultralytics-8.4.56.tar.xz";
+  if (fs::exists(archive)) {
+    const auto yaml = test::run_shell("tar -xJOf " + archive + " ultralytics/cfg/default.yaml");
+    REQUIRE(yaml.exit_code == 0);
+    std::vector<std::string> keys, defaults;
+    for (const auto& l : lines_of(yaml.output)) {
+      const auto colon = l.find(':');
+      if (l.empty() || !std::islower(static_cast<unsigned char>(l[0])) || colon == std::string::npos) continue;
+      keys.push_back(l.substr(0, colon));
+      std::string v = l.substr(colon + 1, l.find('#') == std::string::npos ? std::string::npos : l.find('#') - colon - 1);
+      v.erase(0, v.find_first_not_of(' '));
+      v.erase(v.find_last_not_of(' ') + 1);
+      defaults.push_back(v);
+    }
+    REQUIRE(keys.size() == arguments.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      CHECK(keys[i] == arguments[i].key);
+      CHECK(defaults[i] == arguments[i].default_value);
+    }
+  }
+  const std::string doc = test::read_file(std::string(YOLOFLOW_SOURCE_DIR) + "/docs/ultralytics-arguments.md");
+  for (const auto& a : arguments) {
+    CAPTURE(a.key);
+    CHECK(contains(doc, "| `" + a.key + "` |"));
+  }
+}
+
+TEST_CASE("ultralytics words on train: each of Ultralytics' train keys is a word, or refused with its reason") {
+  const std::string dir = test::temp_dir("ultralytics-train-words");
+  const std::string data = test::write_coco128_subset(dir, 2);
+  std::string all;
+  std::vector<Argument> train_keys;
+  for (const auto& a : ultralytics_arguments()) {
+    if (!a.modes.count("train") || a.key == "data") continue;
+    train_keys.push_back(a);
+    all += a.key + "=" + value_for(a, data) + " ";
+  }
+  // Every key at once: each is taken, or refused in its own line.
+  const auto r = test::run_cli(validate_cmd(data, all));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(!contains(r.output, "is not a pipeline setting"));
+  CHECK(!contains(r.output, "did you mean"));
+  std::string accepted;
+  std::set<std::string> refused;
+  for (const auto& a : train_keys) {
+    CAPTURE(a.key);
+    const auto lines = diagnostics_of(r.output, a.key);
+    if (lines.empty()) {
+      accepted += a.key + "=" + value_for(a, data) + " ";
+      continue;
+    }
+    refused.insert(a.key);
+    REQUIRE(lines.size() == 1);
+    CHECK(contains(lines[0], "Ultralytics' `" + a.key + "` is not supported by `yoloflow train`: "));
+  }
+  // The words a detection user expects are taken, not refused.
+  for (const char* key : {"task", "mode", "model", "epochs", "patience", "batch", "imgsz", "save", "save_period", "cache",
+                          "device", "workers", "project", "name", "exist_ok", "pretrained", "optimizer", "seed",
+                          "deterministic", "cos_lr", "close_mosaic", "resume", "amp", "multi_scale", "val", "plots",
+                          "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr",
+                          "box", "cls", "dfl", "nbs", "hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale",
+                          "shear", "perspective", "flipud", "fliplr", "mosaic", "mixup"}) {
+    CAPTURE(key);
+    CHECK(refused.count(key) == 0);
+  }
+  // And all of them together make a valid pipeline.
+  const auto ok = test::run_cli(validate_cmd(data, accepted));
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+}
+
+TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and switches land in the pipeline") {
+  const std::string dir = test::temp_dir("ultralytics-train-effects");
+  const std::string data = test::write_coco128_subset(dir, 2);
+  const auto r = test::run_cli(validate_cmd(data,
+                                            "--print-resolved optimizer=SGD lr0=1e-3 momentum=.9 cos_lr=TRUE "
+                                            "close_mosaic=2 mosaic=0.5 mixup=0.1 amp=false val=False plots=False "
+                                            "nbs=32 cache=True batch=-1 deterministic=True save_period=-1 "
+                                            "pretrained=False mode=train task=detect"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const json p = json::parse(r.output.substr(r.output.find('{')));
+  const json& train = p.at("stages").at("train").at("params");
+  CHECK(train.at("optimizer").at("plugin") == "sgd");
+  CHECK(train.at("optimizer").at("params").at("lr0").get<double>() == doctest::Approx(0.001));
+  CHECK(train.at("optimizer").at("params").at("momentum").get<double>() == doctest::Approx(0.9));
+  CHECK(train.at("scheduler").at("plugin") == "cosine");
+  CHECK(train.at("precision").at("plugin") == "fp32");
+  CHECK(train.at("val_every") == 0);
+  CHECK(train.at("nominal_batch") == 32);
+  for (const auto& c : train.at("callbacks")) CHECK(c.at("plugin") != "train_batch_images");
+  CHECK(p.at("stages").at("mosaic").at("params").at("p") == json::parse(R"({"steps": {"0": 0.5, "-2": 0.0}})"));
+  // mixup: a stage after the perspective, feeding what read from it.
+  const json& mixup = p.at("stages").at("mixup");
+  CHECK(mixup.at("plugin") == "mixup");
+  CHECK(mixup.at("input") == "perspective");
+  CHECK(mixup.at("params").at("p").get<double>() == doctest::Approx(0.1));
+  CHECK(p.at("stages").at("hsv").at("input") == "mixup");
+  CHECK(p.at("stages").at("source").at("params").at("cache") == "ram");
+  CHECK(p.at("stages").at("batch").at("params").at("batch") == "auto");
+  CHECK(p.at("deterministic") == true);
+  CHECK(!contains(r.output, "optimizer=auto chooses"));
+
+  // optimizer=auto ignores lr0 and momentum: Ultralytics' warning.
+  const auto warned = test::run_cli(validate_cmd(data, "optimizer=auto lr0=0.02"));
+  INFO(warned.output);
+  CHECK(warned.exit_code == 0);
+  CHECK(contains(warned.output, "optimizer=auto chooses its own learning rate and momentum, so lr0 given here changes "
+                                "nothing"));
+
+  // Refused in one line each, with the reason.
+  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD rect=True mode=val task=segment split=val"));
+  INFO(refused.output);
+  CHECK(refused.exit_code == 2);
+  CHECK(contains(refused.output, "Ultralytics' `optimizer` MuSGD is not supported by yoloflow: no optimizer plugin of "
+                                 "that name is loaded; the optimizers are: adam, adamw, auto, sgd"));
+  CHECK(contains(refused.output, "Ultralytics' `rect` is not supported by `yoloflow train`: rectangular training batches "
+                                 "are not built"));
+  CHECK(contains(refused.output, "mode=val: the command is the mode"));
+  CHECK(contains(refused.output, "task=segment: yoloflow trains detectors only"));
+  CHECK(contains(refused.output, "Ultralytics' `split` is not supported by `yoloflow train`"));
+  // A word that is no Ultralytics argument still gets the closest name.
+  const auto typo = test::run_cli(validate_cmd(data, "epochz=3"));
+  CHECK(contains(typo.output, "did you mean 'epochs'?"));
+}
+
+TEST_CASE("ultralytics words: project/name run folders follow Ultralytics' rules (name, name2, exist_ok)") {
+  const auto& runs = tiny_runs();
+  INFO(runs.first.output);
+  INFO(runs.second.output);
+  INFO(runs.reused.output);
+  REQUIRE(runs.first.exit_code == 0);
+  CHECK(contains(runs.first.output, "run folder: " + runs.project + "/exp\n"));
+  CHECK(fs::exists(runs.project + "/exp/weights/last.pt"));
+  REQUIRE(runs.second.exit_code == 0);
+  CHECK(contains(runs.second.output, "run folder: " + runs.project + "/exp2\n"));
+  REQUIRE(runs.reused.exit_code == 0);
+  CHECK(contains(runs.reused.output, "run folder: " + runs.project + "/exp\n"));
+  CHECK(!fs::exists(runs.project + "/exp3"));
+}
+
+TEST_CASE("ultralytics words on val: the checkpoint's dataset and imgsz, COCO json, the speed line, refusals") {
+  const auto& runs = tiny_runs();
+  REQUIRE(runs.first.exit_code == 0);
+  const std::string weights = runs.project + "/exp/weights/last.pt";
+  const std::string out_project = runs.dir + "/val-project";
+  // No data= and no imgsz=: the run's dataset and its imgsz 64, as Ultralytics' val takes them.
+  const auto r = test::run_cli("detect val model=" + weights + " batch=2 conf=0.001 iou=0.7 max_det=300 split=val "
+                               "device=cpu rect=True save_json=True plots=False project=" + out_project +
+                               " name=v mode=val task=detect");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "; " + runs.data + " split 'val', rectangular batches of 2 at imgsz 64"));
+  CHECK(contains(r.output, "ms preprocess, "));
+  CHECK(contains(r.output, "ms inference, "));
+  CHECK(contains(r.output, "ms loss, "));
+  CHECK(contains(r.output, "ms postprocess per image"));
+  const json m = json::parse(test::read_file(out_project + "/v/metrics.json"));
+  CHECK(m.at("data") == runs.data);
+  CHECK(m.at("imgsz") == 64);
+  // COCO results: a list of {image_id, file_name, category_id, bbox [x, y, w, h], score}.
+  const json p = json::parse(test::read_file(out_project + "/v/predictions.json"));
+  REQUIRE(p.is_array());
+  for (const auto& d : p) {
+    CHECK(d.at("image_id").is_number_integer());  // coco128's files are numbered
+    CHECK(d.at("category_id").get<int>() >= 1);
+    CHECK(d.at("bbox").size() == 4);
+    CHECK(d.at("bbox")[2].get<double>() >= 0);
+    CHECK(d.at("score").get<double>() >= 0.001);
+  }
+  // A second run with the same project/name goes to v2.
+  const auto again = test::run_cli("val model=" + weights + " batch=2 device=cpu project=" + out_project + " name=v");
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK(fs::exists(out_project + "/v2/metrics.json"));
+
+  // Every key Ultralytics' val takes is a word here or refused in one line; none is unknown.
+  for (const auto& a : ultralytics_arguments()) {
+    if (!a.modes.count("val")) continue;
+    CAPTURE(a.key);
+    const auto w = test::run_cli("val " + a.key + "=" + value_for(a, runs.data));
+    CHECK(w.exit_code == 2);
+    CHECK(!contains(w.output, "takes no word"));
+    const bool refused = contains(w.output, "error: Ultralytics' `" + a.key + "` is not supported by `yoloflow val`: ");
+    const bool taken = contains(w.output, "--weights is required");
+    CHECK((refused || taken || a.key == "model" || a.key == "mode" || a.key == "task"));
+  }
+  const auto typo = test::run_cli("val model=" + weights + " bach=2");
+  CHECK(contains(typo.output, "error: bach=2: `yoloflow val` takes no word 'bach'; did you mean 'batch'?"));
+}
+
+TEST_CASE("ultralytics words on export and info: the checkpoint's imgsz, [h, w], refusals") {
+  const auto& runs = tiny_runs();
+  REQUIRE(runs.first.exit_code == 0);
+  const std::string weights = runs.project + "/exp/weights/last.pt";
+  const auto info = test::run_cli("info model=" + weights);
+  INFO(info.output);
+  CHECK(info.exit_code == 0);
+  CHECK(contains(info.output, "GFLOPs at 64x64"));
+  const auto arch = test::run_cli("info model=yolo11s.yaml imgsz=320");
+  CHECK(contains(arch.output, "GFLOPs at 320x320"));
+#ifdef YOLOFLOW_WITH_ONNX
+  const auto e = test::run_cli("export model=" + weights + " format=onnx simplify=True imgsz=[64,96] opset=17");
+  INFO(e.output);
+  CHECK(e.exit_code == 0);
+  CHECK(contains(e.output, "input  images (1, 3, 64, 96)"));
+  const auto own = test::run_cli("export model=" + weights + " format=onnx");
+  CHECK(contains(own.output, "input  images (1, 3, 64, 64)"));
+#endif
+  for (const auto& a : ultralytics_arguments()) {
+    if (!a.modes.count("export")) continue;
+    CAPTURE(a.key);
+    const auto w = test::run_cli("export " + a.key + "=" + value_for(a, runs.data));
+    CHECK(!contains(w.output, "takes no word"));
+    const bool refused = contains(w.output, "error: Ultralytics' `" + a.key + "` is not supported by `yoloflow export`: ");
+    const bool taken = contains(w.output, "--weights is required");
+    CHECK((refused || taken || a.key == "model" || a.key == "mode" || a.key == "task"));
+  }
+  CHECK(contains(test::run_cli("export model=" + weights + " format=engine").output,
+                 "--format engine is not supported; the export formats are: onnx"));
+}
+
+TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt lists, classes by name, refusals") {
+  const std::string dir = test::temp_dir("ultralytics-predict");
+  // Weights that find coco128's objects (a state dict: its architecture given with --model).
+  const std::string weights = test::fixtures_dir() + "/coco128-val-parity/coco128-yolo11n.pt";
+  const std::vector<std::string> stems = {"000000000009", "000000000025", "000000000030"};
+  // A 6-frame Motion JPEG video at 10 fps of three coco128 images, 320x240, two frames each.
+  const std::string video = dir + "/clip.avi";
+  {
+    cv::VideoWriter writer(video, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), 10.0, cv::Size(320, 240));
+    REQUIRE(writer.isOpened());
+    for (const auto& stem : stems) {
+      cv::Mat image = cv::imread(test::coco128_dir() + "/images/train2017/" + stem + ".jpg");
+      REQUIRE(!image.empty());
+      cv::resize(image, image, cv::Size(320, 240));
+      writer.write(image);
+      writer.write(image);
+    }
+  }
+  const std::string project = dir + "/runs";
+  const auto r = test::run_cli("predict model=" + weights + " --model yolo11n source=" + video +
+                               " vid_stride=2 imgsz=320 device=cpu save_txt=True save_conf=False line_width=1 "
+                               "max_det=5 conf=0.25 iou=0.7 show_labels=True show_conf=True show_boxes=True save=True "
+                               "project=" + project + " name=pv");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string out = project + "/pv";
+  CHECK(contains(r.output, "video 1/1 (frame 1/3) " + video + ": 320x240, "));
+  CHECK(contains(r.output, "video 1/1 (frame 3/3) "));
+  CHECK(contains(r.output, "Speed: "));
+  CHECK(contains(r.output, "ms postprocess per image at imgsz 320"));
+  // The annotated video: every second frame, at the source's size, Motion JPEG in .avi.
+  cv::VideoCapture written(out + "/clip.avi");
+  REQUIRE(written.isOpened());
+  int frames = 0;
+  for (cv::Mat f; written.read(f); ++frames) {
+    CHECK(f.cols == 320);
+    CHECK(f.rows == 240);
+  }
+  CHECK(frames == 3);
+  // Labels per frame as Ultralytics names them, without the confidence column (save_conf=False).
+  int boxes = 0;
+  for (int frame = 1; frame <= 3; ++frame) {
+    const std::string label = out + "/labels/clip_" + std::to_string(frame) + ".txt";
+    REQUIRE(fs::exists(label));
+    for (const auto& line : lines_of(test::read_file(label))) {
+      std::istringstream in(line);
+      std::vector<double> v;
+      for (double x; in >> x;) v.push_back(x);
+      CHECK(v.size() == 5);
+      ++boxes;
+    }
+  }
+  CHECK(!fs::exists(out + "/labels/clip_4.txt"));
+  CHECK(boxes > 0);
+  const json predictions = json::parse(test::read_file(out + "/predictions.json"));
+  REQUIRE(predictions.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(predictions[i].at("frame") == i + 1);
+    CHECK(predictions[i].at("file") == video);
+    CHECK(predictions[i].at("detections").size() <= 5);  // max_det
+  }
+
+  // A glob and a .txt list (its relative lines read from the list's folder); classes, crops.
+  const std::string images = dir + "/images";
+  fs::create_directories(images);
+  for (const auto& stem : {stems[0], stems[1], std::string("000000000036")}) {
+    fs::copy_file(test::coco128_dir() + "/images/train2017/" + stem + ".jpg", images + "/" + stem + ".jpg");
+  }
+  test::write_file(images + "/notes.md", "not an image: left out of the glob's matches");
+  const auto g = test::run_cli("predict model=" + weights + " --model yolo11n 'source=" + images +
+                               "/*6.jpg' device=cpu classes=0 save_crop=True project=" + project +
+                               " name=glob");
+  INFO(g.output);
+  REQUIRE(g.exit_code == 0);
+  const json from_glob = json::parse(test::read_file(project + "/glob/predictions.json"));
+  REQUIRE(from_glob.size() == 1);  // only 000000000036.jpg (a person) ends in 6.jpg
+  REQUIRE(!from_glob[0].at("detections").empty());
+  for (const auto& d : from_glob[0].at("detections")) CHECK(d.at("class") == 0);
+  // The state dict names its classes by number.
+  CHECK(fs::exists(project + "/glob/crops/0/000000000036.jpg"));
+  // Classes by name: the names of an Ultralytics checkpoint.
+  const std::string named = test::fixtures_dir() + "/ultralytics-checkpoints/yolo11n-coco80-best.pt";
+  const auto by_name = test::run_cli("predict model=" + named + " source=" + images + "/000000000036.jpg device=cpu "
+                                     "classes=[person,car] project=" + project + " name=named");
+  INFO(by_name.output);
+  CHECK(by_name.exit_code == 0);
+  CHECK(contains(by_name.output, "at imgsz 320"));  // the checkpoint's own imgsz
+  test::write_file(dir + "/list.txt", "images/" + stems[0] + ".jpg\n\n" + images + "/" + stems[1] + ".jpg\nclip.avi\n");
+  const auto l = test::run_cli("predict model=" + weights + " --model yolo11n source=" + dir +
+                               "/list.txt imgsz=320 device=cpu vid_stride=3 project=" + project + " name=list");
+  INFO(l.output);
+  REQUIRE(l.exit_code == 0);
+  CHECK(json::parse(test::read_file(project + "/list/predictions.json")).size() == 4);  // 2 images, 2 frames
+  CHECK(fs::exists(project + "/list/labels/" + stems[0] + ".txt"));
+  CHECK(fs::exists(project + "/list/labels/clip_2.txt"));
+  const auto unknown = test::run_cli("predict model=" + named + " source=" + video +
+                                     " classes=[unicorn] device=cpu project=" + project);
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "classes: 'unicorn' is not a class name of this model"));
+
+  // Every key Ultralytics' predict takes is a word here or refused in one line.
+  for (const auto& a : ultralytics_arguments()) {
+    if (!a.modes.count("predict")) continue;
+    CAPTURE(a.key);
+    const auto w = test::run_cli("predict " + a.key + "=" + value_for(a, video));
+    CHECK(!contains(w.output, "takes no word"));
+    const bool refused = contains(w.output, "error: Ultralytics' `" + a.key + "` is not supported by `yoloflow predict`: ");
+    const bool taken = contains(w.output, "is required");
+    CHECK((refused || taken || a.key == "mode"));  // mode=train: "the command is the mode"
+  }
+}
+
+TEST_CASE("ultralytics words: a sweep whose grid key changes nothing is refused before any run") {
+  const std::string dir = test::temp_dir("ultralytics-sweep");
+  const std::string data = test::write_coco128_subset(dir, 2);
+  const std::string base = std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json";
+  // train-coco128-cpu.json's optimizer is `auto`, which chooses its own lr0.
+  test::write_file(dir + "/lr.json", R"({"name": "lr", "base": ")" + base + R"(", "overrides": {"data": ")" + data +
+                                         R"("}, "grid": {"lr0": [0.01, 0.02]}})");
+  const auto r = test::run_cli("sweep " + dir + "/lr.json --out " + dir + "/out");
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "train the same pipeline: lr0=0.02 changes nothing in it (optimizer `auto` chooses its own "
+                           "lr0 and momentum"));
+  CHECK(contains(r.output, "nothing was started"));
+  CHECK(!fs::exists(dir + "/out/lr0=0.02"));
+  // With an optimizer that uses lr0 the same grid is two different runs.
+  test::write_file(dir + "/sgd.json", R"({"name": "sgd", "base": ")" + base + R"(", "overrides": {"data": ")" + data +
+                                          R"(", "optimizer": "SGD"}, "grid": {"lr0": [0.01, 0.02]}})");
+  const auto dry = test::run_cli("sweep " + dir + "/sgd.json --out " + dir + "/sgd --dry-run");
+  INFO(dry.output);
+  CHECK(dry.exit_code == 0);
+  CHECK(!contains(dry.output, "invalid"));
+}
