@@ -202,7 +202,7 @@ TEST_CASE("ultralytics checkpoint: weights import, predict and val take it") {
   r = test::run_cli("predict --weights " + best() + " --source " + image + " --out " + dir + "/pred --device cpu");
   INFO(r.output);
   CHECK(r.exit_code == 0);
-  CHECK(r.output.find("(imgsz 320)") != std::string::npos);
+  CHECK(r.output.find("per image at imgsz 320") != std::string::npos);
   CHECK(fs::exists(dir + "/pred/predictions.json"));
 
   const std::string data = test::write_coco128_subset(dir, 2);

@@ -68,11 +68,11 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// The lines of `output` that speak of `key` as an override's path ("KEY: ...").
+// The diagnostics of `output` about the word `key` ("PIPELINE: KEY: message").
 std::vector<std::string> diagnostics_of(const std::string& output, const std::string& key) {
   std::vector<std::string> out;
   for (const auto& l : lines_of(output)) {
-    if (l.find(key + ": ") != std::string::npos || l.find(" " + key + "=") != std::string::npos) out.push_back(l);
+    if (l.find(".json: " + key + ": ") != std::string::npos) out.push_back(l);
   }
   return out;
 }
@@ -172,7 +172,7 @@ TEST_CASE("ultralytics words on train: each of Ultralytics' train keys is a word
     CHECK(contains(lines[0], "Ultralytics' `" + a.key + "` is not supported by `yoloflow train`: "));
   }
   // The words a detection user expects are taken, not refused.
-  for (const char* key : {"task", "mode", "model", "epochs", "patience", "batch", "imgsz", "save", "save_period", "cache",
+  for (const std::string key : {"task", "mode", "model", "epochs", "patience", "batch", "imgsz", "save", "save_period", "cache",
                           "device", "workers", "project", "name", "exist_ok", "pretrained", "optimizer", "seed",
                           "deterministic", "cos_lr", "close_mosaic", "resume", "amp", "multi_scale", "val", "plots",
                           "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr",
