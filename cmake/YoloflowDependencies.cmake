@@ -2,7 +2,17 @@
 # GPU machine (LibTorch 2.11 + CUDA from the Python wheel, OpenCV and oneTBB from the
 # bundle in shared/device): see scripts/device-build.sh.
 find_package(Torch REQUIRED)
-find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs videoio)
+find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
+# Videos in predict (read frame by frame, annotated video out) need OpenCV's videoio, which
+# Debian's libopencv-dev has; an OpenCV without it (a minimal build) gives a yoloflow whose
+# predict refuses video sources in one line.
+if(TARGET opencv_videoio)
+  set(YOLOFLOW_WITH_VIDEO ON)
+  list(APPEND OpenCV_LIBS opencv_videoio)
+else()
+  set(YOLOFLOW_WITH_VIDEO OFF)
+  message(STATUS "yoloflow: OpenCV without videoio: predict takes no video sources")
+endif()
 find_package(TBB REQUIRED)
 find_package(Boost 1.70 REQUIRED CONFIG)
 find_package(nlohmann_json 3.9 REQUIRED)

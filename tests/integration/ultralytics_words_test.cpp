@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#if YOLOFLOW_WITH_VIDEO
 #include <opencv2/videoio.hpp>
+#endif
 
 #include "support/coco_subset.h"
 #include "support/paths.h"
@@ -338,6 +340,8 @@ TEST_CASE("ultralytics words on export and info: the checkpoint's imgsz, [h, w],
                  "--format engine is not supported; the export formats are: onnx"));
 }
 
+// Needs OpenCV's videoio to write the video (a build without it refuses video sources).
+#if YOLOFLOW_WITH_VIDEO
 TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt lists, classes by name, refusals") {
   const std::string dir = test::temp_dir("ultralytics-predict");
   // Weights that find coco128's objects (a state dict: its architecture given with --model).
@@ -449,6 +453,7 @@ TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt li
     CHECK((refused || taken || a.key == "mode"));  // mode=train: "the command is the mode"
   }
 }
+#endif
 
 TEST_CASE("ultralytics words: a sweep whose grid key changes nothing is refused before any run") {
   const std::string dir = test::temp_dir("ultralytics-sweep");

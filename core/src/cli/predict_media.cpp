@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include <opencv2/imgcodecs.hpp>
+#if YOLOFLOW_WITH_VIDEO
 #include <opencv2/videoio.hpp>
+#endif
 
 namespace yoloflow::cli {
 namespace {
@@ -50,6 +52,12 @@ void predict_image(core::Predictor& predictor, core::PredictionWriter& writer, c
 
 void predict_video(core::Predictor& predictor, core::PredictionWriter& writer, const std::string& path, int vid_stride,
                    std::size_t k, std::size_t n, bool (*stop)(), PredictTally& tally) {
+#if !YOLOFLOW_WITH_VIDEO
+  (void)predictor, (void)writer, (void)vid_stride, (void)stop;
+  std::cout << "video " << k << "/" << n << " " << path << ": skipped: this yoloflow was built with an OpenCV without "
+            << "videoio (Debian: libopencv-videoio-dev), so it reads no video" << std::endl;
+  tally.skipped.push_back(path);
+#else
   cv::VideoCapture capture;
   try {
     capture.open(path);
@@ -86,6 +94,7 @@ void predict_video(core::Predictor& predictor, core::PredictionWriter& writer, c
     std::cout << "video " << k << "/" << n << " " << path << ": skipped: no frame could be decoded" << std::endl;
     tally.skipped.push_back(path);
   }
+#endif
 }
 
 }  // namespace yoloflow::cli

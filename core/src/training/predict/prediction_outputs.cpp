@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include <opencv2/imgcodecs.hpp>
+#if YOLOFLOW_WITH_VIDEO
 #include <opencv2/videoio.hpp>
+#endif
 
 #include "training/detect/box_drawing.h"
 #include "runtime/util/atomic_file.h"
@@ -39,7 +41,9 @@ bool has_image_extension(const std::string& path) {
 }
 
 struct PredictionWriter::Videos {
+#if YOLOFLOW_WITH_VIDEO
   std::map<std::string, cv::VideoWriter> open;
+#endif
 };
 
 PredictionWriter::PredictionWriter(std::string dir, std::vector<std::string> names, bool save_images)
@@ -168,17 +172,24 @@ void PredictionWriter::add_frame(const std::string& video_path, int frame, doubl
   if (!outputs_.images) return;
   // Ultralytics' video on Linux: <stem>.avi, Motion JPEG, at the source's frame rate.
   const std::string out = (fs::path(dir_) / fs::path(video_path).filename()).replace_extension(".avi").string();
+#if YOLOFLOW_WITH_VIDEO
   cv::VideoWriter& writer = videos_->open[out];
   if (!writer.isOpened()) {
     writer.open(out, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps > 0 ? fps : 30.0, cv::Size(image.cols, image.rows));
     if (!writer.isOpened()) throw Error("cannot write the annotated video " + out + " (OpenCV has no MJPG writer here)");
   }
   writer.write(drawn(image, p));
+#else
+  (void)fps;
+  throw Error("cannot write the annotated video " + out + ": this yoloflow was built with an OpenCV without videoio");
+#endif
 }
 
 void PredictionWriter::finish() {
+#if YOLOFLOW_WITH_VIDEO
   for (auto& [path, writer] : videos_->open) writer.release();
   videos_->open.clear();
+#endif
   write_file_atomic((fs::path(dir_) / "predictions.json").string(), entries_.dump(2) + "\n");
 }
 
