@@ -18,13 +18,8 @@
 #include "yoloflow/source.h"
 
 namespace yoloflow::core {
-namespace {
 
-// What reads --data (its data and split still to set), what fits its images to the batches
-// and what stacks them: the reader, the transform and the batcher the run that trained the
-// weights validated with, where its pipeline records them; else train-defaults.json's source
-// stage and the train sink's defaults there. The reader must take --data and --split as its
-// `data` and `split`.
+// The reader must take --data and --split as its `data` and `split`.
 ValidationStages validation_stages(const Registry& registry, const CheckpointModel& described) {
   ValidationStages out;
   std::string source_path;
@@ -77,28 +72,38 @@ ValidationStages validation_stages(const Registry& registry, const CheckpointMod
   return out;
 }
 
-}  // namespace
-
 WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& r) {
-  const auto start = std::chrono::steady_clock::now();
-  WeightsValidationReport report;
   const torch::Device device = pick_device(r.device, "--device");
   LoadedCheckpointModel loaded = load_checkpoint_model(registry, r.weights, device, "--weights", r.model, "--model");
   Model& model = *loaded.model;
-  const int nc = model.head().nc;
   const int stride = static_cast<int>(largest_stride(model.head()));
   const int wanted = r.imgsz > 0 ? r.imgsz : default_imgsz(loaded);
-  report.imgsz = std::max(stride, (wanted + stride - 1) / stride * stride);
-  if (report.imgsz != wanted) {
+  WeightsValidationRequest sized = r;
+  sized.imgsz = std::max(stride, (wanted + stride - 1) / stride * stride);
+  if (sized.imgsz != wanted) {
     YF_LOG_WARN("--imgsz " << wanted << " is not a multiple of the model's stride " << stride << ": using "
-                           << report.imgsz);
+                           << sized.imgsz);
   }
+  sized.device = device.str();
+  return validate_loaded_model(registry, sized, model, loaded.described,
+                               loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights +
+                                   ") on " + device.str());
+}
+
+WeightsValidationReport validate_loaded_model(const Registry& registry, const WeightsValidationRequest& r,
+                                              Model& model, const CheckpointModel& described,
+                                              const std::string& description, int square_height, int square_width) {
+  const auto start = std::chrono::steady_clock::now();
+  WeightsValidationReport report;
+  const torch::Device device = pick_device(r.device, "--device");
+  const int nc = model.head().nc;
+  report.imgsz = r.imgsz;
 
   StageContext ctx;
   ctx.node = "--data";
   ctx.imgsz = report.imgsz;
   ctx.device = device.str();
-  ValidationStages stages = validation_stages(registry, loaded.described);
+  ValidationStages stages = validation_stages(registry, described);
   stages.source["params"]["data"] = r.data;
   stages.source["params"]["split"] = r.split;
   stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
@@ -107,6 +112,8 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
   vo.batch = r.batch;
   vo.rect = r.rect;
   vo.stop_flag = r.stop_flag;
+  vo.height = square_height;
+  vo.width = square_width;
   ValidationPipeline validation(registry, stages, vo, ctx, "yoloflow val");
   report.names = validation.names();
   if (static_cast<int>(report.names.size()) != nc) {
@@ -114,8 +121,7 @@ WeightsValidationReport validate_weights(const Registry& registry, const Weights
                        r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
   }
   if (validation.size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
-  report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
-                       device.str();
+  report.description = description;
   YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
 
   std::vector<KeptDetections> kept;
