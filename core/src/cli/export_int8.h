@@ -14,10 +14,11 @@ namespace yoloflow::cli {
 
 struct Int8Request {
   bool on = false;
-  std::string data, split = "val", method = "percentile";
+  std::string data, split = "val", method = "minmax";
   double fraction = 1.0;
   int images = 0;  // 0: every image --fraction leaves
   int batch = 8;
+  std::vector<std::string> keep_float;  // weight-name prefixes of convolutions kept in float
 };
 
 void add_int8_options(CLI::App& cmd, Int8Request& r);

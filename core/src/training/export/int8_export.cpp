@@ -88,12 +88,19 @@ Int8ExportReport export_onnx_int8(const Registry& registry, Model& model, const 
   fo.batch = 1;
   const onnx::ModelProto float_graph = build_onnx_model(model, fo, nullptr);
   const auto inputs = conv_inputs(float_graph.graph());
-  std::set<std::string> keep = c.keep_float;
+  std::set<std::string> keep;
   for (const auto& [weight, _] : inputs) {
     if (is_dfl(weight)) keep.insert(weight);
   }
-  for (const auto& k : c.keep_float) {
-    if (inputs.count(k) == 0) throw InvalidInput("--int8-float " + k + ": no convolution of the model has that weight");
+  for (const auto& prefix : c.keep_float) {
+    bool any = false;
+    for (const auto& [weight, _] : inputs) {
+      if (weight.rfind(prefix, 0) == 0) {
+        keep.insert(weight);
+        any = true;
+      }
+    }
+    if (!any) throw InvalidInput("--int8-float " + prefix + ": no convolution's weight is named so (e.g. model.23.cv2.0.2.weight)");
   }
   std::set<std::string> watched;
   for (const auto& [weight, x] : inputs) {
