@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <opencv2/core/utility.hpp>
+#include <thread>
 
 #include "log/logging.h"
 #include "runtime/plugin/plugin_manager.h"
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Latency per image of weights (LibTorch) and of their exported ONNX files on the CPU"};
   std::string weights, arch, onnx_list;
   int batch = 1, imgsz = 640, iters = 5, warmup = 1;
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
   app.add_option("--weights", weights, "The weights the files were exported from (the baseline)")->required();
   app.add_option("--model", arch, "Architecture of a plain state dict (yolo11n)");
   app.add_option("--onnx", onnx_list, "Exported files, comma-separated")->required();
@@ -56,7 +59,12 @@ int main(int argc, char** argv) {
   app.add_option("--imgsz", imgsz, "Square image size")->capture_default_str();
   app.add_option("--iters", iters, "Timed iterations")->capture_default_str();
   app.add_option("--warmup", warmup, "Untimed iterations first")->capture_default_str();
+  app.add_option("--threads", threads, "Threads of LibTorch and of OpenCV alike (default: every core)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  // The same threads for every runtime, so the ratios compare the runtimes, not their pools.
+  torch::set_num_threads(std::max(1, threads));
+  cv::setNumThreads(std::max(1, threads));
   try {
     core::PluginManager pm;
     pm.load_all();

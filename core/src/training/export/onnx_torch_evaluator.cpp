@@ -15,22 +15,22 @@
 namespace yoloflow::core {
 namespace {
 
-using Attrs = std::map<std::string, const onnx::AttributeProto*>;
+using Attrs = std::map<std::string, onnx::AttributeProto>;
 
 std::int64_t attr_int(const Attrs& a, const std::string& name, std::int64_t fallback) {
   const auto it = a.find(name);
-  return it == a.end() ? fallback : it->second->i();
+  return it == a.end() ? fallback : it->second.i();
 }
 
 std::vector<std::int64_t> attr_ints(const Attrs& a, const std::string& name, std::vector<std::int64_t> fallback) {
   const auto it = a.find(name);
   if (it == a.end()) return fallback;
-  return {it->second->ints().begin(), it->second->ints().end()};
+  return {it->second.ints().begin(), it->second.ints().end()};
 }
 
 std::string attr_string(const Attrs& a, const std::string& name, const std::string& fallback) {
   const auto it = a.find(name);
-  return it == a.end() ? fallback : it->second->s();
+  return it == a.end() ? fallback : it->second.s();
 }
 
 std::vector<std::int64_t> to_ints(const torch::Tensor& t) {
@@ -158,7 +158,7 @@ OnnxTorchEvaluator::OnnxTorchEvaluator(const onnx::ModelProto& model) {
     n.op = np.op_type();
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
-    for (const auto& a : np.attribute()) n.attrs[a.name()] = &a;
+    for (const auto& a : np.attribute()) n.attrs[a.name()] = a;
     bool constant = true;
     for (const auto& i : n.inputs) constant = constant && (i.empty() || initializers_.count(i) != 0);
     if (constant) {
@@ -429,7 +429,7 @@ std::vector<torch::Tensor> OnnxTorchEvaluator::evaluate(const Node& n, const std
   if (op == "Constant") {
     const auto it = a.find("value");
     if (it == a.end()) throw Error("the ONNX evaluator covers Constant with a `value` tensor only");
-    return {onnx_tensor_to_torch(it->second->t())};
+    return {onnx_tensor_to_torch(it->second.t())};
   }
   if (op == "QuantizeLinear") {
     // y = saturate(round_half_to_even(x / scale) + zero_point); the zero point's type is y's.

@@ -40,7 +40,7 @@ class OnnxTorchEvaluator {
   struct Node {
     std::string op;
     std::vector<std::string> inputs, outputs;
-    std::map<std::string, const onnx::AttributeProto*> attrs;
+    std::map<std::string, onnx::AttributeProto> attrs;  // copies: the model may go once read
   };
   std::vector<torch::Tensor> evaluate(const Node& n, const std::vector<torch::Tensor>& in);
 
