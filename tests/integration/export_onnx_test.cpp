@@ -325,7 +325,7 @@ TEST_CASE("export: bad inputs give one clear line and exit code 2") {
   };
   const std::vector<Case> cases{
       {"export --weights " + dir + "/missing.pt --model yolo11n", "missing.pt"},
-      {base + "--format torchscript", "--format torchscript is not supported; the export formats are: onnx"},
+      {base + "--format torchscript", "--format torchscript is not written by yoloflow"},
       {base + "--opset 11", "--opset 11 is not supported: use 13 to 17"},
       {"export --weights " + fixture("yolo11n.pt"), "--model"},
       {base + "--imgsz 320 320 320", "imgsz"},

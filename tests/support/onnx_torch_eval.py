@@ -1,6 +1,6 @@
 """Evaluates an exported ONNX file op by op with PyTorch, in float64: a reference for what the
 graph computes, independent of our exporter and of any ONNX runtime's kernels. Covers the ops
-`yoloflow export` writes, NMS included (NonMaxSuppression as the ONNX operator's text says:
+`yoloflow export` writes, NMS and the QDQ nodes of --int8 included (NonMaxSuppression as the ONNX operator's text says:
 per image and class, scores above the threshold, greedy by score, IoU above the threshold
 suppressed).
 
@@ -120,6 +120,19 @@ def main():
             for k in reversed(range(r)):  # F.pad: last axis first, (begin, end) pairs
                 flat += [pads[k], pads[k + r]]
             o = F.pad(i[0], flat)
+        elif op in ("QuantizeLinear", "DequantizeLinear"):
+            # Per tensor (scalar scale) or per axis (1-D scale along `axis`), as the operator says.
+            scale, zp = i[1], i[2] if len(i) > 2 and i[2] is not None else torch.zeros((), dtype=torch.uint8)
+            if scale.dim() == 1 and scale.numel() > 1:
+                shape = [1] * i[0].dim()
+                shape[a.get("axis", 1)] = scale.numel()
+                scale, zp = scale.reshape(shape), zp.reshape(shape)
+            if op == "QuantizeLinear":  # in float32, as the operator computes x / y_scale
+                lo, hi = (-128, 127) if zp.dtype == torch.int8 else (0, 255)
+                q = torch.round(i[0].float() / scale.float()) + zp.float()
+                o = q.clamp(lo, hi).to(zp.dtype)
+            else:
+                o = (i[0].double() - zp.double()) * scale.double()
         elif op == "NonMaxSuppression":
             o = non_max_suppression(i[0], i[1], int(i[2][0]), float(i[3][0]), float(i[4][0]))
         else:

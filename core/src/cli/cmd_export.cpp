@@ -7,6 +7,8 @@
 #include "cli/cli.h"
 #include "yoloflow/error.h"
 #ifdef YOLOFLOW_WITH_ONNX
+#include "cli/export_int8.h"
+#include "training/export/export_formats.h"
 #include "training/export/onnx_export.h"
 #include "training/checkpoint/checkpoint_model.h"
 #endif
@@ -20,6 +22,9 @@ struct ExportCommand {
   int batch = 1, opset = 17, max_det = 300;
   double conf = 0.25, iou = 0.7;
   bool dynamic = false, half = false, nms = false;
+#ifdef YOLOFLOW_WITH_ONNX
+  Int8Request int8;
+#endif
 };
 
 #ifdef YOLOFLOW_WITH_ONNX
@@ -35,16 +40,23 @@ std::string shape_text(const std::vector<std::int64_t>& dims, const std::vector<
 std::int64_t round_up(int v, std::int64_t stride) { return ((v + stride - 1) / stride) * stride; }
 #endif
 
-int run_export(CliContext& ctx, const ExportCommand& c) {
+int run_export(CliContext& ctx, ExportCommand c) {
+#ifndef YOLOFLOW_WITH_ONNX
   if (c.format != "onnx") {
     throw InvalidInput("--format " + c.format + " is not supported; the export formats are: onnx");
   }
-#ifndef YOLOFLOW_WITH_ONNX
   (void)ctx;
   throw Error("this yoloflow was built without ONNX export (configured with -DYOLOFLOW_WITH_ONNX=OFF; "
               "install libonnx-dev and rebuild)",
               kExitInvalid);
 #else
+  if (const std::string refusal = core::unsupported_export_format(c.format); !refusal.empty()) throw InvalidInput(refusal);
+  if (c.int8.on && c.half) {
+    std::cout << "--half and --int8 exclude each other: writing the int8 file (its unquantized parts float32), as "
+                 "Ultralytics does\n";
+    c.half = false;
+  }
+  check_int8_request(c.int8);
   if (c.imgsz.size() > 2) throw InvalidInput("--imgsz takes one size or two (height width)");
   auto loaded = core::load_checkpoint_model(ctx.plugins().registry(), c.weights, torch::Device(torch::kCPU),
                                             "--weights", c.model, "--model");
@@ -82,7 +94,7 @@ int run_export(CliContext& ctx, const ExportCommand& c) {
   if (const auto parent = std::filesystem::path(out).parent_path(); !parent.empty()) {
     std::filesystem::create_directories(parent);
   }
-  const auto r = core::export_onnx(model, o, out);
+  const auto r = c.int8.on ? export_int8(ctx, loaded, o, c.int8, out) : core::export_onnx(model, o, out);
   const std::string type = c.half ? "float16" : "float32";
   const std::vector<std::int64_t> in_dims{c.dynamic ? -1 : c.batch, 3, c.dynamic ? -1 : o.height,
                                           c.dynamic ? -1 : o.width};
@@ -94,6 +106,7 @@ int run_export(CliContext& ctx, const ExportCommand& c) {
             << (c.nms ? ": x1, y1, x2, y2, confidence, class per detection (NMS conf " + std::to_string(c.conf) +
                             ", iou " + std::to_string(c.iou) + ")"
                       : ": cx, cy, w, h, then class probabilities per anchor")
+            << (c.int8.on ? "\n  convolutions int8 (QDQ: weights per output channel, activations per tensor)" : "")
             << "\n  ONNX opset " << c.opset << ", " << r.nodes << " nodes, " << r.initializers << " initializers, "
             << std::fixed << std::setprecision(1) << static_cast<double>(r.bytes) / 1e6
             << " MB; checked by the ONNX checker and shape inference" << std::endl;
@@ -113,7 +126,8 @@ void add_export_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "or a PyTorch state dict with --model")
       ->required();
   cmd->add_option("--model", c->model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
-  cmd->add_option("--format", c->format, "Export format: onnx");
+  cmd->add_option("--format", c->format,
+                  "Export format: onnx (Ultralytics' other format names are refused with the way to them from the ONNX file)");
   cmd->add_option("--imgsz", c->imgsz, "Input size: one value (square) or two (height width); rounded up to the stride; default: the "
                   "size the weights were trained at (640 when they do not say)")
       ->expected(1, 2)
@@ -127,6 +141,9 @@ void add_export_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--iou", c->iou, "NMS IoU threshold (with --nms)")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-det", c->max_det, "Detections kept per image (with --nms)")->check(CLI::Range(1, 100000));
   cmd->add_option("--out", c->out, "Output file (default: the weights' path with .onnx)");
+#ifdef YOLOFLOW_WITH_ONNX
+  add_int8_options(*cmd, c->int8);
+#endif
   cmd->callback([&ctx, &selected, c] { selected = [&ctx, c]() -> int { return run_export(ctx, *c); }; });
 }
 

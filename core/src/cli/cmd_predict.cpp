@@ -19,6 +19,9 @@
 #include "training/predict/predictor.h"
 #include "runtime/run/run_folder.h"
 #include "yoloflow/error.h"
+#ifdef YOLOFLOW_WITH_ONNX
+#include "training/export/exported_prediction.h"
+#endif
 
 namespace yoloflow::cli {
 namespace {
@@ -31,7 +34,22 @@ struct PredictRequest {
   bool no_images = false, no_labels = false, no_label_conf = false, hide_labels = false, hide_conf = false,
        hide_boxes = false;
   int vid_stride = 1;
+  std::string runtime = "auto";  // for an .onnx file
 };
+
+// An .onnx --weights runs through the runtime that runs it here (export/exported_runtime.h).
+std::unique_ptr<core::Predictor> make_predictor(CliContext& ctx, const PredictRequest& r) {
+#ifdef YOLOFLOW_WITH_ONNX
+  if (core::is_onnx_path(r.weights)) {
+    auto e = core::exported_predictor(ctx.plugins().registry(), r.weights, r.options,
+                                      core::parse_onnx_runtime(r.runtime, "--runtime"));
+    if (!e.reason.empty()) std::cout << e.reason << "; running it in " << e.runtime << "\n";
+    return std::move(e.predictor);
+  }
+#endif
+  if (r.runtime != "auto") throw InvalidInput("--runtime is for .onnx weights; " + r.weights + " is not one");
+  return std::make_unique<core::Predictor>(ctx.plugins().registry(), r.weights, r.options);
+}
 
 int run_predict(CliContext& ctx, PredictRequest& r) {
   const std::vector<core::PredictSource> sources = core::list_predict_sources(r.source);
@@ -43,7 +61,8 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
       r.options.class_names.push_back(c);
     }
   }
-  core::Predictor predictor(ctx.plugins().registry(), r.weights, r.options);
+  const std::unique_ptr<core::Predictor> made = make_predictor(ctx, r);
+  core::Predictor& predictor = *made;
   core::RunFolder folder = r.out.empty() ? core::RunFolder::claim_numbered("predict") : core::RunFolder::open(r.out);
   const std::string out = folder.path();
   core::PredictionOutputs outputs = r.outputs;
@@ -119,7 +138,7 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto r = std::make_shared<PredictRequest>();
   cmd->add_option("--weights", r->weights,
                   "Checkpoint from `yoloflow train` (RUN/weights/best.pt or last.pt), an Ultralytics checkpoint "
-                  "(yolo11n.pt, best.pt), or a PyTorch state dict with --model")
+                  "(yolo11n.pt, best.pt), a PyTorch state dict with --model, or an exported .onnx file")
       ->required();
   cmd->add_option("--model", r->options.model, "Architecture of a plain state dict, e.g. yolo11n (nc from the file)");
   cmd->add_option("--source", r->source,
@@ -134,6 +153,10 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--max-det", r->options.max_det, "Detections kept per image")->check(CLI::Range(1, 100000));
   cmd->add_option("--device", r->options.device, "cpu, cuda, cuda:N (default: CUDA when available)");
   cmd->add_option("--out", r->out, "Output folder (default runs/predict/<N>)");
+  cmd->add_option("--runtime", r->runtime,
+                  "For .onnx weights: auto (OpenCV's dnn where it runs the file, else yoloflow's LibTorch evaluator of "
+                  "the ONNX operators), opencv, libtorch")
+      ->check(CLI::IsMember({"auto", "opencv", "libtorch"}));
   cmd->add_flag("--no-images", r->no_images, "Write only labels and predictions.json, no annotated images or videos");
   cmd->add_option("--classes", r->classes, "Keep only these classes: ids or names, e.g. 0,2 or person,dog")
       ->delimiter(',');

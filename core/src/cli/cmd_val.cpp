@@ -17,6 +17,9 @@
 #include "training/eval/weights_validation.h"
 #include "runtime/util/atomic_file.h"
 #include "yoloflow/error.h"
+#ifdef YOLOFLOW_WITH_ONNX
+#include "training/export/exported_validation.h"
+#endif
 
 namespace yoloflow::cli {
 namespace {
@@ -25,7 +28,23 @@ struct ValCommand {
   core::WeightsValidationRequest request;
   bool square = false, rect = false, save_json = false;
   std::string out;
+  std::string runtime = "auto";  // for an .onnx file
 };
+
+// An .onnx --weights runs through the runtime that runs it here (export/exported_runtime.h).
+core::WeightsValidationReport validate(CliContext& ctx, ValCommand& c) {
+#ifdef YOLOFLOW_WITH_ONNX
+  if (core::is_onnx_path(c.request.weights)) {
+    c.request.rect = false;  // a fixed input: every image letterboxed to it
+    const auto e = core::validate_exported(ctx.plugins().registry(), c.request,
+                                           core::parse_onnx_runtime(c.runtime, "--runtime"));
+    if (!e.reason.empty()) std::cout << e.reason << "; running it in " << e.runtime << "\n";
+    return e.report;
+  }
+#endif
+  if (c.runtime != "auto") throw InvalidInput("--runtime is for .onnx weights; " + c.request.weights + " is not one");
+  return core::validate_weights(ctx.plugins().registry(), c.request);
+}
 
 int run_val(CliContext& ctx, ValCommand& c) {
   if (c.rect && c.square) throw InvalidInput("--rect and --square exclude each other");
@@ -36,7 +55,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
     InterruptScope interrupt("interrupt: stopping validation; no metrics are written (interrupt again to stop at once)",
                              "second interrupt: stopping now");
     c.request.stop_flag = InterruptScope::flag();
-    return core::validate_weights(ctx.plugins().registry(), c.request);
+    return validate(ctx, c);
   }();
   if (r.interrupted) {
     std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << r.metrics.images
@@ -66,7 +85,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
   j["split"] = req.split;
   j["imgsz"] = r.imgsz;
   j["batch"] = req.batch;
-  j["rect"] = req.rect;
+  j["rect"] = rect;
   j["conf"] = req.conf;
   j["iou"] = req.iou;
   j["max_det"] = req.max_det;
@@ -93,7 +112,7 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto& r = c->request;
   cmd->add_option("--weights", r.weights,
                   "Checkpoint from `yoloflow train` (RUN/weights/best.pt), an Ultralytics checkpoint (yolo11n.pt, best.pt), "
-                  "or a PyTorch state dict with --model")
+                  "a PyTorch state dict with --model, or an exported .onnx file")
       ->required();
   cmd->add_option("--data", r.data,
                   "data.yaml of the dataset (Ultralytics layout); default: the one the weights were trained on");
@@ -112,6 +131,10 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_flag("--square", c->square, "Letterbox every image to imgsz x imgsz instead");
   cmd->add_option("--device", r.device, "cpu, cuda, cuda:N (default: CUDA when available)");
   cmd->add_option("--out", c->out, "Output folder (default runs/val/<N>)");
+  cmd->add_option("--runtime", c->runtime,
+                  "For .onnx weights: auto (OpenCV's dnn where it runs the file, else yoloflow's LibTorch evaluator of "
+                  "the ONNX operators), opencv, libtorch")
+      ->check(CLI::IsMember({"auto", "opencv", "libtorch"}));
   cmd->add_flag("--save-json", c->save_json,
                 "Also write predictions.json in the COCO results format (image_id, category_id, bbox [x, y, w, h] in "
                 "original pixels, score), as Ultralytics' save_json");

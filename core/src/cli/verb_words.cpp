@@ -163,6 +163,9 @@ std::map<std::string, Verb> make_verbs() {
                {"opset", number_of("--opset")}, {"nms", bool_of("--nms", "")},
                {"conf", number_of("--conf")},   {"iou", number_of("--iou")},
                {"max_det", number_of("--max-det")},
+               // INT8: calibrated on `fraction` of data='s images.
+               {"int8", bool_of("--int8", "")}, {"data", value_of("--data")},
+               {"fraction", number_of("--fraction")},
                // The graph is written without the redundant nodes an exporter's trace leaves.
                {"simplify", nothing}};
   Verb& info = verbs["info"];

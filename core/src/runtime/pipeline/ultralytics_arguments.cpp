@@ -32,8 +32,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"mode", kEvery, "the command is the mode: yoloflow train, val, predict, export"},
       // Train settings
       {"model", kEvery, ""},
-      {"data", kTrainVal, "predict and export take the class names from the weights, and INT8 export, which "
-                          "calibrates on a dataset, is not built"},
+      {"data", {"train", "val", "export"}, "predict takes the class names from the weights"},
       {"epochs", kTrain, kTrainOnly},
       {"time", kNone, "a time budget is not built; use epochs, or stages.train.params.max_steps=N (a resumable stop)"},
       {"patience", kTrain, kTrainOnly},
@@ -61,9 +60,9 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"close_mosaic", kTrain, kTrainOnly},
       {"resume", kTrain, kTrainOnly},
       {"amp", kTrain, kTrainOnly},
-      {"fraction", kNone, "using a fraction of a dataset is not built (to train on part of one, list its images "
-                          "in a .txt file and name that as the data.yaml's train split; INT8 export, which calibrates "
-                          "on one, is not built)"},
+      {"fraction", kExport, "training on a fraction of a dataset is not built (to train on part of one, list its "
+                            "images in a .txt file and name that as the data.yaml's train split); export int8=True "
+                            "calibrates on that fraction of data="},
       {"profile", kNone, "profiling ONNX and TensorRT speeds during training is not built; "
                          "stages.train.params.profile_every=N times the training step phase by phase"},
       {"freeze", kNone, "freezing layers is not built; stages.train.params.weights=FILE.pt fine-tunes every layer"},
@@ -110,7 +109,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"format", kExport, kExportOnly},
       {"keras", kNone, "yoloflow exports ONNX only (format=onnx), no TensorFlow formats"},
       {"optimize", kNone, "it applies to TorchScript and DEEPX exports; yoloflow exports ONNX only"},
-      {"int8", kNone, "INT8 quantisation is not built in this export; it writes float32 or float16 (half=True) ONNX"},
+      {"int8", kExport, kExportOnly},
       {"dynamic", kExport, kExportOnly},
       {"simplify", kExport, kExportOnly},
       {"opset", kExport, kExportOnly},

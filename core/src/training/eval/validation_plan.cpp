@@ -67,7 +67,9 @@ void check_validation_batcher(const Registry& registry, const json& spec, const 
 
 ValidationPlan plan_validation(DataSource& source, const ValidationOptions& options, const std::string& where) {
   ValidationPlan out;
-  const std::size_t n = source.size();
+  std::size_t n = source.size();
+  if (options.fraction < 1.0) n = static_cast<std::size_t>(std::llround(static_cast<double>(n) * std::max(0.0, options.fraction)));
+  if (options.limit > 0) n = std::min(n, options.limit);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::vector<double> ar(n, 1.0);
@@ -102,7 +104,8 @@ ValidationPlan plan_validation(DataSource& source, const ValidationOptions& opti
                              order.begin() + static_cast<std::ptrdiff_t>(end));
     // Sorted: the batch's extremes are its first and last image.
     out.shapes.push_back(options.rect ? rect_batch_shape(ar[order[start]], ar[order[end - 1]], options.imgsz, options.stride)
-                                      : std::make_pair(options.imgsz, options.imgsz));
+                                      : std::make_pair(options.height > 0 ? options.height : options.imgsz,
+                                                       options.width > 0 ? options.width : options.imgsz));
   }
   return out;
 }

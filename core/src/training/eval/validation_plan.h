@@ -27,6 +27,13 @@ struct ValidationOptions {
   std::int64_t batch = 32;
   bool rect = true;
   int stride = 32;  // the model's largest stride
+  // Square batches only: every image letterboxed to height x width instead of imgsz x imgsz
+  // (a fixed-shape exported file's input); 0: imgsz.
+  int height = 0, width = 0;
+  // The first round(fraction x size) images of the source only, at most `limit` of them
+  // (0: no limit): int8 calibration's --fraction, as Ultralytics' fraction takes the first ones.
+  double fraction = 1.0;
+  std::size_t limit = 0;
   // Polled between batches: once set, validation stops early (`yoloflow val` on Ctrl-C).
   const std::atomic<bool>* stop_flag = nullptr;
 };

@@ -18,19 +18,10 @@
 #include "yoloflow/source.h"
 
 namespace yoloflow::core {
-namespace {
 
-// What reads --data (its data and split still to set), what fits its images to the batches
-// and what stacks them: the reader, the transform and the batcher the run that trained the
-// weights validated with, where its pipeline records them; else train-defaults.json's source
-// stage and the train sink's defaults there. The reader must take --data and --split through its
-// dataset and split parameters (ParamRole).
-struct ReaderStages : ValidationStages {
-  std::string data_param, split_param;  // the source's dataset and split parameters (ParamRole)
-};
-
-ReaderStages validation_stages(const Registry& registry, const CheckpointModel& described) {
-  ReaderStages out;
+ValidationStages validation_stages(const Registry& registry, const CheckpointModel& described, const std::string& data,
+                                   const std::string& split) {
+  ValidationStages out;
   std::string source_path;
   const auto [train_name, train_stage] = sink_stage(described.pipeline, "train");
   const json recorded = train_stage.is_object() && train_stage.contains("params") && train_stage["params"].is_object()
@@ -61,14 +52,15 @@ ReaderStages validation_stages(const Registry& registry, const CheckpointModel& 
     throw Error(source_path + ".plugin: no source plugin '" + plugin + "' is loaded (`yoloflow plugins` lists them)",
                 kExitPluginError);
   }
-  const ParamSpec* data = rc->info.schema.find_role(ParamRole::Dataset);
-  const ParamSpec* split = rc->info.schema.find_role(ParamRole::Split);
-  if (!data || !split) {
+  // The reader takes --data and --split through the parameters its schema gives those roles.
+  const ParamSpec* data_param = rc->info.schema.find_role(ParamRole::Dataset);
+  const ParamSpec* split_param = rc->info.schema.find_role(ParamRole::Split);
+  if (!data_param || !split_param) {
     throw InvalidInput(source_path + ".plugin: '" + plugin + "' declares no dataset and split parameters "
                        "(ParamRole::Dataset, ParamRole::Split), through which `yoloflow val` gives it --data and --split");
   }
-  out.data_param = data->name;
-  out.split_param = split->name;
+  out.source["params"][data_param->name] = data;
+  out.source["params"][split_param->name] = split;
   const DefaultDocument& d = train_defaults();
   const std::string default_path = d.file + ": stages." + sink_stage(d.document, "train").first + ".params.";
   auto recorded_or_default = [&](const std::string& name, json& spec, std::string& spec_path) {
@@ -85,56 +77,64 @@ ReaderStages validation_stages(const Registry& registry, const CheckpointModel& 
   return out;
 }
 
-}  // namespace
-
 WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& r) {
-  const auto start = std::chrono::steady_clock::now();
-  WeightsValidationReport report;
   const torch::Device device = pick_device(r.device, "--device");
   LoadedCheckpointModel loaded = load_checkpoint_model(registry, r.weights, device, "--weights", r.model, "--model");
   Model& model = *loaded.model;
-  const int nc = model.head().nc;
   const int stride = static_cast<int>(largest_stride(model.head()));
   const int wanted = r.imgsz > 0 ? r.imgsz : default_imgsz(loaded);
-  report.imgsz = std::max(stride, (wanted + stride - 1) / stride * stride);
-  if (report.imgsz != wanted) {
+  WeightsValidationRequest sized = r;
+  sized.imgsz = std::max(stride, (wanted + stride - 1) / stride * stride);
+  if (sized.imgsz != wanted) {
     YF_LOG_WARN("--imgsz " << wanted << " is not a multiple of the model's stride " << stride << ": using "
-                           << report.imgsz);
+                           << sized.imgsz);
   }
+  sized.device = device.str();
+  // Without --data, the dataset the weights were trained on, as Ultralytics' val reads it.
+  if (sized.data.empty()) sized.data = default_data(loaded);
+  if (sized.data.empty()) {
+    throw InvalidInput("--data is needed: " + r.weights + " names no dataset that exists here (give data=DATA.yaml)");
+  }
+  return validate_loaded_model(registry, sized, model, loaded.described,
+                               loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights +
+                                   ") on " + device.str());
+}
+
+WeightsValidationReport validate_loaded_model(const Registry& registry, const WeightsValidationRequest& r,
+                                              Model& model, const CheckpointModel& described,
+                                              const std::string& description, int square_height, int square_width) {
+  const auto start = std::chrono::steady_clock::now();
+  WeightsValidationReport report;
+  const torch::Device device = pick_device(r.device, "--device");
+  const int nc = model.head().nc;
+  report.imgsz = r.imgsz;
 
   StageContext ctx;
   ctx.node = "--data";
   ctx.imgsz = report.imgsz;
   ctx.device = device.str();
-  ReaderStages stages = validation_stages(registry, loaded.described);
-  // Without --data, the dataset the weights were trained on, as Ultralytics' val reads it.
-  report.data = r.data.empty() ? default_data(loaded) : r.data;
-  if (report.data.empty()) {
-    throw InvalidInput("--data is needed: " + r.weights + " names no dataset that exists here (give data=DATA.yaml)");
-  }
-  stages.source["params"][stages.data_param] = report.data;
-  stages.source["params"][stages.split_param] = r.split;
+  report.data = r.data;
+  ValidationStages stages = validation_stages(registry, described, r.data, r.split);
   stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
   ValidationOptions vo;
   vo.imgsz = report.imgsz;
   vo.batch = r.batch;
   vo.rect = r.rect;
   vo.stop_flag = r.stop_flag;
+  vo.height = square_height;
+  vo.width = square_width;
   ValidationPipeline validation(registry, stages, vo, ctx, "yoloflow val");
   report.names = validation.names();
   if (static_cast<int>(report.names.size()) != nc) {
-    throw InvalidInput("--data " + report.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
+    throw InvalidInput("--data " + r.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
                        r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
   }
-  if (validation.size() == 0) throw InvalidInput("--data " + report.data + ": split '" + r.split + "' has no usable images");
-  report.description = loaded.model->architecture() + " (" + loaded.weights_kind + " weights of " + r.weights + ") on " +
-                       device.str();
+  if (validation.size() == 0) throw InvalidInput("--data " + r.data + ": split '" + r.split + "' has no usable images");
+  report.description = description;
   YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
 
   std::vector<KeptDetections> kept;
-  const ValidationResult result = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr);
-  report.metrics = result.metrics;
-  report.times = result.times;
+  report.metrics = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
   report.batches = validation.batches();
   report.interrupted = validation.interrupted();
   for (const KeptDetections& k : kept) {

@@ -14,9 +14,15 @@
 #include "training/eval/detection_metrics.h"
 #include "training/eval/validation_batch.h"
 
+namespace yoloflow {
+class Model;
+}
+
 namespace yoloflow::core {
 
 class Registry;
+struct CheckpointModel;
+struct ValidationStages;
 
 struct WeightsValidationRequest {
   std::string weights;    // checkpoint of `yoloflow train`, or a plain state dict with `model`
@@ -56,5 +62,23 @@ struct WeightsValidationReport {
 // Throws InvalidInput in one line naming the option (--weights, --data, --model, ...) when
 // an input is missing or does not fit.
 WeightsValidationReport validate_weights(const Registry& registry, const WeightsValidationRequest& request);
+
+// The same validation of a model the caller made (an exported ONNX file run by a runtime,
+// export/exported_validation.h): `described` says which pipeline's stages read the data (none:
+// train-defaults.json's), `description` is the report's one line; request.weights and model
+// name it, request.imgsz is used as it is. `square_height` and `square_width`, when positive,
+// are the letterbox of every image (a fixed-shape file's input; request.rect must be false).
+WeightsValidationReport validate_loaded_model(const Registry& registry, const WeightsValidationRequest& request,
+                                              Model& model, const CheckpointModel& described,
+                                              const std::string& description, int square_height = 0,
+                                              int square_width = 0);
+
+// The stages that read `data`'s `split`, fit its images to the batches and stack them: the
+// reader, the transform and the batcher the run that trained the weights validated with, where
+// its pipeline (`described`) records them; else train-defaults.json's. The reader is given
+// `data` and `split` through the parameters its schema declares with those roles
+// (ParamRole::Dataset, ParamRole::Split). Throws naming what is missing.
+ValidationStages validation_stages(const Registry& registry, const CheckpointModel& described, const std::string& data,
+                                   const std::string& split);
 
 }  // namespace yoloflow::core

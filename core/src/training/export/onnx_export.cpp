@@ -1,6 +1,7 @@
 // Builds the ONNX model around the plugin's graph: input and output declarations, optional
 // NMS, metadata, checker and shape inference, then one atomic write.
 #include "training/export/onnx_export.h"
+#include "training/export/onnx_model_build.h"
 
 #include <chrono>
 #include <ctime>
@@ -75,7 +76,7 @@ std::string python_repr(const std::string& s) {
   return out + q;
 }
 
-OnnxExportReport export_onnx(Model& model, const OnnxExportOptions& o, const std::string& path) {
+onnx::ModelProto build_onnx_model(Model& model, const OnnxExportOptions& o, std::vector<std::int64_t>* output_shape) {
   if (o.opset < kMinOnnxOpset || o.opset > kMaxOnnxOpset) {
     throw InvalidInput("--opset " + std::to_string(o.opset) + " is not supported: use " +
                        std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset));
@@ -154,9 +155,19 @@ OnnxExportReport export_onnx(Model& model, const OnnxExportOptions& o, const std
   add_meta(m, "names", names.str());
   add_meta(m, "args", "{'batch': " + std::to_string(o.batch) + ", 'half': " + py_bool(o.half) +
                           ", 'dynamic': " + py_bool(o.dynamic) + ", 'nms': " + py_bool(o.nms) +
+                          (o.int8 ? ", 'int8': True" : "") +
                           ", 'opset': " + std::to_string(o.opset) + ", 'imgsz': " + imgsz + "}");
   add_meta(m, "channels", "3");
 
+  if (output_shape != nullptr) {
+    output_shape->clear();
+    for (const auto& [symbol, value] : dims) output_shape->push_back(symbol.empty() ? value : -1);
+  }
+  return m;
+}
+
+OnnxExportReport check_and_write_onnx(onnx::ModelProto& m, const std::vector<std::int64_t>& output_shape,
+                                      const std::string& path) {
   try {
     onnx::checker::check_model(m);
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
@@ -171,11 +182,17 @@ OnnxExportReport export_onnx(Model& model, const OnnxExportOptions& o, const std
 
   OnnxExportReport r;
   r.path = path;
-  for (const auto& [symbol, value] : dims) r.output_shape.push_back(symbol.empty() ? value : -1);
-  r.nodes = graph->node_size();
-  r.initializers = graph->initializer_size();
+  r.output_shape = output_shape;
+  r.nodes = m.graph().node_size();
+  r.initializers = m.graph().initializer_size();
   r.bytes = static_cast<std::int64_t>(bytes.size());
   return r;
+}
+
+OnnxExportReport export_onnx(Model& model, const OnnxExportOptions& o, const std::string& path) {
+  std::vector<std::int64_t> output_shape;
+  onnx::ModelProto m = build_onnx_model(model, o, &output_shape);
+  return check_and_write_onnx(m, output_shape, path);
 }
 
 }  // namespace yoloflow::core

@@ -19,6 +19,7 @@ struct OnnxExportOptions {
   int opset = 17;
   bool nms = false;
   NmsSettings nms_settings;
+  bool int8 = false;  // recorded in the metadata's args; int8_export.h quantizes the graph
   std::vector<std::string> names;  // class names, one per class of the head
   std::string description;         // where the weights came from
 };

@@ -95,11 +95,18 @@ struct Predictor::Impl {
 };
 
 Predictor::Predictor(const Registry& registry, const std::string& weights, const PredictOptions& options)
+    : Predictor(registry,
+                std::make_unique<LoadedCheckpointModel>(load_checkpoint_model(
+                    registry, weights, pick_device(options.device, options.option_prefix + "device"),
+                    options.option_prefix + "weights", options.model, options.option_prefix + "model")),
+                options) {}
+
+Predictor::Predictor(const Registry& registry, std::unique_ptr<LoadedCheckpointModel> loaded,
+                     const PredictOptions& options)
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   m.device = pick_device(options.device, options.option_prefix + "device");
-  m.loaded = load_checkpoint_model(registry, weights, m.device, options.option_prefix + "weights", options.model,
-                                   options.option_prefix + "model");
+  m.loaded = std::move(*loaded);
   m.model = m.loaded.model.get();
   const DetectionHead head = m.model->head();
   // Classes named by name are the ids of those names among the weights' classes.

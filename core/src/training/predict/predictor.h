@@ -18,6 +18,7 @@ struct Batch;  // yoloflow/sample.h
 namespace yoloflow::core {
 
 class Registry;
+struct LoadedCheckpointModel;
 
 struct PredictOptions {
   int imgsz = 640;        // longest side of the network input (rounded up to the model's stride); 0:
@@ -52,6 +53,10 @@ class Predictor {
   // dict of the architecture `options.model`). Throws
   // yoloflow::Error / InvalidInput naming the file when it is missing or unusable.
   Predictor(const Registry& registry, const std::string& weights, const PredictOptions& options);
+  // A model the caller made (an exported ONNX file run by a runtime, export/exported_runtime.h):
+  // `loaded.model` in eval mode on `options.device`, `loaded.described.names` one per class,
+  // `loaded.weights_kind` what description() calls it.
+  Predictor(const Registry& registry, std::unique_ptr<LoadedCheckpointModel> loaded, const PredictOptions& options);
   ~Predictor();
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;

@@ -1,0 +1,168 @@
+#include "training/export/exported_file.h"
+#include "training/export/onnx_runtime_choice.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "yoloflow/error.h"
+
+namespace yoloflow::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::int64_t> parse_int_list(const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::string digits;
+  for (const char c : text) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits += c;
+    } else if (!digits.empty()) {
+      out.push_back(std::stoll(digits));
+      digits.clear();
+    }
+  }
+  if (!digits.empty()) out.push_back(std::stoll(digits));
+  return out;
+}
+
+// Dimensions of a value's declared type, -1 for a symbolic one.
+std::vector<std::int64_t> declared_dims(const onnx::ValueInfoProto& v) {
+  std::vector<std::int64_t> out;
+  for (const auto& d : v.type().tensor_type().shape().dim()) out.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return out;
+}
+
+}  // namespace
+
+bool is_onnx_path(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".onnx";
+}
+
+bool parse_names_metadata(const std::string& text, std::map<int, std::string>& out) {
+  std::size_t i = 0;
+  auto skip = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  skip();
+  if (i >= text.size() || text[i] != '{') return false;
+  ++i;
+  for (;;) {
+    skip();
+    if (i < text.size() && text[i] == '}') return true;
+    std::string key;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) key += text[i++];
+    skip();
+    if (key.empty() || i >= text.size() || text[i] != ':') return false;
+    ++i;
+    skip();
+    if (i >= text.size() || (text[i] != '\'' && text[i] != '"')) return false;
+    const char q = text[i++];
+    std::string value;
+    while (i < text.size() && text[i] != q) {
+      if (text[i] == '\\' && i + 1 < text.size()) {
+        const char e = text[++i];
+        value += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+      } else {
+        value += text[i];
+      }
+      ++i;
+    }
+    if (i >= text.size()) return false;
+    ++i;
+    out[std::stoi(key)] = value;
+    skip();
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+}
+
+std::string ExportedFile::variant() const {
+  std::string v = int8 ? "int8 QDQ" : half ? "float16" : "float32";
+  if (nms) v += " + NMS";
+  if (dynamic) v += ", dynamic";
+  return v;
+}
+
+ExportedFile read_exported_file(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw InvalidInput(option + " " + path + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in.good() && !in.eof()) throw InvalidInput(option + " " + path + ": cannot be read");
+  ExportedFile f;
+  f.path = path;
+  f.model = std::make_shared<onnx::ModelProto>();
+  const std::string data = bytes.str();
+  if (data.empty() || !f.model->ParseFromString(data) || !f.model->has_graph()) {
+    throw InvalidInput(option + " " + path + ": not an ONNX model (it does not parse as one)");
+  }
+  const auto& g = f.model->graph();
+  for (const auto& p : f.model->metadata_props()) f.metadata[p.key()] = p.value();
+
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  std::set<std::string> initializers;
+  for (const auto& t : g.initializer()) initializers.insert(t.name());
+  for (const auto& v : g.input()) {
+    if (initializers.count(v.name()) == 0) inputs.push_back(&v);
+  }
+  const auto in_dims = inputs.size() == 1 ? declared_dims(*inputs[0]) : std::vector<std::int64_t>{};
+  if (in_dims.size() != 4 || in_dims[1] != 3 || g.output_size() < 1) {
+    throw InvalidInput(option + " " + path + ": not an exported detector (it needs one input (batch, 3, height, width) "
+                       "and an output (batch, 4 + classes, anchors), as `yoloflow export` and `yolo export` write)");
+  }
+  const auto out_dims = declared_dims(g.output(0));
+  const int in_type = inputs[0]->type().tensor_type().elem_type();
+  f.half = in_type == onnx::TensorProto::FLOAT16;
+  if (in_type != onnx::TensorProto::FLOAT && !f.half) {
+    throw InvalidInput(option + " " + path + ": its input is neither float32 nor float16");
+  }
+  for (const auto& n : g.node()) {
+    if (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear" || n.op_type() == "QLinearConv") f.int8 = true;
+    if (n.op_type() == "NonMaxSuppression") f.nms = true;
+  }
+  f.dynamic = in_dims[0] < 0 || in_dims[2] < 0 || in_dims[3] < 0;
+  f.batch = in_dims[0] > 0 ? in_dims[0] : 0;
+  if (const auto it = f.metadata.find("stride"); it != f.metadata.end()) {
+    const auto v = parse_int_list(it->second);
+    if (!v.empty() && v[0] > 0) f.stride = v[0];
+  }
+  f.height = in_dims[2];
+  f.width = in_dims[3];
+  if (const auto it = f.metadata.find("imgsz"); it != f.metadata.end()) {
+    const auto v = parse_int_list(it->second);
+    if (v.size() == 2 && (f.height < 0 || f.width < 0)) {
+      f.height = v[0];
+      f.width = v[1];
+    }
+  }
+  if (f.height <= 0 || f.width <= 0) {
+    throw InvalidInput(option + " " + path + ": its input size is symbolic and its metadata has no imgsz");
+  }
+  if (out_dims.size() != 3) {
+    throw InvalidInput(option + " " + path + ": its output is not (batch, 4 + classes, anchors)");
+  }
+  std::map<int, std::string> names;
+  if (const auto it = f.metadata.find("names"); it != f.metadata.end()) parse_names_metadata(it->second, names);
+  if (f.nms) {
+    f.nc = names.empty() ? 0 : names.rbegin()->first + 1;
+  } else {
+    if (out_dims[1] <= 4) throw InvalidInput(option + " " + path + ": its output is not (batch, 4 + classes, anchors)");
+    f.nc = static_cast<int>(out_dims[1] - 4);
+  }
+  for (int c = 0; c < f.nc; ++c) {
+    const auto it = names.find(c);
+    f.names.push_back(it == names.end() ? std::to_string(c) : it->second);
+  }
+  const auto d = f.metadata.find("description");
+  f.description = d != f.metadata.end() ? d->second : f.model->producer_name();
+  return f;
+}
+
+}  // namespace yoloflow::core

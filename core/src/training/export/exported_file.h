@@ -1,0 +1,41 @@
+#pragma once
+// What an exported ONNX file says of itself, for `yoloflow val` and `predict` on it: the
+// metadata Ultralytics' export and ours write (imgsz, names, stride, batch, args), and what
+// the graph holds (float type, QDQ nodes, NMS, symbolic sizes), from which the runtime that
+// runs it here is chosen (exported_runtime.h).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace yoloflow::core {
+
+struct ExportedFile {
+  std::string path;
+  std::shared_ptr<onnx::ModelProto> model;
+  std::map<std::string, std::string> metadata;
+  std::vector<std::string> names;  // one per class
+  int nc = 0;
+  std::int64_t height = 0, width = 0;  // of the input (the metadata's imgsz for a --dynamic file)
+  std::int64_t batch = 0;              // 0: symbolic
+  std::int64_t stride = 32;
+  bool half = false, int8 = false, nms = false, dynamic = false;
+  std::string description;  // the metadata's description, or the producer
+
+  // "float32", "float16", "int8 QDQ", with " + NMS" and ", dynamic" as they apply.
+  std::string variant() const;
+};
+
+// Reads `path` (an .onnx file); `option` names it in messages ("--weights"). Throws
+// InvalidInput in one line when it is missing, not an ONNX model, or not a detector's
+// (one input (B, 3, H, W), one output (B, 4 + nc, anchors) or an NMS output (B, max_det, 6)).
+ExportedFile read_exported_file(const std::string& path, const std::string& option);
+
+// Parses Python's repr of the names dict Ultralytics writes: {0: 'person', 1: "o'clock"}.
+// Returns false when the text is not such a dict.
+bool parse_names_metadata(const std::string& text, std::map<int, std::string>& out);
+
+}  // namespace yoloflow::core
