@@ -85,7 +85,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
   j["split"] = req.split;
   j["imgsz"] = r.imgsz;
   j["batch"] = req.batch;
-  j["rect"] = rect;
+  j["rect"] = req.rect;
   j["conf"] = req.conf;
   j["iou"] = req.iou;
   j["max_det"] = req.max_det;
