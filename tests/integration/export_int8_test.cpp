@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "support/coco_subset.h"
+#include "support/onnx_file.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
@@ -29,21 +30,10 @@ using json = nlohmann::json;
 
 namespace {
 
+using test::meta;
+using test::read_model;
+
 std::string fixture() { return test::fixtures_dir() + "/coco128-val-parity/coco128-yolo11n.pt"; }
-
-onnx::ModelProto read_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  onnx::ModelProto m;
-  REQUIRE(m.ParseFromIstream(&in));
-  return m;
-}
-
-std::string meta(const onnx::ModelProto& m, const std::string& key) {
-  for (const auto& p : m.metadata_props()) {
-    if (p.key() == key) return p.value();
-  }
-  return "<missing>";
-}
 
 // The files every case here uses, made once: a 16-image coco128 subset, the fixture exported at
 // 320 as float32, float16 and int8 (calibrated on the subset), and its PyTorch val (square).

@@ -17,6 +17,7 @@
 #include "training/model/model_factory.h"
 #include "training/model/weights_io.h"
 #include "support/onnx_torch_eval.h"
+#include "support/onnx_file.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
@@ -25,26 +26,15 @@ using namespace yoloflow;
 
 namespace {
 
+using test::meta;
+using test::read_model;
+
 std::string fixture(const std::string& name) { return test::fixtures_dir() + "/yolo11n-parity/" + name; }
 
 torch::Tensor load_tensor(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return torch::pickle_load(bytes).toTensor();
-}
-
-onnx::ModelProto read_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  onnx::ModelProto m;
-  REQUIRE(m.ParseFromIstream(&in));
-  return m;
-}
-
-std::string meta(const onnx::ModelProto& m, const std::string& key) {
-  for (const auto& p : m.metadata_props()) {
-    if (p.key() == key) return p.value();
-  }
-  return "<missing>";
 }
 
 std::vector<std::string> dims(const onnx::ValueInfoProto& v) {
