@@ -34,3 +34,15 @@ endfunction()
 function(yoloflow_skip_torch_pch)
   set_source_files_properties(${ARGN} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 endfunction()
+
+# Some LibTorch distributions (the Python wheel's) ship protobuf and ONNX headers of their own in
+# their include folder; a target that includes libonnx's headers next to LibTorch's must see the
+# ones libonnx was built with first.
+function(yoloflow_onnx_includes_first target)
+  get_target_property(_onnx_includes onnx INTERFACE_INCLUDE_DIRECTORIES)
+  foreach(_dir IN LISTS Protobuf_INCLUDE_DIRS _onnx_includes)
+    if(_dir AND NOT _dir STREQUAL "/usr/include")
+      target_include_directories(${target} BEFORE PRIVATE "${_dir}")
+    endif()
+  endforeach()
+endfunction()

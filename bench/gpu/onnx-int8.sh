@@ -3,7 +3,7 @@
 # the GPU machine, next to what `yoloflow val` measures with its own runtimes:
 #   1. `yoloflow export` writes the coco128 fixture's YOLO11n at 640 as float32, float16 and int8
 #      (calibrated on coco128's val images), batch 1 and batch 32;
-#   2. `yoloflow val` validates each batch-1 file on coco128's val split (OpenCV dnn for float32,
+#   2. `yoloflow val` validates each batch-1 file on coco128's train images (the fixture's; OpenCV dnn for float32,
 #      the LibTorch evaluator for float16 and int8) and the .pt weights (--square);
 #   3. bench/gpu/onnx_int8_check.py runs the files in ONNX Runtime: output parity against the
 #      op-by-op PyTorch evaluation, latency per image at batch 1 and 32, and Ultralytics' val of
@@ -19,10 +19,13 @@ PY="${YOLOFLOW_PYTHON:-python3}"
 LOG="$OUT/onnx-int8.jsonl"
 WORK="${WORK:-/tmp/yoloflow-int8}"
 WEIGHTS="$YOLOFLOW_SHARED_DIR/fixtures/coco128-val-parity/coco128-yolo11n.pt"
-DATA="$YOLOFLOW_SHARED_DIR/datasets/coco128/data.yaml"
 mkdir -p "$WORK"
 : > "$LOG"
-if [ ! -f "$WEIGHTS" ] || [ ! -f "$DATA" ]; then echo "onnx-int8: needs $WEIGHTS and $DATA"; exit 1; fi
+if [ ! -f "$WEIGHTS" ] || [ ! -d "$COCO/images/train2017" ]; then echo "onnx-int8: needs $WEIGHTS and $COCO"; exit 1; fi
+# The fixture's images (coco128's train images) as the val split, with an absolute path so that
+# Ultralytics' validator, run from another folder, reads the same images as `yoloflow val`.
+DATA="$WORK/coco128-train-as-val.yaml"
+{ echo "path: $COCO"; echo "train: images/train2017"; echo "val: images/train2017"; sed -n '/^names:/,$p' "$COCO/data.yaml"; } > "$DATA"
 if ! "$BIN/yoloflow" export --help 2>/dev/null | grep -q -- --int8; then
   echo "onnx-int8: $BIN/yoloflow has no export --int8: build this branch first (see onnx-parity.sh)"; exit 1
 fi

@@ -59,6 +59,17 @@ def letterbox(path, size):
     return out.transpose(2, 0, 1).astype(np.float32) / 255.0
 
 
+def val_folder(data_yaml):
+    """The val split's folder of a data.yaml (`path:` + `val:`, relative to the yaml's folder)."""
+    fields = {}
+    for line in open(data_yaml):
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("path", "val") and not line.startswith(" "):
+            fields[key.strip()] = value.strip()
+    root = os.path.join(os.path.dirname(os.path.abspath(data_yaml)), fields.get("path", "."))
+    return os.path.join(root, fields.get("val", "images/val2017"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -66,8 +77,9 @@ def main():
     ap.add_argument("--images", type=int, default=4)
     ap.add_argument("--iters", type=int, default=20)
     a = ap.parse_args()
-    root = os.path.dirname(os.path.abspath(a.data))
-    images = sorted(glob.glob(os.path.join(root, "images", "val2017", "*.jpg")))[: a.images]
+    images = sorted(glob.glob(os.path.join(val_folder(a.data), "*.jpg")))[: a.images]
+    if not images:
+        sys.exit(f"onnx_int8_check: no .jpg images in the val split of {a.data}")
     x = np.stack([letterbox(p, 640) for p in images])
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("fp32", "fp16", "int8"):

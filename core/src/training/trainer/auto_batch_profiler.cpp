@@ -17,11 +17,11 @@
 #include "runtime/pipeline/pipeline.h"
 #include "training/components/batch_targets.h"
 #include "training/device/cuda_memory.h"
+#include "training/device/train_device.h"
 #include "training/trainer/multi_scale.h"
 #include "training/device/oom_guard.h"
 #include "training/trainer/step_engine.h"
 #include "training/trainer/training_parts.h"
-#include "training/device/train_device.h"
 #include "training/device/device_choice.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -181,8 +181,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const double cap = sink.get_float("cuda_memory_fraction");
   set_cuda_memory_fraction(device, cap);
   const bool captured = capture_requested(sink.get_json("cuda_graph"), device);
-  at::globalContext().setBenchmarkCuDNN(sink.get_bool("cudnn_benchmark") || captured);
-  at::globalContext().setAllowTF32CuDNN(sink.get_bool("tf32"));
+  set_cuda_kernels(device, sink.get_bool("cudnn_benchmark") || captured, sink.get_bool("tf32"));
 
   StageContext ctx;
   ctx.node = sink_path;

@@ -15,6 +15,8 @@
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/run/epoch_loop.h"
 #include "runtime/run/run_driver.h"
+#include "runtime/util/process_clock.h"
+#include "runtime/util/text_format.h"
 #include "training/components/batch_targets.h"
 #include "training/checkpoint/checkpoint.h"
 #include "training/checkpoint/checkpoint_writer.h"
@@ -113,6 +115,7 @@ class Trainer final : public RunDriver, private TrainingView {
   void stop(const std::string& reason);
   void end_training();
   void log_progress();
+  void report_first_step();
   // Writes the run's state to `files` in the weights folder (rank 0); `after` runs once they
   // are on disk.
   void save(const std::vector<std::string>& files, bool mid_epoch, double fitness, std::function<void()> after = nullptr);
@@ -156,6 +159,9 @@ class Trainer final : public RunDriver, private TrainingView {
   bool validated_ = false;  // last_metrics_ holds a validation of this process
   Clock::time_point epoch_start_ = Clock::now(), last_batch_end_ = Clock::now();
   std::int64_t steps_this_process_ = 0;
+  // The startup timeline, in seconds since the process started (a user's wait for training).
+  double built_at_ = -1.0, first_batch_at_ = -1.0;
+  bool first_step_reported_ = false;
   ProgressWindow window_;  // host times between progress lines
   bool first_batch_of_epoch_ = true;
   bool budget_spent_ = false;  // a stop was requested: the batches still arriving are left
@@ -198,6 +204,7 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   ro.first_epoch = first_epoch_;
   ro.sink = &step_sink_;
   runner_ = std::make_unique<GraphRunner>(pipeline, registry, ro);
+  const double data_built_at = seconds_since_process_start();
   // The rest is the train stage's own: failures say so, as a stage's configure would.
   try {
     build(registry);
@@ -209,6 +216,9 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
     throw Error(component_origin(*stage_.component, "stage '" + stage_.name + "'").text() + " failed to configure: " +
                 e.what());
   }
+  built_at_ = seconds_since_process_start();
+  YF_LOG_DEBUG("train: data path built " << format_fixed(data_built_at, 2) << " s after the process started, the rest "
+                                          << format_fixed(built_at_, 2) << " s");
 }
 
 void Trainer::build(const Registry& registry) {
@@ -347,6 +357,7 @@ void Trainer::train_batch(Batch& batch) {
   if (checkpoints_->failed()) checkpoints_->wait();
   const auto t0 = Clock::now();
   const double waited = std::chrono::duration<double>(t0 - last_batch_end_).count();
+  if (first_batch_at_ < 0.0) first_batch_at_ = seconds_since_process_start();
   if (!optimizer_) {
     setup_optimizer(batch.size);
   } else if (first_batch_of_epoch_ && batch.size != state_.batch) {
@@ -373,6 +384,7 @@ void Trainer::train_batch(Batch& batch) {
 
   ++state_.step;
   ++steps_this_process_;
+  if (!first_step_reported_ && state_.micro == 0) report_first_step();
   state_.images += batch.size;
   // The data position is global: W ranks in step have consumed every position below this
   // rank's last one plus W (ranks deal positions r, r+W, ...), whatever W the resume uses.
@@ -475,6 +487,20 @@ void Trainer::end_of_epoch(int epoch) {
   YF_LOG_INFO(epoch_line(epoch, ctx_.epochs, seconds, row, state_.loss_names, summary.validated ? &last_metrics_ : nullptr,
                          val_seconds, std::chrono::duration<double>(save_start - results_start).count(), save_seconds));
   if (dp_) dp_->rank0_decides(stopping);
+}
+
+// How long the user waited for training to start, and where the time went: building the run
+// (plugins, data, model), waiting for the first batch, the first steps (on CUDA: cuDNN's
+// algorithm search, the capture's warm-up steps).
+void Trainer::report_first_step() {
+  first_step_reported_ = true;
+  if (device_.is_cuda()) torch::cuda::synchronize(device_.index());  // the step's work, not its launch
+  const double now = seconds_since_process_start();
+  if (now < 0.0) return;
+  YF_LOG_INFO("train: first optimizer step " << format_fixed(now, 2) << " s after the process started (run built at "
+                                             << format_fixed(built_at_, 2) << " s, first batch at "
+                                             << format_fixed(first_batch_at_, 2) << " s, " << steps_this_process_
+                                             << " batch" << (steps_this_process_ == 1 ? "" : "es") << " into it)");
 }
 
 // In place once it exists: a captured step adds into this very tensor.

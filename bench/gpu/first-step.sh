@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# How long a user waits for training to start: seconds from the process start to the first
+# optimizer step (the trainer's "first optimizer step" line), YOLO11n batch 32 at 640 on
+# coco128's train images, from scratch, one epoch, each configuration in a fresh process.
+# Configurations (a comma list; default all):
+#   default     the words a user types: `yoloflow train data=coco128 model=yolo11n.yaml batch=32`
+#   no-graph    the same with cuda_graph=false (eager steps, cuDNN benchmark on)
+#   no-bench    cuda_graph=false cudnn_benchmark=false (eager, cuDNN's heuristics)
+# Prints one JSON line per configuration (also in $OUT/first-step.jsonl) with the timeline.
+#
+# On the GPU machine, from the repo root, after building /tmp/yoloflow-build:
+#   bash bench/gpu/first-step.sh [CONFIGS]        env: REPEAT (2: the first run of a fresh
+#   machine also reads the libraries from disk; the second is what a user sees from then on)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. bench/gpu/bench-env.sh
+CONFIGS="${1:-default,no-graph,no-bench}"
+REPEAT="${REPEAT:-2}"
+LOG="$OUT/first-step.jsonl"
+: > "$LOG"
+want() { [[ ",$CONFIGS," == *",$1,"* ]]; }
+one() {
+  local name="$1" i="$2"; shift 2
+  local dir="$OUT/first-step-$name-$i" start end
+  rm -rf "$dir"
+  start=$(date +%s.%N)
+  timeout 300 "$BIN/yoloflow" train data="$COCO/data.yaml" model=yolo11n.yaml batch=32 imgsz=640 epochs=1 \
+    --run-dir "$dir" "$@" > "$dir.log" 2>&1
+  local rc=$?
+  end=$(date +%s.%N)
+  python3 - "$name" "$i" "$rc" "$start" "$end" "$dir.log" <<'PY' | tee -a "$LOG"
+import json, re, sys
+name, i, rc, start, end, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+text = open(log, errors="replace").read()
+out = {"name": name, "run": i, "exit": rc, "wall_s": round(end - start, 2)}
+m = re.search(r"first optimizer step ([0-9.]+) s after the process started \(run built at ([0-9.-]+) s, first batch at ([0-9.-]+) s", text)
+if m:
+    out.update(first_step_s=float(m.group(1)), built_s=float(m.group(2)), first_batch_s=float(m.group(3)))
+m = re.search(r"end of epoch ([0-9.]+) s", text)
+print(json.dumps(out))
+PY
+}
+for i in $(seq "$REPEAT"); do
+  want default && one default "$i"
+  want no-graph && one no-graph "$i" stages.train.params.cuda_graph=false
+  want no-bench && one no-bench "$i" stages.train.params.cuda_graph=false stages.train.params.cudnn_benchmark=false
+done
