@@ -103,6 +103,7 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
   REQUIRE(libraries.size() >= 10);
   int checked = 0;
   std::set<Kind> kinds;
+  std::set<std::string> optimizers;
   for (const auto& path : libraries) {
     testing::PluginLibrary library(path);
     CHECK_MESSAGE(!library.components().empty(), path << " registers nothing");
@@ -164,12 +165,18 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
       }
       CHECK_MESSAGE(problems.empty(), label << ":" << report(problems));
       kinds.insert(c.kind);
+      if (c.kind == Kind::Optimizer) optimizers.insert(c.name);
       ++checked;
     }
   }
   fs::remove_all(run_dir);
   // Every kind is shipped, so every contract ran on at least one real component.
   CHECK(kinds.size() == static_cast<std::size_t>(kKindCount));
+  // Each of Ultralytics' optimizers that yoloflow ships went through the optimizer contract.
+  for (const char* name : {"sgd", "adam", "adamw", "nadam", "radam", "adamax", "rmsprop", "auto"}) {
+    CAPTURE(name);
+    CHECK(optimizers.count(name) == 1);
+  }
   MESSAGE(checked << " components of " << libraries.size() << " plugin libraries checked");
 }
 

@@ -21,6 +21,9 @@
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
+#include "training/checkpoint/checkpoint.h"
+// Last: CHECK is doctest's, not LibTorch's glog one.
+#include "support/doctest_checks.h"
 
 using namespace yoloflow;
 using json = nlohmann::json;
@@ -176,7 +179,7 @@ TEST_CASE("ultralytics words on train: each of Ultralytics' train keys is a word
   // The words a detection user expects are taken, not refused.
   for (const std::string key : {"task", "mode", "model", "epochs", "patience", "batch", "imgsz", "save", "save_period", "cache",
                           "device", "workers", "project", "name", "exist_ok", "pretrained", "optimizer", "seed",
-                          "deterministic", "cos_lr", "close_mosaic", "resume", "amp", "multi_scale", "val", "plots",
+                          "deterministic", "cos_lr", "close_mosaic", "resume", "amp", "freeze", "multi_scale", "val", "plots",
                           "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr",
                           "box", "cls", "dfl", "nbs", "hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale",
                           "shear", "perspective", "flipud", "fliplr", "mosaic", "mixup"}) {
@@ -233,15 +236,83 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(contains(refused.output, "Ultralytics' `optimizer` MuSGD is not supported by yoloflow: no optimizer plugin of "
-                                 "that name is loaded; the optimizers are: adam, adamw, auto, sgd"));
+                                 "that name is loaded; the optimizers are: adam, adamax, adamw, auto, nadam, radam, rmsprop, sgd"));
   CHECK(contains(refused.output, "Ultralytics' `rect` is not supported by `yoloflow train`: rectangular training batches "
                                  "are not built"));
   CHECK(contains(refused.output, "mode=val: the command is the mode"));
   CHECK(contains(refused.output, "task=segment: yoloflow trains detectors only"));
   CHECK(contains(refused.output, "Ultralytics' `split` is not supported by `yoloflow train`"));
+  // Ultralytics' optimizer names in any case, and freeze as a count or a list of layers.
+  for (const auto& [word, plugin] : std::vector<std::pair<std::string, std::string>>{
+           {"NAdam", "nadam"}, {"RAdam", "radam"}, {"Adamax", "adamax"}, {"RMSProp", "rmsprop"}, {"rmsprop", "rmsprop"}}) {
+    CAPTURE(word);
+    const auto named = test::run_cli(validate_cmd(data, "--print-resolved optimizer=" + word + " freeze=3"));
+    INFO(named.output);
+    REQUIRE(named.exit_code == 0);
+    const json np = json::parse(named.output.substr(named.output.find('{')));
+    CHECK(np.at("stages").at("train").at("params").at("optimizer").at("plugin") == plugin);
+    CHECK(np.at("stages").at("train").at("params").at("freeze") == json::parse("[0, 1, 2]"));
+  }
+  for (const auto& [word, layers] : std::vector<std::pair<std::string, std::string>>{
+           {"[0,3,5]", "[0, 3, 5]"}, {"None", "[]"}, {"0", "[]"}}) {
+    CAPTURE(word);
+    const auto frozen = test::run_cli(validate_cmd(data, "--print-resolved freeze=" + word));
+    INFO(frozen.output);
+    REQUIRE(frozen.exit_code == 0);
+    const json fp = json::parse(frozen.output.substr(frozen.output.find('{')));
+    CHECK(fp.at("stages").at("train").at("params").at("freeze") == json::parse(layers));
+  }
+  const auto bad_freeze = test::run_cli(validate_cmd(data, "freeze=backbone"));
+  CHECK(bad_freeze.exit_code == 2);
+  CHECK(diagnostics_of(bad_freeze.output, "freeze").size() == 1);
+  CHECK(contains(bad_freeze.output, "freeze=backbone: expected a number of layers to freeze from the first"));
   // A word that is no Ultralytics argument still gets the closest name.
   const auto typo = test::run_cli(validate_cmd(data, "epochz=3"));
   CHECK(contains(typo.output, "did you mean 'epochs'?"));
+}
+
+TEST_CASE("ultralytics words: optimizer=NAdam trains, and a run stopped mid-epoch resumes to the same weights") {
+  const std::string dir = test::temp_dir("ultralytics-nadam");
+  const std::string data = test::write_coco128_subset(dir, 8);
+  // 4 batches of 2 with nbs=2: an optimizer step every batch, so a stop after batch 2 leaves
+  // NAdam's moments and its momentum product in last.pt for the resumed run to continue from.
+  const std::string words = "epochs=1 nbs=2 optimizer=NAdam stages.train.params.cpu_threads=1";
+  const auto whole = test::train_coco128_cpu(data, dir + "/whole", words);
+  INFO(whole.output);
+  REQUIRE(whole.exit_code == 0);
+  CHECK(contains(whole.output, "optimizer: NAdam(lr=0.01, betas=(0.937, 0.999))"));
+
+  const auto first = test::train_coco128_cpu(data, dir + "/split", words + " stages.train.params.max_steps=2");
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  CHECK(contains(first.output, "stopped: max_steps: 2 batches"));
+  const auto mid = core::load_checkpoint(dir + "/split/weights/last.pt");
+  CHECK(mid.global_step == 2);
+  bool mu_product = false;
+  for (const auto& [name, t] : mid.optimizer) {
+    if (name != "weights.mu_product") continue;
+    mu_product = true;
+    CHECK(t.item<double>() < 0.9);  // two steps' mu multiplied in
+  }
+  CHECK(mu_product);
+
+  const auto rest = test::run_cli("train --resume " + dir + "/split stages.train.params.max_steps=0", "OMP_NUM_THREADS=1 ");
+  INFO(rest.output);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(contains(rest.output, "optimizer: NAdam("));
+  const auto a = core::load_checkpoint(dir + "/whole/weights/last.pt");
+  const auto b = core::load_checkpoint(dir + "/split/weights/last.pt");
+  CHECK(a.global_step == 4);
+  CHECK(b.global_step == 4);
+  REQUIRE(a.model.size() == b.model.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < a.model.size(); ++i) {
+    REQUIRE(a.model[i].first == b.model[i].first);
+    const auto d = (a.model[i].second.to(torch::kDouble) - b.model[i].second.to(torch::kDouble)).abs().max();
+    worst = std::max(worst, d.item<double>());
+  }
+  CHECK(worst < 1e-5);
+  test::remove_tree(dir);
 }
 
 TEST_CASE("ultralytics words: project/name run folders follow Ultralytics' rules (name, name2, exist_ok)") {

@@ -65,6 +65,25 @@ TEST_CASE("EMA copies integer buffers instead of averaging them") {
   CHECK(s["bn.num_batches_tracked"].item<int64_t>() == 3);
 }
 
+TEST_CASE("EMA keeps a parameter that does not train (a frozen layer) exactly, and averages the rest") {
+  Net net;
+  fill_all(net, 1.0);
+  net.fc->weight.set_requires_grad(false);
+  ModelEma ema(net, 0.9999, 1.0);
+  {
+    torch::NoGradGuard ng;
+    // Averaged, the weight's EMA would lie between 1 and 0.1; copied, it is the weight.
+    net.fc->weight.fill_(0.1f);
+    net.fc->bias.fill_(3.0f);
+  }
+  for (int k = 0; k < 5; ++k) ema.update(net);
+  const auto st = ema.state();
+  std::map<std::string, torch::Tensor> s(st.begin(), st.end());
+  CHECK(torch::equal(s["fc.weight"], net.fc->weight.detach()));
+  CHECK(s["fc.bias"].max().item<float>() > 1.5f);  // averaging towards 3
+  CHECK(s["fc.bias"].max().item<float>() < 3.0f);
+}
+
 TEST_CASE("EMA swaps into the model for validation and restores the raw weights") {
   Net net;
   fill_all(net, 1.0);

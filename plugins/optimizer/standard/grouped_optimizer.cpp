@@ -22,7 +22,9 @@ void GroupedOptimizer::setup(std::vector<ParamGroup> groups, const OptimizerSetu
     group.weight_decay = opt_.weight_decay;  // the host scales it and takes it off norms and biases
     auto& st = state_[g];
     const auto device = group.params.empty() ? torch::Device(torch::kCPU) : group.params[0].device();
-    st.step = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+    const auto scalar = torch::TensorOptions().dtype(torch::kFloat).device(device);
+    st.step = torch::zeros({}, scalar);
+    for (const auto& [name, initial] : scalar_names()) st.scalars[name] = torch::full({}, initial, scalar);
     for (const auto& name : slot_names()) {
       auto& slot = st.slots[name];
       for (const auto& p : group.params) slot.push_back(torch::zeros_like(p));
@@ -62,6 +64,7 @@ NamedTensors GroupedOptimizer::state() const {
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const auto& name = groups_[g].name;
     out.emplace_back(name + ".step", state_[g].step);
+    for (const auto& [scalar, value] : state_[g].scalars) out.emplace_back(name + "." + scalar, value);
     for (const auto& [slot, tensors] : state_[g].slots) {
       for (std::size_t i = 0; i < tensors.size(); ++i) {
         out.emplace_back(name + "." + std::to_string(i) + "." + slot, tensors[i]);
@@ -85,6 +88,7 @@ void GroupedOptimizer::load_state(const std::map<std::string, torch::Tensor>& st
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const auto& name = groups_[g].name;
     load(name + ".step", state_[g].step);
+    for (auto& [scalar, value] : state_[g].scalars) load(name + "." + scalar, value);
     for (auto& [slot, tensors] : state_[g].slots) {
       for (std::size_t i = 0; i < tensors.size(); ++i) load(name + "." + std::to_string(i) + "." + slot, tensors[i]);
     }

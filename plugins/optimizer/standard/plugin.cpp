@@ -1,5 +1,5 @@
-// Registers sgd, adam, adamw and auto. `auto` is Ultralytics' rule: SGD for long runs,
-// AdamW with a class-count-dependent learning rate for short ones.
+// Registers sgd, adam, adamw, nadam, radam, adamax, rmsprop and auto. `auto` is Ultralytics' rule: SGD
+// for long runs, AdamW with a class-count-dependent learning rate for short ones.
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -68,11 +68,15 @@ class AdamWPlugin final : public Adam {
  public:
   AdamWPlugin() : Adam(true) {}
 };
+class NAdamPlugin final : public NAdam {};
+class RAdamPlugin final : public RAdam {};
+class AdamaxPlugin final : public Adamax {};
+class RmsPropPlugin final : public RmsProp {};
 
 Schema schema(bool with_nesterov) {
   Schema s;
   s.add_float("lr0", 0.01).greater_than(0.0).fixed().doc("Initial learning rate (the host's schedules scale it).");
-  s.add_float("momentum", 0.937).range(0.0, 0.999999).doc("SGD momentum, or Adam's beta1.");
+  s.add_float("momentum", 0.937).range(0.0, 0.999999).doc("SGD's and RMSprop's momentum, or the Adam family's beta1.");
   s.add_float("weight_decay", 5e-4).min(0.0).doc(
       "Weight decay of the 'weights' group (the host scales it by batch size; norm weights and biases get none).");
   if (with_nesterov) s.add_bool("nesterov", true).doc("Nesterov momentum.");
@@ -84,6 +88,14 @@ void register_optimizers(Registrar& r) {
                              "SGD with momentum (Nesterov by default), multi-tensor updates, device-side step skipping.");
   r.add_optimizer<AdamPlugin>("adam", schema(false), "Adam (L2 weight decay), betas (momentum, 0.999).");
   r.add_optimizer<AdamWPlugin>("adamw", schema(false), "AdamW (decoupled weight decay), betas (momentum, 0.999).");
+  r.add_optimizer<NAdamPlugin>("nadam", schema(false),
+                               "NAdam (L2 weight decay, momentum_decay 0.004), betas (momentum, 0.999).");
+  r.add_optimizer<RAdamPlugin>("radam", schema(false),
+                               "RAdam (L2 weight decay, rectified adaptive step), betas (momentum, 0.999).");
+  r.add_optimizer<AdamaxPlugin>("adamax", schema(false),
+                                "Adamax (L2 weight decay, infinity-norm second moment), betas (momentum, 0.999).");
+  r.add_optimizer<RmsPropPlugin>("rmsprop", schema(false),
+                                 "RMSprop (alpha 0.99, L2 weight decay) with momentum, which warmup ramps as SGD's.");
   r.add_optimizer<AutoOptimizer>(
       "auto", schema(true),
       "Ultralytics' choice: SGD(lr 0.01, momentum 0.9) above 10,000 iterations, else AdamW(lr 0.002*5/(4+nc), beta1 0.9).");

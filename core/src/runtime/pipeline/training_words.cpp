@@ -164,6 +164,22 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     expanded.push_back(at + "optimizer.plugin=" + name);
     return true;
   }
+  if (key == "freeze") {
+    // Ultralytics' freeze=N freezes layers 0..N-1, freeze=[0,3,5] those layers, None none.
+    const json v = parse_word_value(text);
+    json layers = json::array();
+    if (v.is_number_integer() && v.get<long long>() >= 0) {
+      for (long long i = 0; i < v.get<long long>(); ++i) layers.push_back(i);
+    } else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); })) {
+      layers = v;
+    } else if (!(text.empty() || v.is_null() || (v.is_string() && lower(v.get<std::string>()) == "none"))) {
+      out.push_back({key, "freeze=" + text + ": expected a number of layers to freeze from the first (freeze=10: "
+                          "layers 0-9) or a list of layer indices (freeze=[0,3,5])"});
+      return true;
+    }
+    expanded.push_back(at + "freeze=" + layers.dump());
+    return true;
+  }
   if (key == "cos_lr") {
     if (bool_word(key, text, b, out)) expanded.push_back(at + "scheduler.plugin=" + (b ? "cosine" : "linear"));
     return true;

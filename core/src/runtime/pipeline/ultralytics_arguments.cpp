@@ -65,7 +65,7 @@ std::vector<UltralyticsArgument> make_arguments() {
                             "calibrates on that fraction of data="},
       {"profile", kNone, "profiling ONNX and TensorRT speeds during training is not built; "
                          "stages.train.params.profile_every=N times the training step phase by phase"},
-      {"freeze", kNone, "freezing layers is not built; stages.train.params.weights=FILE.pt fine-tunes every layer"},
+      {"freeze", kTrain, kTrainOnly},
       {"multi_scale", kTrain, kTrainOnly},
       {"compile", kNone, "torch.compile is Python's; on CUDA yoloflow captures the training step as a CUDA graph "
                          "instead (stages.train.params.cuda_graph)"},

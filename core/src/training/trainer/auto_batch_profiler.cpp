@@ -194,9 +194,10 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   torch::manual_seed(pipeline.seed);
   const TrainingPartsBuilder parts(registry, sink, ctx);
   auto model = parts.model(info.names, /*initial_weights=*/sink.get_string("resume").empty());
+  const FrozenLayers frozen = parts.freeze(*model);
   auto precision = parts.precision(device);
   model->module().to(device);
-  model->module().train();
+  frozen.train(model->module());
   auto scheduled_loss = parts.loss(model->head());
   Loss& loss = scheduled_loss->loss();
   // The rows the trainer pads to (BatchTargets): with cuda_graph, a batch that fits the
@@ -215,13 +216,18 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.get_float("multi_scale"),
                                              static_cast<int>(largest_stride(model->head())));
   const auto profile = profile_step_memory(*model, *precision, loss, device, imgsz, rows, kProfiledBatches, restart, measure);
-  // State the profiled step does not hold: the optimizer's moments (two per parameter for
-  // Adam-type optimizers, one for SGD: the larger) and the EMA copy of parameters and buffers.
-  double parameter_bytes = 0, buffer_bytes = 0;
-  for (const auto& p : model->module().parameters()) parameter_bytes += static_cast<double>(p.numel() * p.element_size());
+  // State the profiled step does not hold: the optimizer's moments (two per trained parameter
+  // for Adam-type optimizers, one for SGD: the larger; frozen layers have none) and the EMA copy
+  // of parameters and buffers.
+  double parameter_bytes = 0, trained_bytes = 0, buffer_bytes = 0;
+  for (const auto& p : model->module().parameters()) {
+    const auto bytes = static_cast<double>(p.numel() * p.element_size());
+    parameter_bytes += bytes;
+    if (p.requires_grad()) trained_bytes += bytes;
+  }
   for (const auto& b : model->module().buffers()) buffer_bytes += static_cast<double>(b.numel() * b.element_size());
   // `ema` true keeps an average (a listed `ema` callback with `ema` false is refused).
-  const double persistent = 2.0 * parameter_bytes + (sink.get_bool("ema") ? parameter_bytes + buffer_bytes : 0.0);
+  const double persistent = 2.0 * trained_bytes + (sink.get_bool("ema") ? parameter_bytes + buffer_bytes : 0.0);
 
   const double capacity = cuda_memory_capacity_bytes(device, cap).value_or(0.0);
   const double target = fraction * capacity;

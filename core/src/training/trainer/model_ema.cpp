@@ -20,10 +20,11 @@ ModelEma::ModelEma(torch::nn::Module& model, double decay, double tau)
   for (const auto& p : model.named_parameters(true)) names_.push_back(p.key());
   for (const auto& b : model.named_buffers(true)) names_.push_back(b.key());
   const auto tensors = model_tensors(model);
+  const std::size_t parameters = model.parameters(true).size();  // model_tensors lists them first
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto& t = tensors[i];
     if (t.is_floating_point()) {
-      float_index_.push_back(i);
+      (i < parameters && !t.requires_grad() ? other_index_ : float_index_).push_back(i);
       ema_.push_back(t.detach().to(torch::kFloat, /*non_blocking=*/false, /*copy=*/true));
     } else {
       other_index_.push_back(i);
@@ -54,7 +55,8 @@ void ModelEma::update(torch::nn::Module& model) {
     at::_foreach_mul_(ema_f, d);
     at::_foreach_add_(ema_f, model_f, 1.0 - d);
   }
-  // Integer buffers (BatchNorm's num_batches_tracked) are counters: copied, not averaged.
+  // Integer buffers (BatchNorm's num_batches_tracked) are counters, and parameters that do not
+  // train are constants: copied, not averaged (d v + (1 - d) v may round away from v).
   for (auto i : other_index_) ema_[i].copy_(tensors[i]);
 }
 

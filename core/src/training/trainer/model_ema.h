@@ -1,6 +1,8 @@
 #pragma once
 // Exponential moving average of a model's float state (parameters and BN buffers), kept in
 // fp32, updated with multi-tensor (foreach) ops: decay = d * (1 - exp(-updates / tau)).
+// Parameters that do not train (requires_grad false when the average is made: frozen layers,
+// the DFL's fixed weights) are copied, so their average stays exactly their value.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -26,7 +28,7 @@ class ModelEma {
  private:
   std::vector<std::string> names_;
   std::vector<torch::Tensor> ema_;  // fp32 copies, same order as names_
-  // Indices into ema_ of averaged (floating) and copied (integer) entries.
+  // Indices into ema_ of averaged (floating) and copied (integer, or not trained) entries.
   std::vector<std::size_t> float_index_, other_index_;
   static std::vector<torch::Tensor> model_tensors(torch::nn::Module& model);
   std::int64_t updates_ = 0;

@@ -81,6 +81,12 @@ Schema train_sink_schema() {
       "size between (1 - multi_scale) and (1 + multi_scale) times the collated size, a multiple of the model's "
       "largest stride (targets are normalised: they stay); 0 = off, 0.5 = Ultralytics' multi_scale=True. Steps "
       "then run eagerly (no cuda_graph). The progress line shows each reported step's size.");
+  s.add_int_list("freeze", {}).range(0, 100000).fixed().doc(
+      "Layer indices to freeze (Ultralytics' freeze: `freeze=10` on the command line is [0, ..., 9]): their "
+      "parameters (model.<i>.*) and the DFL's get no gradient and keep their values, and their batch norms "
+      "keep their running statistics (eval mode). Each frozen parameter is printed, as Ultralytics does. "
+      "Empty = train every layer. A resume with other layers than its checkpoint froze is refused (the "
+      "optimizer's state belongs to the parameters that trained).");
   s.add_bool("ema", true).doc(
       "Keep an exponential moving average of the weights (validated and saved): adds the `ema` callback with "
       "its defaults when `callbacks` lists none (list it to set its decay); false: no average (listing `ema` "

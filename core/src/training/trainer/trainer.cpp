@@ -23,6 +23,7 @@
 #include "training/device/cuda_memory.h"
 #include "training/trainer/epoch_report.h"
 #include "training/trainer/fitness_tracker.h"
+#include "training/trainer/frozen_layers.h"
 #include "training/trainer/multi_scale.h"
 #include "training/trainer/optimizer_schedule.h"
 #include "training/trainer/scheduled_loss.h"
@@ -137,6 +138,7 @@ class Trainer final : public RunDriver, private TrainingView {
   std::unique_ptr<GraphRunner> runner_;
   std::unique_ptr<TrainingPartsBuilder> builder_;
   std::unique_ptr<Model> model_;
+  FrozenLayers frozen_;  // the `freeze` layers
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<PrecisionStrategy> precision_;
   std::unique_ptr<Scheduler> scheduler_;
@@ -230,13 +232,24 @@ void Trainer::build(const Registry& registry) {
   builder_ = std::make_unique<TrainingPartsBuilder>(registry, p_, ctx_);
   model_spec_ = builder_->model_spec(names_);
   model_ = builder_->model(names_, /*initial_weights=*/resume_ == nullptr);
+  frozen_ = builder_->freeze(*model_);
+  if (resume_) {
+    // The optimizer's state is per trained parameter: a resumed run trains the same ones.
+    const auto was = resume_->meta.value("freeze", std::vector<std::int64_t>{});
+    if (was != frozen_.layers()) {
+      throw InvalidInput(p_.where() + ".freeze: " + (frozen_.layers().empty() ? "none" : layer_list_text(frozen_.layers())) +
+                         " here, but " + resume_path_ + " trained with " + (was.empty() ? "none" : layer_list_text(was)) +
+                         " frozen; a resumed run keeps its frozen layers. To freeze others, start a new run from its "
+                         "weights (weights=" + resume_path_ + ")");
+    }
+  }
   run_dir_ = ctx_.run_dir.empty() ? std::string("runs/train") : ctx_.run_dir;
   checkpoints_ = std::make_unique<CheckpointWriter>(p_.get_bool("save_async"));
   precision_ = builder_->precision(device_);
   scheduler_ = builder_->scheduler();
   set_cuda_kernels(device_, p_.get_bool("cudnn_benchmark"), p_.get_bool("tf32"));
   model_->module().to(device_);
-  model_->module().train();
+  frozen_.train(model_->module());
   dp_ = dist::DataParallel::attach(model_->module(), device_);  // null in a one-process run
   schedule_ = std::make_unique<OptimizerSchedule>(
       *scheduler_, WarmupOptions{p_.get_float("warmup_epochs"), p_.get_float("warmup_momentum"), p_.get_float("warmup_bias_lr")},
@@ -322,7 +335,7 @@ RunOutcome Trainer::run(std::ostream& out) {
 }
 
 void Trainer::begin_epoch(int epoch) {
-  model_->module().train();
+  frozen_.train(model_->module());  // after validation, which left every layer in train mode
   first_batch_of_epoch_ = true;
   last_batch_end_ = Clock::now();
   if (resume_ && resume_->epoch == epoch) {
@@ -565,6 +578,7 @@ void Trainer::save(const std::vector<std::string>& files, bool mid_epoch, double
                {"seed", ctx_.seed}, {"model", model_spec_}};  // the model: what `yoloflow predict` rebuilds
   meta["pipeline"] = pipeline_.document;  // what the run folder's pipeline.json holds
   meta["callbacks"] = callbacks_.states();
+  meta["freeze"] = frozen_.layers();  // a resume must train the same parameters
   checkpoints_->save(make_train_checkpoint(state_, parts(), mid_epoch, seconds_since(epoch_start_), std::move(meta),
                                            callbacks_.save_tensors()),
                      weight_paths(run_dir_, files),

@@ -35,6 +35,10 @@ std::unique_ptr<Model> TrainingPartsBuilder::model(const std::vector<std::string
   return model;
 }
 
+FrozenLayers TrainingPartsBuilder::freeze(Model& model) const {
+  return FrozenLayers::apply(model.module(), params_.get_ints("freeze"), model.layers().size(), params_.where() + ".freeze");
+}
+
 std::unique_ptr<PrecisionStrategy> TrainingPartsBuilder::precision(const torch::Device& device) const {
   auto precision = make<PrecisionStrategy>(Kind::Precision, "precision", params_.get_json("precision"));
   std::string why;

@@ -1,7 +1,7 @@
 #pragma once
 // The parts of a training run that the train stage's parameters describe, made in one place
 // for the trainer and for auto batch (which profiles the step the trainer will run): the model
-// sized to the dataset's classes with its initial weights, the precision strategy the device
+// sized to the dataset's classes with its initial weights and frozen layers, the precision strategy the device
 // can run, the loss set up on the model's head, the scheduler and the optimizer. Each is made
 // through the registry with its JSON path ("stages.train.params.model") and guarded, so that
 // its failures name it (guarded_components.h); each default is the schema's, read through the
@@ -14,6 +14,7 @@
 
 #include "runtime/plugin/registry.h"
 #include "training/components/batch_targets.h"
+#include "training/trainer/frozen_layers.h"
 #include "training/trainer/scheduled_loss.h"
 #include "yoloflow/component.h"
 #include "yoloflow/model.h"
@@ -40,6 +41,9 @@ class TrainingPartsBuilder {
   // The model of model_spec(), its initial `weights` loaded unless `initial_weights` is false
   // (a resumed run takes its checkpoint's), on the CPU.
   std::unique_ptr<Model> model(const std::vector<std::string>& names, bool initial_weights) const;
+  // The stage's `freeze` layers of `model` frozen (frozen_layers.h); refused at the `freeze`
+  // path when a layer does not exist or nothing would be left to train.
+  FrozenLayers freeze(Model& model) const;
   // Refused (InvalidInput at the `precision` path) when it cannot run on `device`.
   std::unique_ptr<PrecisionStrategy> precision(const torch::Device& device) const;
   // Set up on `head`; refused when it names no components.

@@ -8,6 +8,8 @@
 
 #include "support/plugin_set.h"
 #include "yoloflow/optimizer.h"
+// Last: CHECK is doctest's, not LibTorch's glog one.
+#include "support/doctest_checks.h"
 
 using namespace yoloflow;
 
@@ -141,8 +143,69 @@ TEST_CASE("adam and adamw: two steps match the closed form with bias correction"
   }
 }
 
+// torch.optim's NAdam, RAdam, Adamax and RMSprop on one problem: two groups (weights with weight decay
+// 0.01, a bias without), lr 0.01, momentum 0.9 (beta1 for NAdam and RAdam), 8 steps of the
+// gradients below. The expected values were computed once, offline, with PyTorch 1.13:
+//   w = torch.tensor([1., -2., 3.], requires_grad=True); b = torch.tensor([.5], requires_grad=True)
+//   opt = torch.optim.NAdam([{"params": [w], "weight_decay": 0.01}, {"params": [b], "weight_decay": 0.}],
+//                           lr=0.01, betas=(0.9, 0.999), momentum_decay=4e-3, foreach=True)
+//     (RAdam and Adamax: lr=0.01, betas=(0.9, 0.999); RMSprop: lr=0.01, momentum=0.9, alpha=0.99, eps=1e-8)
+//   for s in range(8): w.grad = torch.tensor(GRADS_W[s]); b.grad = torch.tensor(GRADS_B[s]); opt.step()
+// printing w and b after steps 1 and 8 (RAdam's steps 1-5 take the unrectified branch, 6-8 the
+// rectified one). NAdam with foreach=True: 1.13's single-tensor NAdam multiplies one mu too many
+// into the next step's momentum product (PyTorch 2 corrected it); its foreach path, PyTorch 2
+// and the documented algorithm agree.
+TEST_CASE("nadam, radam, adamax and rmsprop match torch.optim's NAdam, RAdam, Adamax and RMSprop") {
+  const std::vector<std::vector<float>> grads_w{{0.5f, 0.1f, -0.3f},  {-0.2f, 0.4f, 0.05f}, {0.3f, -0.25f, 0.6f},
+                                                {0.1f, 0.2f, -0.1f},  {-0.4f, 0.05f, 0.2f}, {0.25f, -0.3f, -0.15f},
+                                                {0.05f, 0.35f, 0.4f}, {-0.1f, -0.2f, 0.3f}};
+  const std::vector<float> grads_b{0.25f, -0.1f, 0.15f, 0.3f, -0.05f, 0.2f, -0.3f, 0.1f};
+  struct Expected {
+    std::string name, description;
+    bool momentum_warmup;
+    std::vector<double> w1, b1, w8, b8;
+  };
+  const std::vector<Expected> cases{
+      {"nadam", "NAdam(lr=0.01, betas=(0.9, 0.999))", false,
+       {0.989435494, -2.01056457, 3.01056457}, {0.489435494},
+       {0.984610021, -2.01662779, 2.98022032}, {0.475043982}},
+      {"radam", "RAdam(lr=0.01, betas=(0.9, 0.999))", false,
+       {0.994899988, -2.00079989, 3.00270009}, {0.497500002},
+       {0.989076614, -2.005373, 2.99891353}, {0.492919713}},
+      {"adamax", "Adamax(lr=0.01, betas=(0.9, 0.999))", false,
+       {0.99000001, -2.00999999, 3.00999999}, {0.49000001},
+       {0.974738896, -2.02321362, 2.9999454}, {0.467286527}},
+      {"rmsprop", "RMSprop(lr=0.01, momentum=0.9)", true,
+       {0.900000036, -2.0999999, 3.0999999}, {0.400000036},
+       {0.404476583, -2.87992215, 2.83264828}, {-0.382295012}},
+  };
+  for (const auto& e : cases) {
+    CAPTURE(e.name);
+    auto w = param({1.f, -2.f, 3.f});
+    auto b = param({0.5f});
+    auto opt = make(e.name, {{"lr0", 0.01}, {"momentum", 0.9}, {"weight_decay", 0.01}});
+    opt->setup(two_groups(w, b), OptimizerSetup{});
+    opt->groups()[1].weight_decay = 0.0;
+    CHECK(opt->description() == e.description);
+    CHECK(opt->warmup_traits().bias_lr);
+    // Ultralytics' groups carry a `momentum` for RMSprop (warmup ramps it) and betas for the others.
+    CHECK(opt->warmup_traits().momentum == e.momentum_warmup);
+    for (std::size_t s = 0; s < grads_w.size(); ++s) {
+      set_grad(w, grads_w[s]);
+      set_grad(b, {grads_b[s]});
+      opt->step(torch::Tensor());
+      if (s == 0) {
+        check_close(w, e.w1);
+        check_close(b, e.b1);
+      }
+    }
+    check_close(w, e.w8);
+    check_close(b, e.b8);
+  }
+}
+
 TEST_CASE("a skipped step leaves parameters and state unchanged, without a host decision") {
-  for (const std::string name : {"sgd", "adam", "adamw"}) {
+  for (const std::string name : {"sgd", "adam", "adamw", "nadam", "radam", "adamax", "rmsprop"}) {
     CAPTURE(name);
     auto w = param({1.f, -2.f, 3.f});
     auto b = param({0.5f});
@@ -163,6 +226,21 @@ TEST_CASE("a skipped step leaves parameters and state unchanged, without a host 
     for (const auto& [k, v] : opt->state()) {
       CAPTURE(k);
       CHECK(torch::equal(v, state_before.at(k)));
+    }
+
+    // A skipped first step too (NAdam's momentum product is still 1 then).
+    auto w0 = param({1.f, -2.f, 3.f});
+    auto b0 = param({0.5f});
+    auto fresh = make(name);
+    fresh->setup(two_groups(w0, b0), OptimizerSetup{});
+    set_grad(w0, {inf, 1.f, 1.f});
+    set_grad(b0, {1.f});
+    fresh->step(torch::ones({}));
+    CHECK(torch::equal(w0.detach(), torch::tensor({1.f, -2.f, 3.f})));
+    CHECK(torch::equal(b0.detach(), torch::tensor({0.5f})));
+    for (const auto& [k, v] : fresh->state()) {
+      CAPTURE(k);
+      CHECK(torch::isfinite(v).all().item<bool>());
     }
 
     // A zero flag steps exactly like no flag.
@@ -220,7 +298,7 @@ TEST_CASE("auto follows Ultralytics' rule") {
 }
 
 TEST_CASE("optimizer state round trip continues identically") {
-  for (const std::string name : {"sgd", "adamw"}) {
+  for (const std::string name : {"sgd", "adamw", "nadam", "radam", "adamax", "rmsprop"}) {
     CAPTURE(name);
     auto w = param({1.f, -2.f, 3.f});
     auto b = param({0.5f});
@@ -232,6 +310,7 @@ TEST_CASE("optimizer state round trip continues identically") {
       a->step(torch::Tensor());
     }
     auto saved = clone_state(a->state());
+    if (name == "nadam") CHECK(saved.count("weights.mu_product") == 1);  // its momentum schedule travels too
     auto w2 = w.detach().clone().set_requires_grad(true);
     auto b2 = b.detach().clone().set_requires_grad(true);
     auto c = make(name);
