@@ -71,28 +71,40 @@ void validate_schedule(const json& value, const ParamSpec& spec, const std::stri
 json evaluate_schedule(const json& value, const ParamSpec& spec, int epoch, int epochs) {
   const bool linear = value.contains("linear");
   const json& points = value[linear ? "linear" : "steps"];
-  std::vector<std::pair<long, double>> pts;
+  struct Point {
+    long epoch;
+    bool from_end;  // a negative key: epochs + key
+    double value;
+  };
+  std::vector<Point> pts;
   for (auto it = points.begin(); it != points.end(); ++it) {
     long e = 0;
     if (!parse_epoch_key(it.key(), e)) continue;
-    if (e < 0) e = std::max<long>(0, epochs + e);
-    pts.emplace_back(e, it->get<double>());
+    const bool from_end = e < 0;
+    // Steps keep a point counted from the end where it falls, before epoch 0 too: with
+    // {"0": 1.0, "-N": 0.0} the value changes at epoch epochs - N, so for N == epochs from the
+    // first epoch and for N > epochs never (Ultralytics' close_mosaic). A ramp starts at 0.
+    if (from_end) e = linear ? std::max<long>(0, epochs + e) : epochs + e;
+    pts.push_back({e, from_end, it->get<double>()});
   }
-  std::stable_sort(pts.begin(), pts.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  double v = pts.front().second;
+  // On one epoch the point counted from the end comes last, so it is the one a step takes:
+  // "the last N epochs" holds even when N is all of them.
+  std::stable_sort(pts.begin(), pts.end(), [](const Point& a, const Point& b) {
+    return a.epoch != b.epoch ? a.epoch < b.epoch : !a.from_end && b.from_end;
+  });
+  double v = pts.front().value;
   if (!linear) {
-    for (const auto& [e, val] : pts) {
-      if (e <= epoch) v = val;
+    for (const auto& p : pts) {
+      if (p.epoch <= epoch) v = p.value;
     }
-  } else if (epoch >= pts.back().first) {
-    v = pts.back().second;
+  } else if (epoch >= pts.back().epoch) {
+    v = pts.back().value;
   } else {
     for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
-      if (epoch >= pts[i].first && epoch < pts[i + 1].first) {
-        const double t = static_cast<double>(epoch - pts[i].first) /
-                         static_cast<double>(pts[i + 1].first - pts[i].first);
-        v = pts[i].second + t * (pts[i + 1].second - pts[i].second);
+      if (epoch >= pts[i].epoch && epoch < pts[i + 1].epoch) {
+        const double t = static_cast<double>(epoch - pts[i].epoch) /
+                         static_cast<double>(pts[i + 1].epoch - pts[i].epoch);
+        v = pts[i].value + t * (pts[i + 1].value - pts[i].value);
       }
     }
   }

@@ -259,7 +259,7 @@ TEST_CASE("Ctrl-C in predict finishes the image in hand and leaves complete outp
   REQUIRE(trained.exit_code == 0);
   const std::string out = dir + "/predict";
   test::ChildProcess predict({"predict", "--weights", dir + "/run/weights/last.pt", "--source",
-                              test::coco128_dir() + "/images/train2017", "--out", out, "--imgsz", "64", "--device", "cpu"});
+                              test::coco128_dir() + "/images/train2017", "--out", out, "--imgsz", "64", "--device", "cpu", "--save-txt"});
   REQUIRE(predict.wait_for_output("image 3/128", 120000));
   predict.signal(SIGINT);
   const int rc = predict.wait(120000);

@@ -267,7 +267,7 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
   REQUIRE(run.exit_code == 0);
   const std::string out = run.dir + "/pred";
   const auto r = test::run_cli("predict --weights " + run.run_dir + "/weights/last.pt --source " + run.images_dir +
-                               " --out " + out + " --imgsz 64 --device cpu");
+                               " --out " + out + " --imgsz 64 --device cpu --save-txt --save-conf");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("image 1/" + std::to_string(kImages) + " ") != std::string::npos);
@@ -364,7 +364,7 @@ TEST_CASE("predict: a corrupt image in the folder is skipped and named; the othe
   test::write_file(src + "/notes.txt", "not an image: ignored");
   const std::string out = run.dir + "/pred-corrupt";
   auto r = test::run_cli("predict --weights " + run.run_dir + "/weights/last.pt --source " + src + " --out " + out +
-                         " --imgsz 64 --no-images --device cpu");
+                         " --imgsz 64 --no-images --save-txt --device cpu");
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("broken.jpg: skipped") != std::string::npos);
@@ -591,7 +591,7 @@ TEST_CASE("predict sink: pipelines/predict-coco128.json writes what `yoloflow pr
   REQUIRE(g.exit_code == 0);
   CHECK(g.output.find("1 image, ") != std::string::npos);
   const auto c = test::run_cli("predict --weights " + weights + " --source " + one + "/000000000042.jpg --out " + cli_out +
-                               " --imgsz 64 --conf 0.00001 --device cpu");
+                               " --imgsz 64 --conf 0.00001 --device cpu --save-txt --save-conf");
   INFO(c.output);
   REQUIRE(c.exit_code == 0);
 

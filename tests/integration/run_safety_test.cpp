@@ -42,6 +42,23 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
   return files;
 }
 
+// Every file and folder below `dir`, files with their bytes: "nothing changed on disk" (an
+// empty folder made and left behind counts too).
+std::map<std::string, std::string> tree(const std::string& dir) {
+  std::map<std::string, std::string> entries;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string name = fs::relative(e.path(), dir).string();
+    entries[name] = e.is_regular_file() ? test::read_file(e.path().string()) : std::string("<folder>");
+  }
+  return entries;
+}
+
+std::size_t count_of(const std::string& s, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+  return n;
+}
+
 // 8 images, batch 2: 4 batches an epoch; the top-level `data` relative to the pipeline file.
 std::string pipeline_text(int epochs, const std::string& train_extra = "") {
   test::TrainPipeline p;
@@ -150,6 +167,49 @@ TEST_CASE("a run refused while it is being built leaves no numbered folder behin
   CHECK(contains(r.output, "no usable images"));
   CHECK(fs::is_directory(t.path("runs/tiny")));
   CHECK(fs::is_empty(t.path("runs/tiny")));
+  test::remove_tree(t.dir);
+}
+
+TEST_CASE("a run folder that holds other runs (the parent of numbered runs) is refused in one line; nothing changes") {
+  const auto t = make_tiny("safety-parent");
+  const std::string here = "cd " + t.dir + " && " + test::cli() + " ";
+  // Two numbered runs, as `yoloflow train tiny.json` makes them: runs/tiny/1 and runs/tiny/2.
+  for (int i = 0; i < 2; ++i) {
+    const auto r = test::run_shell(here + "train tiny.json stages.train.params.max_steps=1");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+  }
+  REQUIRE(fs::exists(t.path("runs/tiny/2/weights/last.pt")));
+  const auto before = tree(t.dir);
+  const std::string image = test::coco128_dir() + "/images/train2017/000000000009.jpg";
+  const std::string absolute = t.path("runs/tiny");
+  // The parent itself, by each way of naming the folder; --exist-ok does not let a run write
+  // among the others either.
+  for (const auto& [args, folder] : std::vector<std::pair<std::string, std::string>>{
+           {"train tiny.json --run-dir runs/tiny", "runs/tiny"},
+           {"train tiny.json --run-dir runs/tiny --exist-ok", "runs/tiny"},
+           {"run tiny.json --run-dir runs/tiny", "runs/tiny"},
+           {"train tiny.json project=" + t.path("runs") + " name=tiny exist_ok=True", absolute},
+           {"predict --weights runs/tiny/1/weights/last.pt --source " + image + " --out runs/tiny", "runs/tiny"},
+           {"val --weights runs/tiny/1/weights/last.pt --out runs/tiny", "runs/tiny"}}) {
+    CAPTURE(args);
+    const auto r = test::run_shell(here + args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, "error: the run folder " + folder + " is not a run but holds other runs (" + folder +
+                                 "/1, " + folder + "/2): this run's files would be written among them. Give it a "
+                                 "folder of its own, e.g. " + folder + "/3, or leave the folder out"));
+    CHECK(count_of(r.output, "error: ") == 1);
+    CHECK(tree(t.dir) == before);
+  }
+  // The folder it names is taken, and a run's own folder is still a run folder (--exist-ok).
+  auto ok = test::run_shell(here + "train tiny.json stages.train.params.max_steps=1 --run-dir runs/tiny/3");
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+  CHECK(fs::exists(t.path("runs/tiny/3/weights/last.pt")));
+  ok = test::run_shell(here + "train tiny.json stages.train.params.max_steps=1 --run-dir runs/tiny/1 --exist-ok");
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
   test::remove_tree(t.dir);
 }
 

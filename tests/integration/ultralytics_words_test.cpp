@@ -18,6 +18,7 @@
 #include <opencv2/videoio.hpp>
 #endif
 
+#include "runtime/run/results_csv.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
@@ -89,7 +90,7 @@ std::string validate_cmd(const std::string& data, const std::string& words) {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A yoloflow checkpoint trained for one batch at imgsz 64 on 4 coco128 images, in project/name
-// folders: P/exp (the first run), P/exp2 (the second), P/exp again with exist_ok.
+// folders: P/exp (the first run), P/exp-2 (the second), P/exp again with exist_ok.
 struct TinyRuns {
   std::string dir, data, project;
   test::CliResult first, second, reused;
@@ -315,7 +316,88 @@ TEST_CASE("ultralytics words: optimizer=NAdam trains, and a run stopped mid-epoc
   test::remove_tree(dir);
 }
 
-TEST_CASE("ultralytics words: project/name run folders follow Ultralytics' rules (name, name2, exist_ok)") {
+namespace {
+
+// `yoloflow train` on the 4 images of `data` at imgsz 64, batches of 2 (2 steps an epoch), into
+// project/name; `words` follow.
+test::CliResult tiny_train(const std::string& data, const std::string& project, const std::string& name,
+                           const std::string& words) {
+  return test::run_cli("train data=" + data + " model=yolo11n imgsz=64 batch=2 workers=1 device=cpu val=False "
+                       "amp=False project=" + project + " name=" + name + " " + words,
+                       "OMP_NUM_THREADS=1 ");
+}
+
+// The files below `dir` whose names end in .png or .jpg.
+std::vector<std::string> images_below(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".png" || ext == ".jpg")) out.push_back(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ultralytics words on train: plots=False draws no image at all, and results.csv is still written") {
+  const std::string dir = test::temp_dir("ultralytics-plots");
+  const std::string data = test::write_coco128_subset(dir, 4);
+  const auto drawn = tiny_train(data, dir, "drawn", "epochs=1");
+  INFO(drawn.output);
+  REQUIRE(drawn.exit_code == 0);
+  // The default draws: results.png and the first training batches.
+  CHECK(fs::exists(dir + "/drawn/results.png"));
+  CHECK(fs::exists(dir + "/drawn/train_batch0.jpg"));
+  CHECK(contains(drawn.output, "results.png"));
+
+  const auto none = tiny_train(data, dir, "none", "epochs=1 plots=False");
+  INFO(none.output);
+  REQUIRE(none.exit_code == 0);
+  CHECK(images_below(dir + "/none").empty());
+  core::ResultsCsv csv(dir + "/none/results.csv");
+  csv.load();
+  CHECK(csv.rows().size() == 1);
+  CHECK(fs::exists(dir + "/none/weights/last.pt"));
+  CHECK(!contains(none.output, "results.png"));
+}
+
+TEST_CASE("ultralytics words on train: close_mosaic=N closes mosaic at epoch epochs - N, as Ultralytics' trainer") {
+  const std::string dir = test::temp_dir("ultralytics-close-mosaic");
+  const std::string data = test::write_coco128_subset(dir, 4);
+  // The mosaic stage's probability in each epoch, as results.csv records the scheduled values
+  // the stage was configured with.
+  auto mosaic_p = [&](const std::string& name) {
+    core::ResultsCsv csv(dir + "/" + name + "/results.csv");
+    csv.load();
+    return csv.series("stages.mosaic.params.p");
+  };
+  using Series = std::vector<double>;
+  // Ultralytics closes it when epoch == epochs - close_mosaic: N < epochs for the last N
+  // epochs, N == epochs from the first, N > epochs never.
+  for (const auto& [n, expected] : std::vector<std::pair<int, Series>>{
+           {1, {1, 1, 0}}, {2, {1, 0, 0}}, {3, {0, 0, 0}}, {5, {1, 1, 1}}}) {
+    CAPTURE(n);
+    const std::string name = "close" + std::to_string(n);
+    const auto r = tiny_train(data, dir, name, "epochs=3 plots=False close_mosaic=" + std::to_string(n));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(mosaic_p(name) == expected);
+  }
+  // A resumed run continues the same schedule: stopped after 3 of its 6 steps (inside the
+  // second epoch), it closes mosaic at the same epoch as the uninterrupted run.
+  const auto stopped = tiny_train(data, dir, "resumed", "epochs=3 plots=False close_mosaic=2 "
+                                                        "stages.train.params.max_steps=3");
+  INFO(stopped.output);
+  REQUIRE(stopped.exit_code == 0);
+  REQUIRE(contains(stopped.output, "continue with: yoloflow train --resume"));
+  const auto rest = test::run_cli("train --resume " + dir + "/resumed stages.train.params.max_steps=0",
+                                  "OMP_NUM_THREADS=1 ");
+  INFO(rest.output);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(mosaic_p("resumed") == Series{1, 0, 0});
+}
+
+TEST_CASE("ultralytics words: project/name run folders follow Ultralytics' rules (name, name-2, exist_ok)") {
   const auto& runs = tiny_runs();
   INFO(runs.first.output);
   INFO(runs.second.output);
@@ -324,10 +406,12 @@ TEST_CASE("ultralytics words: project/name run folders follow Ultralytics' rules
   CHECK(contains(runs.first.output, "run folder: " + runs.project + "/exp\n"));
   CHECK(fs::exists(runs.project + "/exp/weights/last.pt"));
   REQUIRE(runs.second.exit_code == 0);
-  CHECK(contains(runs.second.output, "run folder: " + runs.project + "/exp2\n"));
+  // Ultralytics 8.4's increment_path: NAME-2, NAME-3, ...
+  CHECK(contains(runs.second.output, "run folder: " + runs.project + "/exp-2\n"));
+  CHECK(!fs::exists(runs.project + "/exp2"));
   REQUIRE(runs.reused.exit_code == 0);
   CHECK(contains(runs.reused.output, "run folder: " + runs.project + "/exp\n"));
-  CHECK(!fs::exists(runs.project + "/exp3"));
+  CHECK(!fs::exists(runs.project + "/exp-3"));
 }
 
 TEST_CASE("ultralytics words on val: the checkpoint's dataset and imgsz, COCO json, the speed line, refusals") {
@@ -359,11 +443,20 @@ TEST_CASE("ultralytics words on val: the checkpoint's dataset and imgsz, COCO js
     CHECK(d.at("bbox")[2].get<double>() >= 0);
     CHECK(d.at("score").get<double>() >= 0.001);
   }
-  // A second run with the same project/name goes to v2.
+  // A second run with the same project/name goes to v-2.
   const auto again = test::run_cli("val model=" + weights + " batch=2 device=cpu project=" + out_project + " name=v");
   INFO(again.output);
   CHECK(again.exit_code == 0);
-  CHECK(fs::exists(out_project + "/v2/metrics.json"));
+  CHECK(fs::exists(out_project + "/v-2/metrics.json"));
+  // A relative project lies under runs/detect of the working folder, as Ultralytics 8.4 puts it;
+  // without name= the folder is the command's name.
+  const std::string cwd = runs.dir + "/relative";
+  fs::create_directories(cwd);
+  const auto relative = test::run_cli("val model=" + weights + " batch=2 device=cpu project=mine", "cd " + cwd + " && ");
+  INFO(relative.output);
+  CHECK(relative.exit_code == 0);
+  CHECK(fs::exists(cwd + "/runs/detect/mine/val/metrics.json"));
+  CHECK(!fs::exists(cwd + "/mine"));
 
   // Every key Ultralytics' val takes is a word here or refused in one line; none is unknown.
   for (const auto& a : ultralytics_arguments()) {
@@ -409,6 +502,67 @@ TEST_CASE("ultralytics words on export and info: the checkpoint's imgsz, [h, w],
   }
   CHECK(contains(test::run_cli("export model=" + weights + " format=engine").output,
                  "--format engine is not written by yoloflow: TensorRT engines are built on the machine that runs them"));
+}
+
+TEST_CASE("ultralytics words on predict: label files only with save_txt=True, their conf column only with save_conf") {
+  const std::string dir = test::temp_dir("ultralytics-predict-labels");
+  const std::string weights = test::fixtures_dir() + "/coco128-val-parity/coco128-yolo11n.pt";
+  const std::string image = test::coco128_dir() + "/images/train2017/000000000009.jpg";  // bowls, broccoli
+  auto predict = [&](const std::string& name, const std::string& words) {
+    const auto r = test::run_cli("predict model=" + weights + " --model yolo11n source=" + image +
+                                 " imgsz=320 device=cpu save=False project=" + dir + " name=" + name + " " + words);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(fs::exists(dir + "/" + name + "/predictions.json"));
+    return r.output;
+  };
+  // Columns of each line of the label file, and the detections predictions.json holds.
+  auto columns = [&](const std::string& name) {
+    std::vector<std::size_t> out;
+    for (const auto& line : lines_of(test::read_file(dir + "/" + name + "/labels/000000000009.txt"))) {
+      std::istringstream in(line);
+      std::size_t n = 0;
+      for (double x; in >> x;) ++n;
+      out.push_back(n);
+    }
+    return out;
+  };
+  auto detections = [&](const std::string& name) {
+    return json::parse(test::read_file(dir + "/" + name + "/predictions.json")).at(0).at("detections").size();
+  };
+
+  // Ultralytics' defaults: no labels/ folder at all, and the summary names none.
+  const std::string plain = predict("plain", "");
+  CHECK(!fs::exists(dir + "/plain/labels"));
+  CHECK(!contains(plain, "labels/*.txt"));
+  REQUIRE(detections("plain") > 0);
+  // save_conf alone changes nothing: it is a column of the label files.
+  predict("conf-only", "save_conf=True");
+  CHECK(!fs::exists(dir + "/conf-only/labels"));
+  // save_txt=True: class cx cy w h per detection; with save_conf=True the confidence after it.
+  CHECK(contains(predict("txt", "save_txt=True"), "labels/*.txt"));
+  CHECK(columns("txt") == std::vector<std::size_t>(detections("txt"), 5));
+  predict("txt-conf", "save_txt=True save_conf=True");
+  CHECK(columns("txt-conf") == std::vector<std::size_t>(detections("txt-conf"), 6));
+  predict("flags", "--save-txt --save-conf");
+  CHECK(test::read_file(dir + "/flags/labels/000000000009.txt") ==
+        test::read_file(dir + "/txt-conf/labels/000000000009.txt"));
+  predict("txt-false", "save_txt=False save_conf=True");
+  CHECK(!fs::exists(dir + "/txt-false/labels"));
+
+  // The options that turned label files off when they were the default are refused in one
+  // line naming the option that writes them, before any folder is made.
+  for (const auto& [option, named] : std::vector<std::pair<std::string, std::string>>{
+           {"--no-labels", "--save-txt (save_txt=True)"}, {"--no-label-conf", "--save-conf (save_conf=True)"}}) {
+    CAPTURE(option);
+    const auto r = test::run_cli("predict --weights " + weights + " --model yolo11n --source " + image + " --out " + dir +
+                                 "/old " + option);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, "error: " + option + ": "));
+    CHECK(contains(r.output, named));
+    CHECK(lines_of(r.output).size() == 1);
+    CHECK(!fs::exists(dir + "/old"));
+  }
 }
 
 // Needs OpenCV's videoio to write the video (a build without it refuses video sources).
@@ -493,6 +647,7 @@ TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt li
   for (const auto& d : from_glob[0].at("detections")) CHECK(d.at("class") == 0);
   // The state dict names its classes by number.
   CHECK(fs::exists(project + "/glob/crops/0/000000000036.jpg"));
+  CHECK(!fs::exists(project + "/glob/labels"));  // no save_txt=True: no label files, as in Ultralytics
   // Classes by name: the names of an Ultralytics checkpoint.
   const std::string named = test::fixtures_dir() + "/ultralytics-checkpoints/yolo11n-coco80-best.pt";
   const auto by_name = test::run_cli("predict model=" + named + " source=" + images + "/000000000036.jpg device=cpu "
@@ -502,7 +657,8 @@ TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt li
   CHECK(contains(by_name.output, "at imgsz 320"));  // the checkpoint's own imgsz
   test::write_file(dir + "/list.txt", "images/" + stems[0] + ".jpg\n\n" + images + "/" + stems[1] + ".jpg\nclip.avi\n");
   const auto l = test::run_cli("predict model=" + weights + " --model yolo11n source=" + dir +
-                               "/list.txt imgsz=320 device=cpu vid_stride=3 project=" + project + " name=list");
+                               "/list.txt imgsz=320 device=cpu vid_stride=3 save_txt=True project=" + project +
+                               " name=list");
   INFO(l.output);
   REQUIRE(l.exit_code == 0);
   CHECK(json::parse(test::read_file(project + "/list/predictions.json")).size() == 4);  // 2 images, 2 frames

@@ -103,6 +103,22 @@ TEST_CASE("schedules: steps with negative epochs and linear ramps") {
   CHECK(s.scheduled(p) == std::vector<std::string>{"fliplr", "batch"});
 }
 
+TEST_CASE("schedules: a step counted from the end is where Ultralytics closes mosaic, epochs - N") {
+  auto s = flip_schema();
+  const json p = {{"data", "x"}, {"fliplr", {{"steps", {{"0", 0.5}, {"-10", 0.0}}}}}};
+  auto at = [&](int epoch, int epochs) { return s.resolve(p, epoch, epochs)["fliplr"].get<double>(); };
+  // 11 epochs: from epoch 1 on.
+  CHECK(at(0, 11) == 0.5);
+  CHECK(at(1, 11) == 0.0);
+  // 10 epochs: -10 is epoch 0, and the key counted from the end wins there: the whole run.
+  for (int e = 0; e < 10; ++e) CHECK(at(e, 10) == 0.0);
+  // 5 epochs: -10 lies before the run; "0" follows it and holds throughout.
+  for (int e = 0; e < 5; ++e) CHECK(at(e, 5) == 0.5);
+  // Alone, a key before the run holds from the start.
+  const json alone = {{"data", "x"}, {"fliplr", {{"steps", {{"-10", 0.25}}}}}};
+  CHECK(s.resolve(alone, 0, 5)["fliplr"].get<double>() == 0.25);
+}
+
 TEST_CASE("schedule values are validated like plain values") {
   auto s = flip_schema();
   Diagnostics d;

@@ -1,8 +1,8 @@
 // `yoloflow predict --weights RUN/weights/best.pt --source IMAGE|VIDEO|FOLDER|GLOB|LIST.txt`:
 // detects objects with a trained checkpoint, as Ultralytics' `yolo predict` does, and writes
-// annotated images and videos, labels/<stem>.txt (class cx cy w h conf; <stem>_<frame>.txt per
-// video frame) and predictions.json into runs/predict/<N>. Unreadable files are skipped and
-// named; the exit code is non-zero only when none could be read.
+// annotated images and videos and predictions.json into runs/predict/<N>; with --save-txt also
+// labels/<stem>.txt (class cx cy w h, conf with --save-conf; <stem>_<frame>.txt per video frame).
+// Unreadable files are skipped and named; the exit code is non-zero only when none could be read.
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
@@ -31,8 +31,7 @@ struct PredictRequest {
   core::PredictOptions options;
   std::vector<std::string> classes;  // ids or names, as given
   core::PredictionOutputs outputs;
-  bool no_images = false, no_labels = false, no_label_conf = false, hide_labels = false, hide_conf = false,
-       hide_boxes = false;
+  bool no_images = false, hide_labels = false, hide_conf = false, hide_boxes = false;
   int vid_stride = 1;
   std::string runtime = "auto";  // for an .onnx file
 };
@@ -52,6 +51,7 @@ std::unique_ptr<core::Predictor> make_predictor(CliContext& ctx, const PredictRe
 }
 
 int run_predict(CliContext& ctx, PredictRequest& r) {
+  if (!r.out.empty()) core::RunFolder::check(r.out);  // before the model is loaded
   const std::vector<core::PredictSource> sources = core::list_predict_sources(r.source);
   // --classes 0,2 or person,dog: ids, and names the predictor looks up in the weights' names.
   for (const auto& c : r.classes) {
@@ -67,8 +67,6 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
   const std::string out = folder.path();
   core::PredictionOutputs outputs = r.outputs;
   outputs.images = !r.no_images;
-  outputs.labels = !r.no_labels;
-  outputs.label_conf = !r.no_label_conf;
   outputs.box_labels = !r.hide_labels;
   outputs.box_conf = !r.hide_conf;
   outputs.boxes = !r.hide_boxes;
@@ -134,7 +132,7 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
 
 void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand(
-      "predict", "Detect objects in images with a trained checkpoint; write annotated images, labels and JSON");
+      "predict", "Detect objects in images with a trained checkpoint; write annotated images and JSON (labels with --save-txt)");
   auto r = std::make_shared<PredictRequest>();
   cmd->add_option("--weights", r->weights,
                   "Checkpoint from `yoloflow train` (RUN/weights/best.pt or last.pt), an Ultralytics checkpoint "
@@ -157,12 +155,15 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "For .onnx weights: auto (OpenCV's dnn where it runs the file, else yoloflow's LibTorch evaluator of "
                   "the ONNX operators), opencv, libtorch")
       ->check(CLI::IsMember({"auto", "opencv", "libtorch"}));
-  cmd->add_flag("--no-images", r->no_images, "Write only labels and predictions.json, no annotated images or videos");
+  cmd->add_flag("--no-images", r->no_images,
+                "Write no annotated images or videos: only predictions.json (and the label files with --save-txt)");
   cmd->add_option("--classes", r->classes, "Keep only these classes: ids or names, e.g. 0,2 or person,dog")
       ->delimiter(',');
   cmd->add_option("--vid-stride", r->vid_stride, "Videos: predict every Nth frame")->check(CLI::Range(1, 100000));
-  cmd->add_flag("--no-labels", r->no_labels, "Write no labels/*.txt");
-  cmd->add_flag("--no-label-conf", r->no_label_conf, "Label files without the confidence column (class cx cy w h)");
+  cmd->add_flag("--save-txt", r->outputs.labels,
+                "Also write labels/<stem>.txt per image (<stem>_<frame>.txt per video frame): class cx cy w h, "
+                "normalised to the image");
+  cmd->add_flag("--save-conf", r->outputs.label_conf, "With --save-txt: a confidence column after the box");
   cmd->add_flag("--save-crop", r->outputs.crops, "Also write each detection cut out: crops/<class name>/<stem>.jpg");
   cmd->add_option("--line-width", r->outputs.line_width, "Box line width in pixels (default: grows with the image)")
       ->check(CLI::Range(1, 100));

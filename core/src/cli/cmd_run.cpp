@@ -284,7 +284,7 @@ void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "Overrides path=value, e.g. epochs=3 stages.letterbox.params.auto=true");
   cmd->add_flag("--print-resolved", r->print_resolved,
                 "Print the resolved pipeline (defaults filled in) before running");
-  cmd->add_option("--run-dir", r->run_dir, "Folder components may write outputs to; one holding a run is refused");
+  cmd->add_option("--run-dir", r->run_dir, "Folder components may write outputs to; one holding a run, or holding runs (runs/train), is refused");
   cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
   cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
   cmd->callback([&ctx, &selected, r] { selected = [&ctx, r]() -> int { return run_pipeline(ctx, *r); }; });

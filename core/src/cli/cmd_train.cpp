@@ -31,7 +31,7 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "and weights)");
   cmd->add_option("--resume", *resume_dir,
                   "Run folder to continue (its pipeline.json and weights/last.pt), or that RUN/weights/last.pt");
-  cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run is refused");
+  cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run, or holding runs (runs/train), is refused");
   cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
   cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
   cmd->add_flag("--print-resolved", r->print_resolved, "Print the resolved pipeline before running");

@@ -50,6 +50,8 @@ int run_val(CliContext& ctx, ValCommand& c) {
   if (c.rect && c.square) throw InvalidInput("--rect and --square exclude each other");
   c.request.rect = !c.square;
   c.request.keep_predictions = c.save_json;
+  // A --out that cannot take the results is refused before the images are validated.
+  if (!c.out.empty()) core::RunFolder::check(c.out);
   // metrics.json is written once, at the end: an interrupted val leaves nothing half-written.
   const core::WeightsValidationReport r = [&] {
     InterruptScope interrupt("interrupt: stopping validation; no metrics are written (interrupt again to stop at once)",

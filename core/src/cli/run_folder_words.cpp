@@ -34,13 +34,17 @@ RunFolderWords take_run_folder_words(std::vector<std::string>& words) {
 std::string ultralytics_run_dir(const RunFolderWords& words, const std::string& default_name) {
   namespace fs = std::filesystem;
   if (words.project.empty() && words.name.empty()) return "";
-  const fs::path base = fs::path(words.project.empty() ? "runs/detect" : words.project) /
+  // Ultralytics 8.4 puts a relative project under its runs folder and the task (detect here):
+  // project=P is runs/detect/P; an absolute one is taken as it is.
+  const fs::path project(words.project);
+  const fs::path base = (project.is_absolute() ? project : fs::path("runs/detect") / project) /
                         (words.name.empty() ? default_name : words.name);
   std::error_code ec;
-  if (words.exist_ok || !fs::exists(base, ec)) return base.string();
+  if (words.exist_ok || !fs::exists(base, ec)) return base.lexically_normal().string();
+  // Its increment_path: NAME-2, NAME-3, ... the first that does not exist.
   for (int n = 2;; ++n) {
-    const fs::path candidate = base.string() + std::to_string(n);
-    if (!fs::exists(candidate, ec)) return candidate.string();
+    const fs::path candidate = base.string() + "-" + std::to_string(n);
+    if (!fs::exists(candidate, ec)) return candidate.lexically_normal().string();
   }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// Ultralytics' run folder words: project=, name= and exist_ok=. A run goes to project/name
-// (project runs/detect and name the command's, train or val or predict, when left out); when
-// that folder exists, to name2, name3, ... unless exist_ok=True, which writes into it.
+// Ultralytics' run folder words: project=, name= and exist_ok=, as Ultralytics 8.4 reads them.
+// A run goes to project/name, a relative project under runs/detect (runs/detect/project/name;
+// runs/detect alone when left out) and name the command's, train or val or predict, when left
+// out; when that folder exists, to name-2, name-3, ... unless exist_ok=True, which writes into it.
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct RunFolderWords {
 RunFolderWords take_run_folder_words(std::vector<std::string>& words);
 
 // The folder Ultralytics would write to: "" when neither project nor name is given (the
-// command's own numbered folder then), else project/name or its first free name2, name3, ...
+// command's own numbered folder then), else project/name or its first free name-2, name-3, ...
 // (project/name itself with exist_ok).
 std::string ultralytics_run_dir(const RunFolderWords& words, const std::string& default_name);
 

@@ -21,8 +21,8 @@ using Rule = std::function<Options(const std::string& key, const std::string& va
 
 // The options of these commands that take no value (every other option is followed by one).
 const char* const kFlags[] = {"--rect", "--square", "--save-json", "--no-images", "--dynamic", "--half", "--nms",
-                              "--no-labels", "--no-label-conf", "--save-crop", "--hide-labels", "--hide-conf",
-                              "--hide-boxes", "--help", "-h"};
+                              "--save-txt", "--save-conf", "--save-crop",
+                              "--hide-labels", "--hide-conf", "--hide-boxes", "--help", "-h"};
 
 bool is_flag(const std::string& arg) { return std::find(std::begin(kFlags), std::end(kFlags), arg) != std::end(kFlags); }
 
@@ -120,6 +120,21 @@ Options info_model_options(const std::string&, const std::string& value) {
 
 Options nothing(const std::string&, const std::string&) { return {}; }
 
+// Options that would turn off what is written only when asked for: a command line giving them
+// is told which option asks for it, rather than having them ignored.
+struct RetiredOption {
+  const char* verb;
+  const char* option;
+  const char* reason;
+};
+const RetiredOption kRetired[] = {
+    {"predict", "--no-labels",
+     "label files are written only when asked for, with --save-txt (save_txt=True), as in Ultralytics; leave "
+     "--no-labels out"},
+    {"predict", "--no-label-conf",
+     "the confidence column of the label files is written only when asked for, with --save-conf (save_conf=True), "
+     "as in Ultralytics; leave --no-label-conf out"}};
+
 struct Verb {
   std::map<std::string, Rule> rules;
   bool run_folder = false;  // takes project=, name=, exist_ok= as its --out
@@ -148,8 +163,8 @@ std::map<std::string, Verb> make_verbs() {
                    {"device", device_options},
                    {"classes", classes_options},
                    {"save", bool_of("", "--no-images")},
-                   {"save_txt", bool_of("", "--no-labels")},
-                   {"save_conf", bool_of("", "--no-label-conf")},
+                   {"save_txt", bool_of("--save-txt", "")},
+                   {"save_conf", bool_of("--save-conf", "")},
                    {"save_crop", bool_of("--save-crop", "")},
                    {"show_labels", bool_of("", "--hide-labels")},
                    {"show_conf", bool_of("", "--hide-conf")},
@@ -237,6 +252,9 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
     const bool option_value = i > at + 1 && !args[i - 1].empty() && args[i - 1][0] == '-' && !is_flag(args[i - 1]) &&
                               args[i - 1].find('=') == std::string::npos;
     const auto eq = a.find('=');
+    for (const auto& r : kRetired) {
+      if (!option_value && verb == r.verb && a == r.option) throw InvalidInput(a + ": " + r.reason);
+    }
     if (a == "--out") out_given = true;
     if (option_value || a.empty() || a[0] == '-' || eq == std::string::npos || eq == 0) {
       out.push_back(a);

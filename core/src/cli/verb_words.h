@@ -16,7 +16,9 @@ namespace yoloflow::cli {
 // `args`: the command line after the program's name. Returns it with every word of those
 // commands replaced by its options. Throws InvalidInput in one line for the first word the
 // command does not take: an Ultralytics argument it does not support (and why), a value that
-// does not fit, or a word that is no argument (with the closest one it takes).
+// does not fit, or a word that is no argument (with the closest one it takes); and for an
+// option that would turn off what is written only when asked for (predict's --no-labels),
+// naming the option that asks for it.
 std::vector<std::string> words_as_options(const std::vector<std::string>& args);
 
 // Adds to the help of val, predict, export and info the words each takes.

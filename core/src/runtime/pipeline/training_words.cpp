@@ -256,10 +256,12 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     return true;
   }
   if (key == "plots") {
-    // The training batches drawn (train_batch*.jpg) are the plots a callback makes.
+    // Every image the run draws: results.png (the sink's `plots`) and the training batches
+    // (train_batch*.jpg, the train_batch_images callback). False leaves results.csv alone.
     if (!bool_word(key, text, b, out)) return true;
     json& params = document["stages"][sink]["params"];
     if (!params.is_object()) return true;
+    params["plots"] = b;
     json callbacks = params.contains("callbacks") && params["callbacks"].is_array() ? params["callbacks"] : json::array();
     json kept = json::array();
     bool present = false;

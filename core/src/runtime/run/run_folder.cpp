@@ -42,6 +42,28 @@ bool is_atomic_temporary(const std::string& name) {
   return digits(tail.substr(0, dot)) && digits(tail.substr(dot + 1));
 }
 
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() < 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "the run folder runs/train holds other runs (runs/train/1, runs/train/2) ...": the refusal of
+// a folder that is the parent of runs, with the next numbered subfolder to give instead.
+std::string parent_of_runs(const std::string& dir, const std::vector<std::string>& runs) {
+  int next = 1;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (all_digits(n)) next = std::max(next, std::stoi(n) + 1);
+  }
+  std::string listed;
+  const std::size_t shown = std::min<std::size_t>(runs.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) listed += (i == 0 ? "" : ", ") + (fs::path(dir) / runs[i]).string();
+  if (runs.size() > shown) listed += ", ... " + std::to_string(runs.size()) + " in all";
+  return "the run folder " + dir + " is not a run but holds other runs (" + listed +
+         "): this run's files would be written among them. Give it a folder of its own, e.g. " +
+         (fs::path(dir) / std::to_string(next)).string() + ", or leave the folder out for the next numbered one";
+}
+
 }  // namespace
 
 RunFolder::RunFolder(std::string path, bool made) : path_(std::move(path)), made_(made) {}
@@ -109,9 +131,7 @@ RunFolder RunFolder::claim_numbered(const std::string& name) {
   int next = 1;
   for (auto it = fs::directory_iterator(base, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string n = it->path().filename().string();
-    if (!n.empty() && n.size() < 9 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      next = std::max(next, std::stoi(n) + 1);
-    }
+    if (all_digits(n)) next = std::max(next, std::stoi(n) + 1);
   }
   for (;; ++next) {
     const fs::path dir = base / std::to_string(next);
@@ -124,13 +144,22 @@ RunFolder RunFolder::claim_numbered(const std::string& name) {
   }
 }
 
-RunFolder RunFolder::open(const std::string& path) {
+void RunFolder::check(const std::string& path) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
+  if (!fs::exists(status)) return;
+  if (!fs::is_directory(status)) throw InvalidInput("the run folder " + path + " is a file, not a folder");
+  if (holds_a_run(path).empty()) {
+    if (const auto runs = runs_inside(path); !runs.empty()) throw InvalidInput(parent_of_runs(path, runs));
+  }
+}
+
+RunFolder RunFolder::open(const std::string& path) {
+  // Before anything is made or locked: a refused folder is left as it was.
+  check(path);
+  std::error_code ec;
   bool made = false;
-  if (fs::exists(status)) {
-    if (!fs::is_directory(status)) throw InvalidInput("the run folder " + path + " is a file, not a folder");
-  } else {
+  if (!fs::exists(path, ec)) {
     // Made here, with the parents it needs; removed again (the folder only) unless committed.
     fs::create_directories(path, ec);
     if (ec) throw InvalidInput("cannot create the run folder " + path + ": " + errno_text(ec.value()));
@@ -162,6 +191,16 @@ int RunFolder::remove_stale_temporaries() const {
     }
   }
   return removed;
+}
+
+std::vector<std::string> RunFolder::runs_inside(const std::string& dir) {
+  std::vector<std::string> runs;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !holds_a_run(it->path().string()).empty()) runs.push_back(it->path().filename().string());
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs;
 }
 
 std::string RunFolder::holds_a_run(const std::string& dir) {

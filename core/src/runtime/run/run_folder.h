@@ -10,6 +10,7 @@
 // - leftovers of a killed writer (".NAME.tmp.PID.N", see runtime/util/atomic_file.h) are removed once
 //   the folder is held (remove_stale_temporaries()).
 #include <string>
+#include <vector>
 
 namespace yoloflow::core {
 
@@ -22,8 +23,13 @@ class RunFolder {
   static RunFolder claim_numbered(const std::string& name);
   // A folder given by the user (--run-dir, a resumed run): created when it does not exist
   // (removed again unless committed), locked, and checked writable. Throws InvalidInput naming
-  // the folder when it is a file, cannot be created or written, or another process holds it.
+  // the folder when it is a file, cannot be created or written, or another process holds it,
+  // and when it is no run itself but holds runs in its subfolders (runs/train, the parent of
+  // numbered runs: this run's files would land among them), naming a free subfolder instead.
   static RunFolder open(const std::string& path);
+  // The checks of open() that only read (a file in the way, a folder holding runs), for a
+  // command to make before work whose results would then have nowhere to go.
+  static void check(const std::string& path);
 
   RunFolder() = default;
   ~RunFolder();  // removes a folder this command made and never committed; unlocks
@@ -44,6 +50,8 @@ class RunFolder {
   // What makes a folder hold an earlier run (empty when it holds none): the outputs a run
   // writes.
   static std::string holds_a_run(const std::string& dir);
+  // The subfolders of `dir` that hold a run (holds_a_run), sorted by name.
+  static std::vector<std::string> runs_inside(const std::string& dir);
 
  private:
   RunFolder(std::string path, bool made);

@@ -34,7 +34,13 @@ class PredictSink final : public Sink {
     s.add_int("max_det", 300).range(1, 100000).fixed().doc("Detections kept per image.");
     s.add_int_list("classes", {}).fixed().doc("Keep only these class ids (empty: all).");
     s.add_bool("save_images", true).fixed().doc(
-        "Write each original image with its detections drawn (false: only labels and predictions.json).");
+        "Write each original image with its detections drawn (false: only predictions.json, and the label files "
+        "with save_txt).");
+    s.add_bool("save_txt", false).fixed().doc(
+        "Also write labels/<stem>.txt per image, class cx cy w h normalised to the original image (Ultralytics' "
+        "save_txt, off by default as there).");
+    s.add_bool("save_conf", false).fixed().doc(
+        "With save_txt: a confidence column after the box in the label files (Ultralytics' save_conf).");
     s.add_string("output", "").fixed().doc(
         "Output folder, relative to the run folder (or absolute); empty = the run folder itself.");
     s.add_string("device", "").fixed().doc(
@@ -59,8 +65,10 @@ class PredictSink final : public Sink {
     const fs::path out(p.get_string("output"));
     std::string dir = ctx.run_dir.empty() ? std::string("runs/predict") : ctx.run_dir;
     if (!out.empty()) dir = out.is_absolute() ? out.string() : (fs::path(dir) / out).string();
-    save_images_ = p.get_bool("save_images");
-    writer_ = std::make_unique<PredictionWriter>(dir, predictor_->names(), save_images_);
+    outputs_.images = p.get_bool("save_images");
+    outputs_.labels = p.get_bool("save_txt");
+    outputs_.label_conf = p.get_bool("save_conf");
+    writer_ = std::make_unique<PredictionWriter>(dir, predictor_->names(), outputs_);
     YF_LOG_INFO("predict: " << predictor_->description() << ", conf " << o.conf << ", iou " << o.iou
                             << ", writing to " << dir);
   }
@@ -70,7 +78,7 @@ class PredictSink final : public Sink {
     for (std::size_t i = 0; i < predictions.size(); ++i) {
       const std::string& path = batch.samples[i].path;
       cv::Mat original;
-      if (save_images_) {
+      if (outputs_.images) {
         // Drawn on the file's own pixels, at its own size, as `yoloflow predict` draws.
         original = cv::imread(path, cv::IMREAD_COLOR);
         if (original.empty()) throw Error("predict: cannot read " + path + " again to draw its detections");
@@ -87,8 +95,8 @@ class PredictSink final : public Sink {
   std::string summary() const override {
     std::ostringstream os;
     os << images_ << " image" << (images_ == 1 ? "" : "s") << ", " << detections_ << " detections with " << weights_
-       << "; results in " << writer_->dir() << ": " << (save_images_ ? "annotated images, " : "")
-       << "labels/*.txt, predictions.json\n";
+       << "; results in " << writer_->dir() << ": " << (outputs_.images ? "annotated images, " : "")
+       << (outputs_.labels ? "labels/*.txt, " : "") << "predictions.json\n";
     return os.str();
   }
 
@@ -96,7 +104,7 @@ class PredictSink final : public Sink {
   std::string weights_;
   std::unique_ptr<Predictor> predictor_;
   std::unique_ptr<PredictionWriter> writer_;
-  bool save_images_ = true;
+  PredictionOutputs outputs_;
   std::size_t images_ = 0, detections_ = 0;
 };
 
@@ -105,7 +113,7 @@ class PredictSink final : public Sink {
 void register_predict_sink(Registry& registry) {
   add_builtin_sink<PredictSink>(registry, "predict",
       "Detects objects in the batches it receives with a trained checkpoint (the predictor of `yoloflow "
-      "predict`) and writes annotated images, YOLO-format labels with confidences and predictions.json.",
+      "predict`) and writes annotated images and predictions.json, and with save_txt YOLO-format label files.",
       BuiltinTraits{nullptr, nullptr, /*writes_run_folder=*/true});
 }
 

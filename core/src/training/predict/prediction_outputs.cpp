@@ -46,13 +46,6 @@ struct PredictionWriter::Videos {
 #endif
 };
 
-PredictionWriter::PredictionWriter(std::string dir, std::vector<std::string> names, bool save_images)
-    : PredictionWriter(std::move(dir), std::move(names), [&] {
-        PredictionOutputs o;
-        o.images = save_images;
-        return o;
-      }()) {}
-
 PredictionWriter::PredictionWriter(std::string dir, std::vector<std::string> names, const PredictionOutputs& outputs)
     : dir_(std::move(dir)), names_(std::move(names)), outputs_(outputs), videos_(std::make_unique<Videos>()) {
   std::error_code ec;

@@ -1,7 +1,7 @@
 #pragma once
 // What `yoloflow predict` writes, apart from the network (predict_sources.h lists what it
-// reads): the output folder (annotated images, YOLO-format label files with
-// confidences, predictions.json). OpenCV and JSON only.
+// reads): the output folder (annotated images, predictions.json, and on request YOLO-format
+// label files and crops). OpenCV and JSON only.
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,11 +17,12 @@ namespace yoloflow::core {
 bool has_image_extension(const std::string& path);
 
 
-// What a PredictionWriter writes, and how it draws (Ultralytics' predict arguments in brackets).
+// What a PredictionWriter writes, and how it draws (Ultralytics' predict arguments in brackets,
+// with their defaults: label files and their confidence column only when asked for).
 struct PredictionOutputs {
   bool images = true;       // annotated images and videos (save)
-  bool labels = true;       // labels/*.txt (save_txt)
-  bool label_conf = true;   // the confidence column in them (save_conf)
+  bool labels = false;      // labels/*.txt (save_txt)
+  bool label_conf = false;  // the confidence column in them (save_conf; nothing without labels)
   bool crops = false;       // crops/<class name>/<stem>.jpg per detection (save_crop)
   bool boxes = true;        // draw the boxes (show_boxes)
   bool box_labels = true;   // their class name tags (show_labels)
@@ -31,15 +32,14 @@ struct PredictionOutputs {
 
 // Writes into `dir` (created when missing), per image:
 //   <file name>          the image with its detections drawn
-//   labels/<stem>.txt    one line per detection: class cx cy w h conf, normalised to the
-//                        original image (empty file: nothing detected)
+//   labels/<stem>.txt    with `labels`: one line per detection, class cx cy w h [conf],
+//                        normalised to the original image (empty file: nothing detected)
 //   crops/<name>/<stem>.jpg  each detection cut out (stem2.jpg, stem3.jpg ... for more of a class)
 // per video: <stem>.avi (MJPG) of the predicted frames drawn, and labels/<stem>_<frame>.txt per
-// frame (frame 1, 2, ... of those predicted), as Ultralytics names them; and, on finish(),
+// frame (frame 1, 2, ... of those predicted) with `labels`, as Ultralytics names them; and, on finish(),
 // predictions.json: one entry per image or frame with its detections in pixels.
 class PredictionWriter {
  public:
-  PredictionWriter(std::string dir, std::vector<std::string> names, bool save_images);
   PredictionWriter(std::string dir, std::vector<std::string> names, const PredictionOutputs& outputs);
   ~PredictionWriter();
   // Throws yoloflow::Error naming the file that could not be written.

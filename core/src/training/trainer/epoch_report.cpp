@@ -12,7 +12,8 @@
 
 namespace yoloflow::core {
 
-EpochReport::EpochReport(std::string run_dir) : run_dir_(std::move(run_dir)), csv_(run_dir_ + "/results.csv") {}
+EpochReport::EpochReport(std::string run_dir, bool plots)
+    : run_dir_(std::move(run_dir)), plots_(plots), csv_(run_dir_ + "/results.csv") {}
 
 ResultsRow EpochReport::training_row(const EpochFacts& f, const TrainState& state, const std::vector<ParamGroup>& groups,
                                      StepProfile* profile) {
@@ -57,13 +58,15 @@ void EpochReport::add_memory(ResultsRow& row, const torch::Device& device) {
 void EpochReport::write(const ResultsRow& row) {
   csv_.add_row(row);
   csv_.save();
-  plot_results(csv_, run_dir_ + "/results.png");
+  if (plots_) plot_results(csv_, run_dir_ + "/results.png");
 }
 
 std::string EpochReport::summary(double total_seconds, const MetricsResult* v) const {
   // Only the files this run left behind: an interrupted first epoch has no results yet.
   std::vector<std::string> files;
   for (const char* f : {"results.csv", "results.png", "weights/last.pt", "weights/best.pt"}) {
+    // Without plots a results.png in the folder is an earlier run's (--exist-ok), not this one's.
+    if (std::string(f) == "results.png" && !plots_) continue;
     if (std::filesystem::exists(run_dir_ + "/" + f)) files.emplace_back(f);
   }
   const std::size_t epochs = csv_.rows().size();

@@ -1,7 +1,7 @@
 #pragma once
 // What a finished epoch leaves behind: its results.csv row (Ultralytics' columns: losses,
 // metrics, learning rates; then ours: speed, batch, schedules, memory, step profile), the
-// results.png plot, the epoch's log line, and the run's closing summary.
+// results.png plot (unless plots are off), the epoch's log line, and the run's closing summary.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -31,7 +31,8 @@ struct EpochFacts {
 
 class EpochReport {
  public:
-  explicit EpochReport(std::string run_dir);
+  // `plots`: redraw results.png after each row (false: results.csv only).
+  EpochReport(std::string run_dir, bool plots);
   // Resume: keeps the rows of the epochs before `epoch`.
   void resume(int epoch) { csv_.load(epoch); }
 
@@ -42,7 +43,7 @@ class EpochReport {
   // The epoch's CUDA memory peaks (nothing on the CPU); read after validation, which they include.
   static void add_memory(ResultsRow& row, const torch::Device& device);
 
-  // Appends the row to results.csv and redraws results.png.
+  // Appends the row to results.csv and redraws results.png (with plots).
   void write(const ResultsRow& row);
 
   // "trained N epochs in T; results in DIR (files...)" and the last validation.
@@ -50,6 +51,7 @@ class EpochReport {
 
  private:
   std::string run_dir_;
+  bool plots_ = true;
   ResultsCsv csv_;
 };
 

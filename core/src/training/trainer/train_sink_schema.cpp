@@ -91,6 +91,9 @@ Schema train_sink_schema() {
       "Keep an exponential moving average of the weights (validated and saved): adds the `ema` callback with "
       "its defaults when `callbacks` lists none (list it to set its decay); false: no average (listing `ema` "
       "then is an error).");
+  s.add_bool("plots", true).doc(
+      "Draw results.png, the losses and metrics per epoch, after each epoch; false: results.csv only (with the "
+      "train_batch_images callback left out, Ultralytics' plots=False: no image at all).");
   s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
   s.add_bool("save_async", true).doc(
       "Write checkpoints on a background thread from a CPU copy, so the device trains on while last.pt is "

@@ -262,7 +262,7 @@ void Trainer::build(const Registry& registry) {
   // Nothing is written into the run folder here: a run refused while it is being built (a
   // checkpoint of another model, data that cannot be read) leaves the folder as it was.
   if (dist::is_main_process()) {  // data parallel: rank 0 writes every output and runs the callbacks
-    report_ = std::make_unique<EpochReport>(run_dir_);
+    report_ = std::make_unique<EpochReport>(run_dir_, p_.get_bool("plots"));
     profile_ = std::make_unique<StepProfile>(run_dir_ + "/steps.csv", p_.get_int("profile_every"), [device = device_] {
       if (device.is_cuda()) torch::cuda::synchronize(device.index());
     });
