@@ -36,7 +36,6 @@ out = {"name": name, "run": i, "exit": rc, "wall_s": round(end - start, 2)}
 m = re.search(r"first optimizer step ([0-9.]+) s after the process started \(run built at ([0-9.-]+) s, first batch at ([0-9.-]+) s", text)
 if m:
     out.update(first_step_s=float(m.group(1)), built_s=float(m.group(2)), first_batch_s=float(m.group(3)))
-m = re.search(r"end of epoch ([0-9.]+) s", text)
 print(json.dumps(out))
 PY
 }
