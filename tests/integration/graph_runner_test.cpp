@@ -219,6 +219,34 @@ TEST_CASE("request_stop drains the running epoch and skips end_epoch") {
   });
 }
 
+TEST_CASE("end_epoch_early drains the running epoch, ends it with end_epoch, and the next runs whole") {
+  within(60, [] {
+    auto p = make(synthetic_pipeline("\"workers\": 2, \"epochs\": 2", "\"count\": 100", "\"batch\": 2",
+                                     "\"delay_ms\": 10"));
+    core::GraphRunner runner(p, synthetic_plugins().registry());
+    std::thread ender([&runner] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      runner.end_epoch_early();
+    });
+    auto s = runner.run_epoch(0);
+    ender.join();
+    CHECK_FALSE(s.interrupted);
+    CHECK(s.ended_early);
+    CHECK(s.samples > 0);
+    CHECK(s.samples < 100);
+    auto summary = runner.sink().summary();
+    CHECK(summary_value(summary, "epochs_ended") == 1);  // a whole epoch, cut short
+    CHECK(summary_value(summary, "samples") == static_cast<long>(s.samples));
+    CHECK_FALSE(runner.stop_requested());  // the run goes on
+
+    auto next = runner.run_epoch(1);
+    CHECK_FALSE(next.ended_early);
+    CHECK(next.samples == 100);
+    summary = runner.sink().summary();
+    CHECK(summary_value(summary, "epochs_ended") == 2);
+  });
+}
+
 TEST_CASE("a scheduled parameter reconfigures its stage at the epoch boundary") {
   within(60, [] {
     // strength goes 0 -> 1 over the epochs; the mark writes strength*100 into each image,

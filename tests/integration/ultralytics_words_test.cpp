@@ -183,7 +183,8 @@ TEST_CASE("ultralytics words on train: each of Ultralytics' train keys is a word
                           "deterministic", "cos_lr", "close_mosaic", "resume", "amp", "freeze", "multi_scale", "val", "plots",
                           "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr",
                           "box", "cls", "dfl", "nbs", "hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale",
-                          "shear", "perspective", "flipud", "fliplr", "mosaic", "mixup"}) {
+                          "shear", "perspective", "flipud", "fliplr", "mosaic", "mixup", "single_cls", "classes",
+                          "fraction", "rect", "cutmix", "time"}) {
     CAPTURE(key);
     CHECK(refused.count(key) == 0);
   }
@@ -198,8 +199,8 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
   const std::string data = test::write_coco128_subset(dir, 2);
   const auto r = test::run_cli(validate_cmd(data,
                                             "--print-resolved optimizer=SGD lr0=1e-3 momentum=.9 cos_lr=TRUE "
-                                            "close_mosaic=2 mosaic=0.5 mixup=0.1 amp=false val=False plots=False "
-                                            "nbs=32 cache=True batch=-1 deterministic=True save_period=-1 "
+                                            "close_mosaic=2 mosaic=0.5 mixup=0.1 cutmix=0.3 amp=false val=False plots=False "
+                                            "nbs=32 cache=True batch=-1 deterministic=True save_period=-1 time=0.25 "
                                             "pretrained=False mode=train task=detect"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -212,14 +213,21 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
   CHECK(train.at("precision").at("plugin") == "fp32");
   CHECK(train.at("val_every") == 0);
   CHECK(train.at("nominal_batch") == 32);
+  CHECK(train.at("time").get<double>() == doctest::Approx(0.25));
   for (const auto& c : train.at("callbacks")) CHECK(c.at("plugin") != "train_batch_images");
   CHECK(p.at("stages").at("mosaic").at("params").at("p") == json::parse(R"({"steps": {"0": 0.5, "-2": 0.0}})"));
   // mixup: a stage after the perspective, feeding what read from it.
   const json& mixup = p.at("stages").at("mixup");
   CHECK(mixup.at("plugin") == "mixup");
   CHECK(mixup.at("input") == "perspective");
-  CHECK(mixup.at("params").at("p").get<double>() == doctest::Approx(0.1));
-  CHECK(p.at("stages").at("hsv").at("input") == "mixup");
+  // mixup and cutmix close with mosaic, as Ultralytics' close_mosaic closes them.
+  CHECK(mixup.at("params").at("p") == json::parse(R"({"steps": {"0": 0.1, "-2": 0.0}})"));
+  // cutmix: a stage after mixup, as Ultralytics applies it.
+  const json& cutmix = p.at("stages").at("cutmix");
+  CHECK(cutmix.at("plugin") == "cutmix");
+  CHECK(cutmix.at("input") == "mixup");
+  CHECK(cutmix.at("params").at("p") == json::parse(R"({"steps": {"0": 0.3, "-2": 0.0}})"));
+  CHECK(p.at("stages").at("hsv").at("input") == "cutmix");
   CHECK(p.at("stages").at("source").at("params").at("cache") == "ram");
   CHECK(p.at("stages").at("batch").at("params").at("batch") == "auto");
   CHECK(p.at("deterministic") == true);
@@ -233,13 +241,13 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
                                 "nothing"));
 
   // Refused in one line each, with the reason.
-  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD rect=True mode=val task=segment split=val"));
+  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD profile=True mode=val task=segment split=val"));
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(contains(refused.output, "Ultralytics' `optimizer` MuSGD is not supported by yoloflow: no optimizer plugin of "
                                  "that name is loaded; the optimizers are: adam, adamax, adamw, auto, nadam, radam, rmsprop, sgd"));
-  CHECK(contains(refused.output, "Ultralytics' `rect` is not supported by `yoloflow train`: rectangular training batches "
-                                 "are not built"));
+  CHECK(contains(refused.output, "Ultralytics' `profile` is not supported by `yoloflow train`: profiling ONNX and "
+                                 "TensorRT speeds during training is not built"));
   CHECK(contains(refused.output, "mode=val: the command is the mode"));
   CHECK(contains(refused.output, "task=segment: yoloflow trains detectors only"));
   CHECK(contains(refused.output, "Ultralytics' `split` is not supported by `yoloflow train`"));
@@ -395,6 +403,81 @@ TEST_CASE("ultralytics words on train: close_mosaic=N closes mosaic at epoch epo
   INFO(rest.output);
   REQUIRE(rest.exit_code == 0);
   CHECK(mosaic_p("resumed") == Series{1, 0, 0});
+}
+
+TEST_CASE("ultralytics words on train and val: single_cls, classes, fraction and rect read the data as Ultralytics") {
+  const std::string dir = test::temp_dir("ultralytics-data-words");
+  // Four coco128 images, sorted: 009 (classes 45, 49, 50), 025 (two giraffes, 23), 030, 034.
+  const std::string data = test::write_coco128_subset(dir, 4);
+  const auto resolved = test::run_cli(validate_cmd(data, "--print-resolved single_cls=True classes=[23,0] fraction=.5 "
+                                                         "rect=True mosaic=1.0 mixup=0.2"));
+  INFO(resolved.output);
+  REQUIRE(resolved.exit_code == 0);
+  const json p = json::parse(resolved.output.substr(resolved.output.find('{')));
+  const json& source = p.at("stages").at("source").at("params");
+  CHECK(source.at("single_cls") == true);
+  CHECK(source.at("classes") == json::parse("[23, 0]"));
+  CHECK(source.at("fraction").get<double>() == doctest::Approx(0.5));
+  CHECK(p.at("stages").at("train").at("params").at("train_rect") == true);
+  // Rectangular training comes without mosaic and mixup, whatever else asks for them.
+  CHECK(p.at("stages").at("mosaic").at("params").at("p").get<double>() == 0.0);
+  CHECK(!p.at("stages").contains("mixup"));
+  for (const auto& [word, line] : std::vector<std::pair<std::string, std::string>>{
+           {"fraction=0", "fraction=0: expected a share of the train split's images, above 0 and at most 1"},
+           {"classes=[person]", "classes=[person]: expected class ids"},
+           {"single_cls=maybe", "single_cls=maybe: expected True or False"}}) {
+    CAPTURE(word);
+    const auto bad = test::run_cli(validate_cmd(data, word));
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.output, line));
+  }
+
+  // Trained so: the first half of the train split, only the giraffes, as one class named 'item', in
+  // rectangular batches (640x480 and 640x427 at imgsz 128: one batch of 96 x 128).
+  const std::string project = dir + "/project";
+  const auto trained = test::run_cli("train data=" + data + " model=yolo11n epochs=1 imgsz=128 batch=2 workers=1 "
+                                     "device=cpu amp=False single_cls=True classes=23 fraction=0.5 "
+                                     "rect=True project=" + project + " name=one",
+                                     "OMP_NUM_THREADS=1 ");
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  CHECK(contains(trained.output, "train split of " + dir + ": 2 samples of 2 images (1 background), 2 boxes, 1 classes"));
+  CHECK(contains(trained.output, "val split of " + dir + ": 4 samples of 4 images (3 background), 2 boxes, 1 classes"));
+  CHECK(contains(trained.output, "rectangular training batches: 1 batches of up to 2 images ordered by aspect ratio, "
+                                 "shapes from 96x128 to 96x128"));
+  // The batch trained is that shape: its drawing is its two 96 x 128 images side by side.
+  const cv::Mat drawn = cv::imread(project + "/one/train_batch0.jpg");
+  REQUIRE(!drawn.empty());
+  CHECK(drawn.rows == 96);
+  CHECK(drawn.cols == 256);
+  // Its checkpoint detects one class, and val reads the data as training did.
+  const auto val = test::run_cli("val model=" + project + "/one/weights/last.pt batch=2 device=cpu project=" + project +
+                                 " name=v1");
+  INFO(val.output);
+  REQUIRE(val.exit_code == 0);
+  CHECK(contains(val.output, "val split of " + dir + ": 4 samples of 4 images (3 background), 2 boxes, 1 classes"));
+  CHECK(contains(val.output, "item"));
+
+  // val of an 80-class checkpoint as one class: labels and detections are class 0.
+  const auto& runs = tiny_runs();
+  REQUIRE(runs.first.exit_code == 0);
+  const std::string weights = runs.project + "/exp/weights/last.pt";
+  const auto one = test::run_cli("val model=" + weights + " data=" + data + " batch=2 device=cpu single_cls=True "
+                                 "project=" + project + " name=v2");
+  INFO(one.output);
+  REQUIRE(one.exit_code == 0);
+  CHECK(contains(one.output, "4 samples of 4 images (0 background), 13 boxes, 1 classes"));
+  const json m = json::parse(test::read_file(project + "/v2/metrics.json"));
+  CHECK(m.at("single_cls") == true);
+  const auto some = test::run_cli("val model=" + weights + " data=" + data + " batch=2 device=cpu classes=[23,22] "
+                                  "project=" + project + " name=v3");
+  INFO(some.output);
+  REQUIRE(some.exit_code == 0);
+  CHECK(contains(some.output, "4 samples of 4 images (2 background), 3 boxes, 80 classes"));
+  CHECK(json::parse(test::read_file(project + "/v3/metrics.json")).at("classes") == json::parse("[23, 22]"));
+  const auto wrong = test::run_cli("val model=" + weights + " data=" + data + " device=cpu classes=[80]");
+  CHECK(wrong.exit_code == 2);
+  CHECK(contains(wrong.output, "classes: class 80 is not one of data.yaml"));
 }
 
 TEST_CASE("ultralytics words: project/name run folders follow Ultralytics' rules (name, name-2, exist_ok)") {

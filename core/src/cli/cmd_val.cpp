@@ -91,6 +91,8 @@ int run_val(CliContext& ctx, ValCommand& c) {
   j["conf"] = req.conf;
   j["iou"] = req.iou;
   j["max_det"] = req.max_det;
+  if (!req.classes.empty()) j["classes"] = req.classes;
+  if (req.single_cls) j["single_cls"] = true;
   j.update(core::metrics_json(r.metrics, r.names));
   core::write_file_atomic(dir + "/metrics.json", j.dump(2) + "\n");
   std::string written = "metrics.json";
@@ -129,6 +131,11 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--conf", r.conf, "NMS confidence threshold")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--iou", r.iou, "NMS IoU threshold")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-det", r.max_det, "Detections kept per image")->check(CLI::Range(1, 100000));
+  cmd->add_option("--classes", r.classes, "Read only the labels of these class ids, e.g. 0,2 (Ultralytics' classes)")
+      ->delimiter(',');
+  cmd->add_flag("--single-cls", r.single_cls,
+                "Validate as one class: every label and detection is class 0, suppressed across classes (Ultralytics' "
+                "single_cls)");
   cmd->add_flag("--rect", c->rect, "Rectangular batches (the default): images by aspect ratio, each batch its own shape");
   cmd->add_flag("--square", c->square, "Letterbox every image to imgsz x imgsz instead");
   cmd->add_option("--device", r.device, "cpu, cuda, cuda:N (default: CUDA when available)");

@@ -107,6 +107,21 @@ Options classes_options(const std::string& key, const std::string& value) {
   return {"--classes", list};
 }
 
+// val's classes=0, classes=[0,2] or classes=0,2: the ids whose labels are read.
+Options class_ids_options(const std::string& key, const std::string& value) {
+  nlohmann::json v = core::parse_word_value(value);
+  if (!v.is_array()) v = nlohmann::json::array({v});
+  std::string list;
+  for (const auto& e : v) {
+    if (!e.is_number_integer() || e.get<long long>() < 0) {
+      throw InvalidInput(key + "=" + value + ": expected class ids, e.g. classes=0 or classes=[0,2]");
+    }
+    list += (list.empty() ? "" : ",") + text_of(e);
+  }
+  if (list.empty()) throw InvalidInput(key + "=" + value + ": expected class ids, e.g. classes=0 or classes=[0,2]");
+  return {"--classes", list};
+}
+
 // model=: the weights file (a checkpoint, Ultralytics' yolo11n.pt).
 Options weights_options(const std::string&, const std::string& value) { return {"--weights", value}; }
 
@@ -150,6 +165,7 @@ std::map<std::string, Verb> make_verbs() {
                {"max_det", number_of("--max-det")},  {"split", value_of("--split")},
                {"device", device_options},           {"rect", bool_of("--rect", "--square")},
                {"save_json", bool_of("--save-json", "")},
+               {"single_cls", bool_of("--single-cls", "")},     {"classes", class_ids_options},
                // val draws no plots: plots=False turns off nothing, plots=True draws nothing more.
                {"plots", nothing}};
   Verb& predict = verbs["predict"];

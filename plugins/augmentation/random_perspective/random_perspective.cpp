@@ -6,8 +6,10 @@
 // clipped to the output, and is kept only if it passes Ultralytics' filter (sides > 2 px,
 // area > 10% of the scaled original, aspect < 100).
 //
-// The output is imgsz x imgsz. A 2*imgsz mosaic is therefore cropped around its centre as
-// Ultralytics does with its mosaic border of -imgsz/2; an imgsz input keeps its size.
+// The output is imgsz x imgsz, or height x width when given (a rectangular training batch's
+// shape: Ultralytics letterboxes to it before its RandomPerspective, whose output keeps that
+// size). A 2*imgsz mosaic is therefore cropped around its centre as Ultralytics does with its
+// mosaic border of -imgsz/2; an imgsz input keeps its size.
 #include <opencv2/imgproc.hpp>
 
 #include "geometry/perspective_matrix.h"
@@ -23,16 +25,22 @@ class RandomPerspective final : public Augmentation {
     Schema s;
     add_perspective_params(s);
     s.add_int("pad_value", 114).range(0, 255).doc("Grey level where no input pixel lands.");
+    s.add_int("height").range(1, 8192).doc(
+        "Output height; absent: the epoch's imgsz. Rectangular training (the train sink's train_rect) gives "
+        "each batch's shape through height and width.");
+    s.add_int("width").range(1, 8192).doc("Output width; absent: the epoch's imgsz.");
     return s;
   }
 
   void configure(const Params& p, const StageContext&) override {
     ranges_ = read_perspective_params(p);
     pad_value_ = static_cast<int>(p.get_int("pad_value"));
+    height_ = p.is_null("height") ? 0 : static_cast<int>(p.get_int("height"));
+    width_ = p.is_null("width") ? 0 : static_cast<int>(p.get_int("width"));
   }
 
   void apply(Sample& sample, AugmentContext& ctx) override {
-    const int out_w = ctx.imgsz, out_h = ctx.imgsz;
+    const int out_w = width_ > 0 ? width_ : ctx.imgsz, out_h = height_ > 0 ? height_ : ctx.imgsz;
     const PerspectiveDraw d =
         draw_perspective(ctx.rng, ranges_, sample.image.cols, sample.image.rows, out_w, out_h);
     cv::Mat out;
@@ -59,6 +67,7 @@ class RandomPerspective final : public Augmentation {
  private:
   PerspectiveRanges ranges_;
   int pad_value_ = 114;
+  int height_ = 0, width_ = 0;  // 0: imgsz
 };
 
 void register_random_perspective(Registrar& r) {

@@ -93,6 +93,16 @@ std::string gb_text(double bytes) {
   return s.str();
 }
 
+// Which images and boxes of a split are read: Ultralytics' fraction, classes and single_cls.
+struct Selection {
+  double fraction = 1.0;
+  std::set<int> classes;  // empty: all
+  bool single_cls = false;
+  bool operator==(const Selection& o) const {
+    return fraction == o.fraction && classes == o.classes && single_cls == o.single_cls;
+  }
+};
+
 class YoloDataset final : public DataSource {
  public:
   static Schema schema() {
@@ -121,6 +131,15 @@ class YoloDataset final : public DataSource {
         "Folder of the 'disk' cache; empty means '.yoloflow_cache' in the dataset root "
         "(shared by every run on that dataset). Entries are keyed by image path, size, "
         "modification time, imgsz and interpolation, so changed files or settings miss.");
+    s.add_float("fraction", 1.0).greater_than(0.0).max(1.0).fixed().doc(
+        "Share of the train split's images to read (Ultralytics' `fraction`): the first round(n * fraction) "
+        "of its sorted image list. Only the train split is cut: validation reads every image.");
+    s.add_int_list("classes", {}).fixed().doc(
+        "Class ids to keep (Ultralytics' `classes`): boxes of other classes are dropped, an image left "
+        "without boxes stays as a background image, ids keep their numbers. Empty keeps every class.");
+    s.add_bool("single_cls", false).fixed().doc(
+        "Treat every object as one class (Ultralytics' `single_cls`): every box becomes class 0 and the "
+        "dataset names one class, 'item', so the model trains with one class.");
     return s;
   }
 
@@ -130,10 +149,15 @@ class YoloDataset final : public DataSource {
     shrink_area_ = params.get_string("shrink_interpolation") == "area";
     const std::string data = params.get_string("data");
     const std::string split = params.get_string("split");
-    if (data != scanned_data_ || split != scanned_split_) {
-      scan(data, split);
+    Selection selection;
+    selection.fraction = split == "train" ? params.get_float("fraction") : 1.0;
+    for (const auto c : params.get_ints("classes")) selection.classes.insert(static_cast<int>(c));
+    selection.single_cls = params.get_bool("single_cls");
+    if (data != scanned_data_ || split != scanned_split_ || !(selection == selection_)) {
+      scan(data, split, selection, params.where());
       scanned_data_ = data;
       scanned_split_ = split;
+      selection_ = selection;
     }
     configure_cache(params);
   }
@@ -298,14 +322,38 @@ class YoloDataset final : public DataSource {
     issues_.push_back(std::move(issue));
   }
 
-  void scan(const std::string& data, const std::string& split) {
-    const DataYaml yaml = read_data_yaml(data);
+  void scan(const std::string& data, const std::string& split, const Selection& selection, const std::string& where) {
+    DataYaml yaml = read_data_yaml(data);
     const auto split_it = yaml.splits.find(split);
     if (split_it == yaml.splits.end() || split_it->second.empty()) {
       throw InvalidInput("data.yaml '" + yaml.file + "' has no '" + split + "' split");
     }
     SplitListing listing = list_split(split_it->second, split, yaml.file);
     const int nc = static_cast<int>(yaml.names.size());
+    for (const int c : selection.classes) {
+      if (c < 0 || c >= nc) {
+        throw InvalidInput(where + ".classes: class " + std::to_string(c) + " is not one of data.yaml '" + yaml.file +
+                           "''s " + std::to_string(nc) + " classes (0-" + std::to_string(nc - 1) + ")");
+      }
+    }
+    if (selection.fraction < 1.0) {
+      // As Ultralytics: the first round(n * fraction) of the sorted listing, an image listed
+      // several times counted as often as it is listed; halves round to even, as Python rounds.
+      std::size_t listed = 0;
+      for (const auto r : listing.repeats) listed += r;
+      std::size_t keep = static_cast<std::size_t>(std::nearbyint(static_cast<double>(listed) * selection.fraction));
+      if (keep == 0) {
+        throw InvalidInput(where + ".fraction: " + std::to_string(selection.fraction) + " of the " +
+                           std::to_string(listed) + " images of split '" + split + "' is no image");
+      }
+      std::size_t images = 0;
+      for (; images < listing.images.size() && keep > 0; ++images) {
+        listing.repeats[images] = std::min(listing.repeats[images], keep);
+        keep -= listing.repeats[images];
+      }
+      listing.images.resize(images);
+      listing.repeats.resize(images);
+    }
 
     // Check images and parse labels on a few threads: decoding dominates.
     struct Checked {
@@ -355,6 +403,14 @@ class YoloDataset final : public DataSource {
         issues.push_back({image, "no label file (looked for " + label_path + ")",
                           "kept as background image"});
       }
+      if (!selection.classes.empty()) {
+        auto& b = c.label.boxes;
+        b.erase(std::remove_if(b.begin(), b.end(), [&](const NormalizedBox& x) { return selection.classes.count(x.cls) == 0; }),
+                b.end());
+      }
+      if (selection.single_cls) {
+        for (auto& x : c.label.boxes) x.cls = 0;
+      }
       if (c.label.boxes.empty()) ++background;
       boxes += c.label.boxes.size();
       boxes += c.label.boxes.size() * (listing.repeats[i] - 1);
@@ -393,6 +449,8 @@ class YoloDataset final : public DataSource {
       std::lock_guard<std::mutex> lock(issues_mutex_);
       issues_ = std::move(issues);
     }
+    // single_cls: one class, named as Ultralytics names it, so the model is built with one.
+    if (selection.single_cls) yaml.names = {"item"};
     info_ = DatasetInfo{yaml.root, yaml.names, sample_entries_.size(), boxes, max_boxes};
     background_ = background;
     missing_labels_ = missing_labels;
@@ -441,6 +499,7 @@ class YoloDataset final : public DataSource {
   DiskImageCache disk_cache_;
   std::string where_;
   std::string scanned_data_, scanned_split_;
+  Selection selection_;
   std::vector<Entry> entries_;              // one per distinct image (what caches hold)
   std::vector<std::size_t> sample_entries_;  // sample -> entry; an image listed N times appears N times
   DatasetInfo info_;

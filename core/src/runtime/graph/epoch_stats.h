@@ -22,6 +22,7 @@ struct EpochStats {
   std::size_t max_in_flight = 0;   // the limit this epoch ran with
   std::size_t peak_in_flight = 0;  // the most samples observed between limiter and release
   bool interrupted = false;        // stopped early by request_stop() or the stop flag
+  bool ended_early = false;        // cut short by end_epoch_early(), then ended as a whole epoch
   // Where an epoch's time goes besides its batches: from its start until the sink received the
   // first batch (the workers fill the pipeline while the device idles), and the sink's
   // end-of-epoch work (validation, results, checkpoints).

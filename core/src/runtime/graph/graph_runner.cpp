@@ -252,6 +252,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   const std::vector<std::size_t> previous_order =
       epoch > 0 ? epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch - 1) : std::vector<std::size_t>{};
 
+  end_epoch_.store(false);
   call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
   const auto start = std::chrono::steady_clock::now();
   PassCounts counts;
@@ -282,6 +283,7 @@ EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& 
   const std::size_t limit = std::max<std::size_t>(max_in_flight_for(batch_size), largest);
   stats.max_in_flight = limit;
 
+  end_epoch_.store(false);
   call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
   const auto start = std::chrono::steady_clock::now();
   PassCounts counts;
@@ -289,7 +291,7 @@ EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& 
   for (const auto& b : plan) planned_order.insert(planned_order.end(), b.indices.begin(), b.indices.end());
   std::uint64_t sequence = 0;
   for (const auto& b : plan) {
-    if (stop_requested()) break;
+    if (stop_requested() || end_epoch_.load()) break;
     for (auto& s : stages_) {
       json params = pipeline_.stage_params(s.spec->name, epoch);
       const auto it = b.stage_params.find(s.spec->name);
@@ -306,6 +308,7 @@ EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& 
 EpochStats GraphRunner::finish_epoch(int epoch, std::chrono::steady_clock::time_point start, EpochStats& stats,
                                      const PassCounts& counts) {
   stats.interrupted = stop_requested();
+  stats.ended_early = !stats.interrupted && end_epoch_.load();
   if (stats.interrupted) {
     call_sink(epoch, "interrupted", [&] { sink_->interrupted(epoch); });
   } else {
@@ -351,7 +354,8 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
   for (auto& a : augmentations_) parts.chain.push_back(a.get());
   parts.label = [this](std::size_t stage) { return stage_label(stages_[stage]); };
   parts.batcher_stage = stages_.size() - 2;
-  parts.stop_requested = [this] { return stop_requested(); };
+  // The pass stops taking samples, and drains, for a stop of the run and for an epoch ended early.
+  parts.stop_requested = [this] { return stop_requested() || end_epoch_.load(); };
   parts.consume = [&, this](Batch& batch) { consume_batch(epoch, batch, start, stats, counts); };
 
   run_graph_pass(plan, parts, stats, counts.next_batch_index, counts.peak_in_flight);

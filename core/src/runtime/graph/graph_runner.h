@@ -89,6 +89,11 @@ class GraphRunner {
   bool stop_requested() const {
     return stop_.load() || (options_.stop_flag != nullptr && options_.stop_flag->load());
   }
+  // Thread-safe: the running epoch takes no more samples and ends as a whole one, cut short:
+  // what the sink is consuming finishes, batches already assembled and the last partial one are
+  // dropped, and the sink's end_epoch follows (not interrupted). The run goes on: the next
+  // run_epoch or run_planned starts afresh. (A time budget ends its last epoch so.)
+  void end_epoch_early() { end_epoch_.store(true); }
 
   const Pipeline& pipeline() const { return pipeline_; }
   DataSource& source() { return *source_; }
@@ -148,6 +153,7 @@ class GraphRunner {
   RunnerOptions options_;
   int workers_ = 1;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> end_epoch_{false};  // end_epoch_early(): the running epoch only
   mutable std::mutex stop_mutex_;
   std::string stop_reason_;
   std::unique_ptr<DataSource> source_;

@@ -78,18 +78,20 @@ std::string mosaic_override(const std::string& stage, double prob, int close) {
   return "stages." + stage + ".params.p=" + p.dump();
 }
 
-// mixup=P on a pipeline without a mixup stage: one after the geometric augmentation (where
-// Ultralytics applies MixUp: after mosaic and random_perspective, before hsv and flip), its
-// consumers reading from it instead.
-bool add_mixup_stage(json& document, const Registry& registry, double p, Diagnostics& out) {
-  const std::string after = stage_of(document, registry, {"random_perspective", "mosaic_perspective", "mosaic"});
-  if (after.empty() || registry.find(Kind::Augmentation, "mixup") == nullptr) {
-    out.push_back({"mixup", "mixup=: this pipeline has no mosaic or random_perspective stage to put the mixup stage "
-                            "after; add a stage {\"plugin\": \"mixup\"} to it"});
+// mixup=P or cutmix=P on a pipeline without that stage: one of `plugin` after the first of
+// `after` the pipeline has (where Ultralytics applies them: MixUp after mosaic and
+// random_perspective, CutMix after MixUp, both before hsv and flip), its consumers reading from
+// it instead.
+bool add_mixing_stage(json& document, const Registry& registry, const std::string& plugin,
+                      std::initializer_list<const char*> after_plugins, const json& p, Diagnostics& out) {
+  const std::string after = stage_of(document, registry, after_plugins);
+  if (after.empty() || registry.find(Kind::Augmentation, plugin) == nullptr) {
+    out.push_back({plugin, plugin + "=: this pipeline has no mosaic or random_perspective stage to put the " + plugin +
+                               " stage after; add a stage {\"plugin\": \"" + plugin + "\"} to it"});
     return false;
   }
-  std::string name = "mixup";
-  for (int n = 2; document["stages"].contains(name); ++n) name = "mixup" + std::to_string(n);
+  std::string name = plugin;
+  for (int n = 2; document["stages"].contains(name); ++n) name = plugin + std::to_string(n);
   for (auto& [stage_name, stage] : document["stages"].items()) {
     if (!stage.is_object()) continue;
     if (stage.contains("input") && stage["input"] == after) stage["input"] = name;
@@ -99,8 +101,70 @@ bool add_mixup_stage(json& document, const Registry& registry, double p, Diagnos
       }
     }
   }
-  document["stages"][name] = {{"plugin", "mixup"}, {"input", after}, {"params", {{"p", p}}}};
+  document["stages"][name] = {{"plugin", plugin}, {"input", after}, {"params", {{"p", p}}}};
   return true;
+}
+
+// The probability of a stage's `p` as read_mosaic reads it (a number or a closing schedule).
+double stage_probability(const json& document, const std::string& stage) {
+  const json& st = document["stages"][stage];
+  double prob = 0.0;
+  int close = 0;
+  if (st.contains("params") && st["params"].contains("p")) read_mosaic(st["params"]["p"], prob, close);
+  return prob;
+}
+
+// The source stages that have parameter `param`, and the train sink's own val_source when it
+// names one with it: a word about what the dataset reader reads goes to all of them.
+std::vector<std::string> source_param_paths(const json& document, const Registry& registry, const std::string& sink,
+                                            const std::string& param) {
+  std::vector<std::string> paths;
+  for (const auto& [name, rc] : known_stages(document, registry)) {
+    if (rc->info.kind == Kind::Source && rc->info.schema.find(param) != nullptr) {
+      paths.push_back("stages." + name + ".params." + param);
+    }
+  }
+  const json& params = document["stages"][sink].value("params", json::object());
+  if (params.contains("val_source") && params["val_source"].is_object()) {
+    const json& vs = params["val_source"];
+    const RegisteredComponent* rc = registry.find(Kind::Source, vs.value("plugin", std::string()));
+    if (rc != nullptr && rc->info.schema.find(param) != nullptr) {
+      paths.push_back("stages." + sink + ".params.val_source.params." + param);
+    }
+  }
+  return paths;
+}
+
+// The epochs at the end without mosaic: close_mosaic= among the words, else the mosaic stage's
+// schedule; 0 when none.
+int closing_epochs(const json& document, const Registry& registry, const std::vector<std::string>& words) {
+  if (has_word(words, "close_mosaic")) {
+    const json v = parse_word_value(word_text(words, "close_mosaic"));
+    return v.is_number() && v.get<double>() >= 0 ? static_cast<int>(v.get<double>()) : 0;
+  }
+  const std::string stage = stage_of(document, registry, {"mosaic", "mosaic_perspective"});
+  if (stage.empty()) return 0;
+  const json& st = document["stages"][stage];
+  double prob = 1.0;
+  int close = 0;
+  read_mosaic(st.contains("params") && st["params"].contains("p") ? st["params"]["p"] : json(1.0), prob, close);
+  return close;
+}
+
+// The stages that mix images (mosaic, mixup, cutmix), which rectangular training turns off.
+std::vector<std::string> mixing_stages(const json& document, const Registry& registry) {
+  std::vector<std::string> out;
+  for (const auto& [name, rc] : known_stages(document, registry)) {
+    const std::string& p = rc->info.name;
+    if (p == "mosaic" || p == "mosaic_perspective" || p == "mixup" || p == "cutmix") out.push_back(name);
+  }
+  return out;
+}
+
+// rect=True among the words (Ultralytics' rectangular training).
+bool rect_training(const std::vector<std::string>& words) {
+  bool b = false;
+  return has_word(words, "rect") && parse_word_bool(word_text(words, "rect"), b) && b;
 }
 
 }  // namespace
@@ -178,6 +242,39 @@ bool expand_training_word(const std::string& key, const std::string& text, const
       return true;
     }
     expanded.push_back(at + "freeze=" + layers.dump());
+    return true;
+  }
+  if (key == "single_cls" || key == "classes" || key == "fraction") {
+    // What the dataset reader reads: every box as class 0, the boxes of some classes, part of
+    // the train split (the reader cuts only the train split, so validation reads all of it).
+    json value;
+    if (key == "single_cls") {
+      if (!bool_word(key, text, b, out)) return true;
+      value = b;
+    } else if (key == "fraction") {
+      if (!number_word(key, text, x, out)) return true;
+      if (!(x > 0 && x <= 1)) {
+        out.push_back({key, "fraction=" + text + ": expected a share of the train split's images, above 0 and at most 1"});
+        return true;
+      }
+      value = x;
+    } else {
+      json v = parse_word_value(text);
+      if (v.is_null() || (v.is_string() && lower(v.get<std::string>()) == "none")) v = json::array();
+      if (!v.is_array()) v = json::array({v});
+      if (!std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer() && e.get<long long>() >= 0; })) {
+        out.push_back({key, "classes=" + text + ": expected class ids, e.g. classes=0 or classes=[0,2] (data.yaml's "
+                                               "names give each id)"});
+        return true;
+      }
+      value = v;
+    }
+    const auto paths = source_param_paths(document, registry, sink, key);
+    if (paths.empty()) {
+      out.push_back({key, key + "=: this pipeline's source has no `" + key + "` parameter"});
+      return true;
+    }
+    for (const auto& path : paths) expanded.push_back(path + "=" + value.dump());
     return true;
   }
   if (key == "cos_lr") {
@@ -276,6 +373,19 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     params["callbacks"] = kept;
     return true;
   }
+  if (key == "rect") {
+    // Rectangular training batches; as Ultralytics, they come without mosaic, mixup and cutmix
+    // (a batch's shape is its images' own, which a mosaic is not).
+    if (!bool_word(key, text, b, out)) return true;
+    expanded.push_back(at + "train_rect=" + (b ? "true" : "false"));
+    if (b) {
+      for (const auto& stage : mixing_stages(document, registry)) expanded.push_back("stages." + stage + ".params.p=0.0");
+    }
+    return true;
+  }
+  if ((key == "mosaic" || key == "close_mosaic" || key == "mixup" || key == "cutmix") && rect_training(words)) {
+    return true;  // rect=True has turned them off
+  }
   if (key == "mosaic" || key == "close_mosaic") {
     const std::string stage = stage_of(document, registry, {"mosaic", "mosaic_perspective"});
     if (stage.empty()) {
@@ -300,15 +410,35 @@ bool expand_training_word(const std::string& key, const std::string& text, const
       close = static_cast<int>(c);
     }
     expanded.push_back(mosaic_override(stage, prob, close));
+    // Ultralytics' close_mosaic turns mixup and cutmix off with mosaic.
+    for (const char* plugin : {"mixup", "cutmix"}) {
+      const std::string other = stage_of(document, registry, {plugin});
+      if (!other.empty() && !has_word(words, plugin)) {
+        expanded.push_back(mosaic_override(other, stage_probability(document, other), close));
+      }
+    }
     return true;
   }
-  if (key == "mixup") {
+  if (key == "mixup" || key == "cutmix") {
     if (!number_word(key, text, x, out)) return true;
-    const std::string stage = stage_of(document, registry, {"mixup"});
+    if (x < 0 || x > 1) {
+      out.push_back({key, key + "=" + text + ": expected a probability from 0 to 1"});
+      return true;
+    }
+    // Closed with mosaic for the last close_mosaic epochs, as Ultralytics closes them.
+    const int close = closing_epochs(document, registry, words);
+    const std::string stage = stage_of(document, registry, {key == "mixup" ? "mixup" : "cutmix"});
     if (!stage.empty()) {
-      expanded.push_back("stages." + stage + ".params.p=" + text);
+      expanded.push_back(mosaic_override(stage, x, close));
     } else if (x > 0) {
-      add_mixup_stage(document, registry, x, out);
+      json p = x;
+      if (close > 0) p = {{"steps", {{"0", x}, {"-" + std::to_string(close), 0.0}}}};
+      if (key == "mixup") {
+        add_mixing_stage(document, registry, "mixup", {"random_perspective", "mosaic_perspective", "mosaic"}, p, out);
+      } else {
+        add_mixing_stage(document, registry, "cutmix", {"mixup", "random_perspective", "mosaic_perspective", "mosaic"}, p,
+                         out);
+      }
     }
     return true;
   }

@@ -34,7 +34,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"model", kEvery, ""},
       {"data", {"train", "val", "export"}, "predict takes the class names from the weights"},
       {"epochs", kTrain, kTrainOnly},
-      {"time", kNone, "a time budget is not built; use epochs, or stages.train.params.max_steps=N (a resumable stop)"},
+      {"time", kTrain, kTrainOnly},
       {"patience", kTrain, kTrainOnly},
       {"batch", {"train", "val", "export"}, "predict runs one image at a time"},
       {"imgsz", kEvery, ""},
@@ -52,17 +52,14 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"verbose", kNone, "yoloflow's output is set by --log-level (warn prints less, debug more)"},
       {"seed", kTrain, kTrainOnly},
       {"deterministic", kTrain, kTrainOnly},
-      {"single_cls", kNone, "training all classes as one is not built; write a data.yaml with one class name "
-                            "and labels of class 0"},
-      {"rect", kVal, "rectangular training batches are not built; validation, during training too, is rectangular "
-                       "(stages.train.params.rect) and predict fits each image to its own stride-aligned rectangle"},
+      {"single_cls", kTrainVal, "it reads a dataset's labels as one class; predict and export keep the model's classes"},
+      {"rect", kTrainVal, "predict fits each image to its own stride-aligned rectangle; export writes a fixed input"},
       {"cos_lr", kTrain, kTrainOnly},
       {"close_mosaic", kTrain, kTrainOnly},
       {"resume", kTrain, kTrainOnly},
       {"amp", kTrain, kTrainOnly},
-      {"fraction", kExport, "training on a fraction of a dataset is not built (to train on part of one, list its "
-                            "images in a .txt file and name that as the data.yaml's train split); export int8=True "
-                            "calibrates on that fraction of data="},
+      {"fraction", {"train", "export"}, "it reads part of the train split (export: the calibration images of "
+                                         "int8=True); val and predict read every image"},
       {"profile", kNone, "profiling ONNX and TensorRT speeds during training is not built; "
                          "stages.train.params.profile_every=N times the training step phase by phase"},
       {"freeze", kTrain, kTrainOnly},
@@ -92,7 +89,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"augment", kNone, "test-time augmentation is not built"},
       {"agnostic_nms", kNone, "class-agnostic NMS is not offered on the command line; NMS keeps boxes per class, "
                               "as Ultralytics' default"},
-      {"classes", kPredict, "filtering classes is built for predict only"},
+      {"classes", kTrainValPredict, "export writes every class the model detects"},
       {"retina_masks", kNone, kSegment},
       {"embed", kNone, "returning feature embeddings is not built"},
       // Visualize settings
@@ -145,7 +142,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"bgr", kNone, "the RGB-BGR channel swap augmentation is not built"},
       {"mosaic", kTrain, kTrainOnly},
       {"mixup", kTrain, kTrainOnly},
-      {"cutmix", kNone, "the CutMix augmentation is not built (mixup= blends whole images)"},
+      {"cutmix", kTrain, kTrainOnly},
       {"copy_paste", kNone, "copy-paste pastes segmentation masks, and yoloflow reads box labels only"},
       {"copy_paste_mode", kNone, "copy-paste pastes segmentation masks, and yoloflow reads box labels only"},
       {"auto_augment", kNone, kClassify},

@@ -14,6 +14,7 @@ struct NmsOptions {
   int max_det = 300;        // boxes kept per image
   bool multi_label = false; // one box may be kept once per class scoring above conf (validation)
   bool agnostic = false;    // suppress across classes
+  bool one_class = false;   // every kept box becomes class 0 (validating as one class: single_cls)
   int max_candidates = 30000;  // boxes entering NMS per image, highest scores first
 };
 

@@ -38,6 +38,9 @@ class ValSink final : public HostedValidationSink {
     s.add_float("conf", 0.001).range(0.0, 1.0).fixed().doc("NMS confidence threshold (the train sink's val_conf).");
     s.add_float("iou", 0.7).range(0.0, 1.0).fixed().doc("NMS IoU threshold (the train sink's val_iou).");
     s.add_int("max_det", 300).range(1, 100000).fixed().doc("Detections kept per image.");
+    s.add_bool("single_cls", false).fixed().doc(
+        "Score every detection as class 0, suppressing boxes across classes (Ultralytics' single_cls "
+        "validation): a multi-class model measured on labels read as one class.");
     s.add_string("output", "metrics.json").fixed().doc(
         "File the metrics are written to, relative to the run folder (or absolute): overall P, R, mAP50, "
         "mAP50-95, fitness, image and instance counts, and the same per class. \"\": none.");
@@ -54,6 +57,7 @@ class ValSink final : public HostedValidationSink {
     nms_.iou = p.get_float("iou");
     nms_.max_det = static_cast<int>(p.get_int("max_det"));
     nms_.multi_label = true;  // as validation in training: one box may count for several classes
+    nms_.agnostic = nms_.one_class = p.get_bool("single_cls");
     const fs::path out(p.get_string("output"));
     output_ = out.empty() || out.is_absolute() || ctx.run_dir.empty() ? out.string() : (fs::path(ctx.run_dir) / out).string();
     if (loaded_.model || model_ != nullptr) return;  // the model stays; only thresholds may change

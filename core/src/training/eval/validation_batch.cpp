@@ -36,7 +36,10 @@ torch::Tensor validate_batch(Model& model, const torch::Device& device, Precisio
   torch::Tensor items;
   if (loss != nullptr) items = loss->compute(levels, pad_targets(rows, n).to(device), 1.0).items.to(torch::kCPU);
   lap(&ValidationTimes::loss_ms);
-  const std::vector<torch::Tensor> kept = non_max_suppression(decoded, nms);
+  std::vector<torch::Tensor> kept = non_max_suppression(decoded, nms);
+  if (nms.one_class) {
+    for (auto& k : kept) k.select(1, 5).zero_();
+  }
   lap(&ValidationTimes::postprocess_ms);
   if (times != nullptr) times->images += n;
   // Labels back in the letterboxed pixels: [cls, x1, y1, x2, y2] per image.

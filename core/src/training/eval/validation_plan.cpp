@@ -14,14 +14,14 @@
 
 namespace yoloflow::core {
 
-std::pair<int, int> rect_batch_shape(double min_ar, double max_ar, int imgsz, int stride) {
+std::pair<int, int> rect_batch_shape(double min_ar, double max_ar, int imgsz, int stride, double pad) {
   double h = 1.0, w = 1.0;  // relative to imgsz; square when the batch holds both orientations
   if (max_ar < 1.0) {
     h = max_ar;
   } else if (min_ar > 1.0) {
     w = 1.0 / min_ar;
   }
-  auto side = [&](double s) { return static_cast<int>(std::ceil(s * imgsz / stride + 0.5)) * stride; };
+  auto side = [&](double s) { return static_cast<int>(std::ceil(s * imgsz / stride + pad)) * stride; };
   return {side(h), side(w)};
 }
 
@@ -103,7 +103,8 @@ ValidationPlan plan_validation(DataSource& source, const ValidationOptions& opti
     out.batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),
                              order.begin() + static_cast<std::ptrdiff_t>(end));
     // Sorted: the batch's extremes are its first and last image.
-    out.shapes.push_back(options.rect ? rect_batch_shape(ar[order[start]], ar[order[end - 1]], options.imgsz, options.stride)
+    out.shapes.push_back(options.rect ? rect_batch_shape(ar[order[start]], ar[order[end - 1]], options.imgsz, options.stride,
+                                                       options.pad)
                                       : std::make_pair(options.height > 0 ? options.height : options.imgsz,
                                                        options.width > 0 ? options.width : options.imgsz));
   }

@@ -27,6 +27,9 @@ struct ValidationOptions {
   std::int64_t batch = 32;
   bool rect = true;
   int stride = 32;  // the model's largest stride
+  // Strides added to each rectangular batch's side before rounding up: Ultralytics validates with
+  // half a stride, and its rectangular training batches have none (0).
+  double pad = 0.5;
   // Square batches only: every image letterboxed to height x width instead of imgsz x imgsz
   // (a fixed-shape exported file's input); 0: imgsz.
   int height = 0, width = 0;
@@ -57,7 +60,8 @@ void check_validation_transform(const Registry& registry, const json& spec, cons
 // parameter, as the validation batcher must be (it is given the validation batch through it).
 void check_validation_batcher(const Registry& registry, const json& spec, const std::string& path);
 
-// Ultralytics' batch shape for images whose aspect ratios (h / w) span [min_ar, max_ar].
-std::pair<int, int> rect_batch_shape(double min_ar, double max_ar, int imgsz, int stride);
+// Ultralytics' batch shape for images whose aspect ratios (h / w) span [min_ar, max_ar], each side
+// `pad` strides more before it is rounded up to the stride.
+std::pair<int, int> rect_batch_shape(double min_ar, double max_ar, int imgsz, int stride, double pad = 0.5);
 
 }  // namespace yoloflow::core

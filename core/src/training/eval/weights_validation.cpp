@@ -115,7 +115,18 @@ WeightsValidationReport validate_loaded_model(const Registry& registry, const We
   ctx.device = device.str();
   report.data = r.data;
   ValidationStages stages = validation_stages(registry, described, r.data, r.split);
-  stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}};
+  stages.nms = {{"conf", r.conf}, {"iou", r.iou}, {"max_det", r.max_det}, {"single_cls", r.single_cls}};
+  // classes and single_cls select what the reader reads; a source that cannot is refused.
+  const RegisteredComponent* source = registry.find(Kind::Source, stages.source.value("plugin", std::string()));
+  auto set_source_param = [&](const char* name, const json& value, const char* option) {
+    if (source == nullptr || source->info.schema.find(name) == nullptr) {
+      throw InvalidInput(std::string(option) + ": the source '" + stages.source.value("plugin", std::string()) +
+                         "' that reads --data has no `" + name + "` parameter");
+    }
+    stages.source["params"][name] = value;
+  };
+  if (!r.classes.empty()) set_source_param("classes", r.classes, "--classes");
+  if (r.single_cls) set_source_param("single_cls", true, "--single-cls");
   ValidationOptions vo;
   vo.imgsz = report.imgsz;
   vo.batch = r.batch;
@@ -125,7 +136,8 @@ WeightsValidationReport validate_loaded_model(const Registry& registry, const We
   vo.width = square_width;
   ValidationPipeline validation(registry, stages, vo, ctx, "yoloflow val");
   report.names = validation.names();
-  if (static_cast<int>(report.names.size()) != nc) {
+  // As one class (single_cls), the labels of any dataset meet any model's detections as class 0.
+  if (static_cast<int>(report.names.size()) != nc && !r.single_cls) {
     throw InvalidInput("--data " + r.data + " names " + std::to_string(report.names.size()) + " classes, but --weights " +
                        r.weights + " detects " + std::to_string(nc) + ": validate on the dataset the weights were trained for");
   }

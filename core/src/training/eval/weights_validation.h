@@ -35,6 +35,8 @@ struct WeightsValidationRequest {
   double conf = 0.001, iou = 0.7;
   int max_det = 300;
   bool rect = true;
+  std::vector<std::int64_t> classes;  // class ids whose labels are read (Ultralytics' classes); empty: all
+  bool single_cls = false;            // labels and detections as one class (Ultralytics' single_cls)
   bool keep_predictions = false;  // fill WeightsValidationReport::predictions
   const std::atomic<bool>* stop_flag = nullptr;  // polled between batches (Ctrl-C)
 };

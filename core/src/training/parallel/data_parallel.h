@@ -8,6 +8,8 @@
 //   mean            a statistic (the epoch's losses) averaged over ranks
 //   barrier         the others wait while rank 0 validates and writes
 //   rank0_decides   rank 0's yes/no (e.g. early stop) on every rank; also waits for rank 0
+//   rank0_value     rank 0's count on every rank (a time budget's planned epochs)
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -54,6 +56,13 @@ class DataParallel {
     std::vector<torch::Tensor> flag{torch::full({1}, decision ? 1 : 0, torch::TensorOptions().dtype(torch::kInt).device(group_.device()))};
     group_.broadcast(flag, 0);
     return flag[0].item<int>() != 0;
+  }
+  // Rank 0's count on every rank, where the ranks must agree on it and only rank 0's clock
+  // is the run's (the epochs a time budget plans).
+  std::int64_t rank0_value(std::int64_t value) {
+    std::vector<torch::Tensor> v{torch::full({1}, value, torch::TensorOptions().dtype(torch::kLong).device(group_.device()))};
+    group_.broadcast(v, 0);
+    return v[0].item<std::int64_t>();
   }
   int world_size() const { return group_.size(); }
 

@@ -32,6 +32,9 @@ class OptimizerSchedule {
   // Writes lr and momentum of every group, and the accumulation, for the batch at `iteration`
   // (counted over the run) of `epoch`.
   void apply(int epoch, std::int64_t iteration);
+  // The run's epoch count changed (a time budget planned it again): the scheduler's factor
+  // follows the new count from the next batch, so the schedule ends with the run.
+  void set_epochs(int epochs) { epochs_ = epochs; }
 
   std::int64_t accumulate() const { return accumulate_; }                // this batch's
   std::int64_t target_accumulate() const { return target_accumulate_; }  // after warmup

@@ -49,6 +49,12 @@ Schema train_sink_schema() {
   s.add_bool("rect", true).doc(
       "Validate in rectangular batches (images ordered by aspect ratio, each batch fitted by `val_transform` to "
       "its own stride-aligned shape), as Ultralytics validates; false fits every image to imgsz x imgsz.");
+  s.add_bool("train_rect", false).doc(
+      "Train in rectangular batches (Ultralytics' rect=True on train): the train split ordered by aspect ratio, "
+      "the same order every epoch (no shuffling), each batch fitted to its own stride-aligned shape by every "
+      "augmentation stage with `height` and `width` parameters (random_perspective, letterbox); steps run "
+      "eagerly (the shape changes batch to batch). The rect=True word also turns mosaic, mixup and cutmix off, "
+      "as Ultralytics does.");
   s.add_int("val_every", 1).min(0).doc("Validate every N epochs (0 = only after the last).");
   s.add_float("val_conf", 0.001).range(0.0, 1.0).doc("NMS confidence threshold in validation.");
   s.add_float("val_iou", 0.7).range(0.0, 1.0).doc("NMS IoU threshold in validation.");
@@ -101,6 +107,14 @@ Schema train_sink_schema() {
       "The last epoch, a stop and an interruption wait for the file.");
   s.add_int("max_steps", 0).min(0).doc(
       "Stop after this many batches in this process, saving a resumable last.pt (chunked jobs on time-limited machines; 0 = no limit).");
+  s.add_float("time", 0.0).min(0.0).fixed().doc(
+      "Training budget in hours (Ultralytics' time); it overrides `epochs`, which only sets the first epoch's "
+      "learning-rate schedule: after each epoch the run is planned again as the epochs that fit in the budget "
+      "at the pace so far (ceil(time x 3600 / mean epoch time)), the learning-rate schedule, progress lines, "
+      "results and checkpoints following the new count; after each batch a spent budget ends the epoch there, "
+      "which is then validated and checkpointed as the run's last. Counted in this process, as `max_steps` "
+      "is: `--resume` continues with the budget afresh. Schedules counted from the end (close_mosaic's) keep "
+      "to `epochs`. 0 = no budget.");
   s.add_string("resume", "").doc(
       "Checkpoint to continue from (set by `yoloflow train --resume RUN_DIR`): weights, EMA, optimizer, scaler, schedule, data position.");
   s.add_int("target_rows", 0).range(0, 100000).doc(
@@ -137,6 +151,10 @@ Schema train_sink_schema() {
       "warning. false: that work allocates beside the pool (the shipped pipeline on an H200: 4.17 instead "
       "of 3.07 GiB peak reserved, `bash bench/gpu/shipped-vs-ultralytics.sh shipped,shipped-no-shared-pool`).");
   s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
+  s.add_int("cudnn_benchmark_limit", 10).range(0, 10000).doc(
+      "CUDA: how many of cuDNN's candidate algorithms the benchmark times per convolution shape (PyTorch's "
+      "torch.backends.cudnn.benchmark_limit, 10 by default; 0 times all). The search runs on the first step of "
+      "each shape, before training starts: fewer candidates start sooner.");
   s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
       "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
       "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");

@@ -29,6 +29,8 @@
 #include "training/trainer/scheduled_loss.h"
 #include "training/trainer/step_engine.h"
 #include "training/trainer/step_profile.h"
+#include "training/trainer/rect_training.h"
+#include "training/trainer/time_budget.h"
 #include "training/trainer/train_callbacks.h"
 #include "training/trainer/train_checkpoints.h"
 #include "training/device/train_device.h"
@@ -113,6 +115,12 @@ class Trainer final : public RunDriver, private TrainingView {
   void set_batch(std::int64_t batch);
   void setup_optimizer(std::int64_t batch);
   void act_mid_epoch(const CallbackRequests& r);
+  // The time budget (time_budget.h): within an epoch, after each batch; after it, the plan.
+  void check_time_budget();
+  void plan_epochs(int epoch);
+  // train_rect: the epoch in rectangular batches (rect_training.h), planned again when the
+  // epoch's imgsz or batch size differs from the plan's.
+  EpochStats run_rect_epoch(int epoch, std::uint64_t first_sequence);
   void stop(const std::string& reason);
   void end_training();
   void log_progress();
@@ -122,7 +130,10 @@ class Trainer final : public RunDriver, private TrainingView {
   void save(const std::vector<std::string>& files, bool mid_epoch, double fitness, std::function<void()> after = nullptr);
   TrainingParts parts() const { return {*model_, optimizer_.get(), *precision_}; }
 
-  const Pipeline& pipeline_;
+  // The trainer's own copy: a time budget's plan sets its `epochs`, so that schedules counted
+  // from the end (close_mosaic's "-10") and the graph's stage parameters follow the plan, as
+  // Ultralytics closes mosaic relative to the epochs it estimates.
+  Pipeline pipeline_;
   RunOptions options_;
   const StageSpec& stage_;
   std::string nothing_to_run_;
@@ -154,6 +165,8 @@ class Trainer final : public RunDriver, private TrainingView {
   TrainCallbacks callbacks_;              // rank 0 only
   TrainState state_;
   std::unique_ptr<CheckpointWriter> checkpoints_;
+  std::vector<std::string> rect_stages_;  // train_rect: the stages given each batch's shape
+  RectTrainingPlan rect_plan_;
   std::vector<std::string> names_;
   json model_spec_;  // {"plugin", "params"} as built, nc resolved
   std::string run_dir_;
@@ -170,10 +183,14 @@ class Trainer final : public RunDriver, private TrainingView {
   bool ended_ = false;         // on_train_end was called
   std::string pending_stop_;   // data parallel: a callback's stop, taken at the epoch's end
   int step_size_ = 0;          // multi-scale: this batch's image size (0 = as collated)
+  TimeBudget budget_;          // `time`; off at 0
+  int epochs_ = 1;             // the run's epochs: the pipeline's, or what the time budget plans
+  bool epoch_cut_ = false;     // the time budget ended this epoch early: it is the run's last
+  double last_end_seconds_ = 0.0;  // the previous epoch's end (validation, checkpoint)
 };
 
 Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOptions& options)
-    : pipeline_(pipeline), options_(options), stage_(pipeline.stage(pipeline.sink)) {
+    : pipeline_(pipeline), options_(options), stage_(pipeline_.stage(pipeline_.sink)) {
   // A resumed run: its checkpoint read once, before anything is built.
   const json first_params = pipeline.stage_params(stage_.name, 0);
   resume_path_ = !options.resume_checkpoint.empty() ? options.resume_checkpoint : first_params.value("resume", std::string());
@@ -181,7 +198,8 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
     resume_ = std::make_unique<Checkpoint>(load_checkpoint(resume_path_));
     first_epoch_ = resume_->epoch;
     first_sequence_ = resume_->next_sequence;
-    if (first_epoch_ >= pipeline.epochs) {
+    // With a time budget the epochs are the budget's: a resumed run trains it afresh.
+    if (first_epoch_ >= pipeline.epochs && !(first_params.value("time", 0.0) > 0.0)) {
       nothing_to_run_ = resume_path_ + " finished all " + std::to_string(pipeline.epochs) +
                         " epochs; to train longer, pass a larger count: epochs=" + std::to_string(pipeline.epochs + 10);
       return;
@@ -189,6 +207,11 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   }
   p_ = Params(pipeline.stage_params(stage_.name, first_epoch_), stage_.path() + ".params");
   state_.micro_batch = p_.get_int("micro_batch");
+  budget_ = TimeBudget(p_.get_float("time"));
+  epochs_ = pipeline.epochs;
+  // A resumed budget run continues the schedule it planned last, until it plans again.
+  if (resume_ && budget_.on()) epochs_ = std::max(resume_->meta.value("epochs", pipeline.epochs), first_epoch_ + 1);
+  pipeline_.epochs = epochs_;
   // Choosing the device counts devices but creates no CUDA context; the allocator reads its
   // configuration when the first one is created, so it is set before anything else.
   const std::string device = p_.get_string("device").empty()
@@ -226,6 +249,7 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
 void Trainer::build(const Registry& registry) {
   ctx_ = runner_->context(stage_.name, first_epoch_);
   ctx_.device = device_.str();
+  ctx_.epochs = epochs_;
   torch::manual_seed(ctx_.seed);
   validation_ = open_training_validation(registry, p_, ctx_);
   names_ = validation_->names();
@@ -247,7 +271,8 @@ void Trainer::build(const Registry& registry) {
   checkpoints_ = std::make_unique<CheckpointWriter>(p_.get_bool("save_async"));
   precision_ = builder_->precision(device_);
   scheduler_ = builder_->scheduler();
-  set_cuda_kernels(device_, p_.get_bool("cudnn_benchmark"), p_.get_bool("tf32"));
+  set_cuda_kernels(device_, p_.get_bool("cudnn_benchmark"), p_.get_bool("tf32"),
+                   static_cast<int>(p_.get_int("cudnn_benchmark_limit")));
   model_->module().to(device_);
   frozen_.train(model_->module());
   dp_ = dist::DataParallel::attach(model_->module(), device_);  // null in a one-process run
@@ -276,7 +301,20 @@ void Trainer::build(const Registry& registry) {
     callbacks_.load_states(resume_->meta.value("callbacks", json::object()));
     callbacks_.load_tensors(callback_tensors(*resume_));
   }
-  if (capture_requested(p_.get_json("cuda_graph"), device_)) {
+  if (p_.get_bool("train_rect")) {
+    rect_stages_ = rect_shape_stages(pipeline_);
+    if (rect_stages_.empty()) {
+      throw InvalidInput(p_.where() + ".train_rect: no augmentation stage of this pipeline takes a batch's shape as "
+                         "`height` and `width` (random_perspective and letterbox do): add one before the batcher");
+    }
+    if (dist::current_env().world_size > 1) {
+      throw InvalidInput(p_.where() + ".train_rect: rectangular batches train on one process; leave out train_rect or "
+                         "run on one device");
+    }
+  }
+  if (!rect_stages_.empty() && capture_requested(p_.get_json("cuda_graph"), device_)) {
+    YF_LOG_INFO("train: rectangular batches change shape batch to batch; cuda_graph is not used, steps run eagerly");
+  } else if (capture_requested(p_.get_json("cuda_graph"), device_)) {
     engine_->enable_capture_if_possible(p_.get_int("profile_every") > 0, p_.get_bool("cudnn_benchmark"),
                                         static_cast<int>(p_.get_int("cuda_graph_warmup")), p_.get_json("cuda_graph").is_string());
     engine_->share_graph_pool(p_.get_bool("cuda_graph_shared_pool"));
@@ -289,6 +327,7 @@ void Trainer::build(const Registry& registry) {
 void Trainer::at_epoch(int epoch) {
   ctx_ = runner_->context(stage_.name, epoch);
   ctx_.device = device_.str();
+  ctx_.epochs = epochs_;
   StageContext loss_context = ctx_;
   loss_context.node = p_.where() + ".loss";
   loss_->at_epoch(pipeline_.stage_params(stage_.name, epoch).at("loss"), loss_context);
@@ -297,18 +336,22 @@ void Trainer::at_epoch(int epoch) {
 RunOutcome Trainer::run(std::ostream& out) {
   const RunEvent event = run_event(pipeline_, options_);
   for (auto& m : runner_->monitors()) m->on_run_start(event);
-  out << (resume_ ? "resuming '" : "running '") << pipeline_.name << "': " << pipeline_.epochs << " epoch"
-      << (pipeline_.epochs == 1 ? "" : "s") << ", " << runner_->source().size() << " samples, " << runner_->workers()
+  out << (resume_ ? "resuming '" : "running '") << pipeline_.name << "': " << epochs_ << " epoch"
+      << (epochs_ == 1 ? "" : "s") << (budget_.on() ? " or a time budget of " + budget_.text() : std::string()) << ", "
+      << runner_->source().size() << " samples, " << runner_->workers()
       << " worker" << (runner_->workers() == 1 ? "" : "s") << (pipeline_.ordered ? ", ordered" : "") << std::endl;
   {
     CallbackRequests requests;
-    callbacks_.train_start(TrainRun{run_dir_, names_, pipeline_.epochs, resume_ != nullptr}, requests);
+    callbacks_.train_start(TrainRun{run_dir_, names_, epochs_, resume_ != nullptr}, requests);
     act_mid_epoch(requests);
   }
   RunOutcome outcome;
-  for (int epoch = first_epoch_; epoch < pipeline_.epochs && !runner_->stop_requested(); ++epoch) {
+  budget_.start();
+  // epochs_ may change after each epoch (a time budget's plan).
+  for (int epoch = first_epoch_; epoch < epochs_ && !runner_->stop_requested(); ++epoch) {
     at_epoch(epoch);
-    EpochStats stats = runner_->run_epoch(epoch, epoch == first_epoch_ ? first_sequence_ : 0);
+    const std::uint64_t from = epoch == first_epoch_ ? first_sequence_ : 0;
+    EpochStats stats = rect_stages_.empty() ? runner_->run_epoch(epoch, from) : run_rect_epoch(epoch, from);
     outcome.samples += stats.samples;
     outcome.seconds += stats.seconds;
     if (stats.interrupted) {
@@ -317,13 +360,14 @@ RunOutcome Trainer::run(std::ostream& out) {
       if (dist::is_main_process()) checkpoints_->wait();
       YF_LOG_INFO("stopped in epoch " << epoch + 1 << " after batch " << state_.step << "; saved " << run_dir_
                                       << "/weights/last.pt");
-      report_epoch(*runner_, stats, pipeline_.epochs, {}, out);
+      report_epoch(*runner_, stats, epochs_, {}, out);
       break;
     }
     const auto end_start = Clock::now();
     end_of_epoch(epoch);
     stats.end_seconds = seconds_since(end_start);
-    report_epoch(*runner_, stats, pipeline_.epochs, {}, out);
+    last_end_seconds_ = stats.end_seconds;
+    report_epoch(*runner_, stats, epochs_, {}, out);
     ++outcome.epochs_done;
   }
   if (dist::is_main_process()) checkpoints_->wait();  // the run's files are complete when it ends
@@ -337,6 +381,7 @@ RunOutcome Trainer::run(std::ostream& out) {
 void Trainer::begin_epoch(int epoch) {
   frozen_.train(model_->module());  // after validation, which left every layer in train mode
   first_batch_of_epoch_ = true;
+  epoch_cut_ = false;
   last_batch_end_ = Clock::now();
   if (resume_ && resume_->epoch == epoch) {
     // Continuing an epoch a previous process stopped in: keep its counters.
@@ -411,6 +456,7 @@ void Trainer::train_batch(Batch& batch) {
   act_mid_epoch(after);
   const std::int64_t budget = p_.get_int("max_steps");
   if (budget > 0 && steps_this_process_ >= budget) stop("max_steps: " + std::to_string(budget) + " batches trained in this process");
+  if (!budget_spent_) check_time_budget();
   last_batch_end_ = Clock::now();
 }
 
@@ -419,10 +465,12 @@ void Trainer::finish_accumulation() {
   if (!optimizer_) setup_optimizer(resume_ ? resume_->meta.value("batch", std::int64_t{16}) : 16);
   // Data parallel: a rank that skipped unreadable samples ran fewer batches; it takes the
   // missing steps with zero gradients so that its collectives still pair with the others'.
-  while (dp_ && state_.step < schedule_->batches_per_epoch()) {
+  // An epoch the time budget ended early ends where the ranks decided together.
+  while (dp_ && !epoch_cut_ && state_.step < schedule_->batches_per_epoch()) {
     schedule_->apply(state_.epoch, state_.step + schedule_->batches_per_epoch() * state_.epoch);
     ++state_.step;
     if (++state_.micro >= schedule_->accumulate()) engine_->optimizer_step(state_);
+    check_time_budget();  // as the ranks with this batch do
   }
   if (state_.micro > 0) engine_->optimizer_step(state_);  // the epoch's last partial accumulation
   engine_->log_capture_counts();
@@ -444,6 +492,7 @@ ValidationResult Trainer::validate() {
 }
 
 void Trainer::end_of_epoch(int epoch) {
+  plan_epochs(epoch);  // first: validation, the checkpoint and results know the run's new end
   const double seconds = seconds_since(epoch_start_);
   state_.total_seconds += seconds;
   const auto loss = ((dp_ ? dp_->mean(state_.loss_sum) : state_.loss_sum) / std::max<std::int64_t>(state_.step, 1))
@@ -477,6 +526,8 @@ void Trainer::end_of_epoch(int epoch) {
   CallbackRequests requests;
   callbacks_.epoch_end(summary, progress(), requests);
   if (requests.stop_reason.empty()) requests.stop_reason = pending_stop_;
+  const bool budget_ends_run = budget_.on() && summary.last && requests.stop_reason.empty();
+  if (budget_ends_run) requests.stop_reason = budget_.stop_reason();
   const auto save_start = Clock::now();
   std::vector<std::string> files{"last.pt"};
   if (is_new_best(state_, summary.fitness)) files.push_back("best.pt");
@@ -497,6 +548,14 @@ void Trainer::end_of_epoch(int epoch) {
     }
   }
   if (stopping && ctx_.reporter != nullptr) ctx_.reporter->request_stop(requests.stop_reason);
+  if (budget_ends_run) {
+    const std::int64_t of = schedule_->batches_per_epoch();
+    const std::string cut = epoch_cut_ && state_.step < of
+                                ? " (cut short after batch " + std::to_string(state_.step) + " of " + std::to_string(of) + ")"
+                                : "";
+    YF_LOG_INFO(requests.stop_reason << ": the run ends with epoch " << epoch + 1 << cut << "; saved " << run_dir_
+                                     << "/weights/last.pt");
+  }
   YF_LOG_INFO(epoch_line(epoch, ctx_.epochs, seconds, row, state_.loss_names, summary.validated ? &last_metrics_ : nullptr,
                          val_seconds, std::chrono::duration<double>(save_start - results_start).count(), save_seconds));
   if (dp_) dp_->rank0_decides(stopping);
@@ -549,6 +608,50 @@ void Trainer::act_mid_epoch(const CallbackRequests& r) {
   } else {
     stop(r.stop_reason);
   }
+}
+
+// A spent budget ends the epoch after this batch (the graph drops what it has assembled), and
+// the epoch is then the run's last. Data parallel: on rank 0's clock, so that every rank ends
+// the epoch after the same batch; one broadcast a batch while a budget is set.
+EpochStats Trainer::run_rect_epoch(int epoch, std::uint64_t first_sequence) {
+  runner_->prepare(epoch);
+  const std::int64_t batch = runner_->batcher().batch_size();
+  if (rect_plan_.imgsz != ctx_.imgsz || rect_plan_.batch != batch) {
+    rect_plan_ = plan_rect_training(*runner_, rect_stages_, ctx_.imgsz, batch,
+                                    static_cast<int>(largest_stride(model_->head())), p_.where() + ".train_rect");
+  }
+  if (first_sequence == 0) return runner_->run_planned(epoch, rect_plan_.batches);
+  // A resumed epoch goes on with the batches it had not trained.
+  std::vector<PlannedBatch> rest;
+  std::uint64_t seen = 0;
+  for (const auto& b : rect_plan_.batches) {
+    if (seen >= first_sequence) rest.push_back(b);
+    seen += b.indices.size();
+  }
+  return runner_->run_planned(epoch, rest);
+}
+
+void Trainer::check_time_budget() {
+  if (!budget_.on() || epoch_cut_) return;
+  const bool spent = dp_ ? dp_->rank0_decides(budget_.spent()) : budget_.spent();
+  if (!spent) return;
+  epoch_cut_ = true;
+  runner_->end_epoch_early();
+}
+
+// After each epoch's batches the budget plans the run again (rank 0's plan on every rank): the
+// scheduler, progress lines, results and checkpoints follow the new count.
+void Trainer::plan_epochs(int epoch) {
+  if (!budget_.on()) return;
+  int planned = epochs_;
+  if (dist::is_main_process()) {
+    planned = epoch_cut_ ? epoch + 1 : budget_.plan(epoch, first_epoch_, epochs_, last_end_seconds_);
+  }
+  if (dp_) planned = static_cast<int>(dp_->rank0_value(planned));
+  epochs_ = planned;
+  pipeline_.epochs = planned;  // the graph's schedules from here on (close_mosaic's, imgsz's)
+  ctx_.epochs = planned;
+  schedule_->set_epochs(planned);
 }
 
 void Trainer::stop(const std::string& reason) {

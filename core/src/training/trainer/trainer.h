@@ -14,7 +14,9 @@
 //   on_train_end
 //
 // A stop (a signal, max_steps, a callback) ends the epoch after the batch in hand and saves
-// last.pt to resume from. The checkpoint of a resumed run is read once, here. Everything the
+// last.pt to resume from. A time budget (`time`, time_budget.h) plans the epochs again after
+// each one and cuts the epoch in which it is spent, which is then validated and saved as the
+// run's last. The checkpoint of a resumed run is read once, here. Everything the
 // run is made of comes from one builder (training_parts.h), which auto batch uses too.
 #include "runtime/plugin/registry.h"
 

@@ -1,0 +1,47 @@
+#include "training/trainer/rect_training.h"
+
+#include "training/eval/validation_plan.h"
+#include "yoloflow/log.h"
+
+namespace yoloflow::core {
+
+std::vector<std::string> rect_shape_stages(const Pipeline& pipeline) {
+  std::vector<std::string> out;
+  for (const auto& s : pipeline.stages) {
+    if (s.kind == Kind::Augmentation && s.component != nullptr && s.component->info.schema.find("height") != nullptr &&
+        s.component->info.schema.find("width") != nullptr) {
+      out.push_back(s.name);
+    }
+  }
+  return out;
+}
+
+RectTrainingPlan plan_rect_training(GraphRunner& runner, const std::vector<std::string>& stages, int imgsz,
+                                    std::int64_t batch, int stride, const std::string& where) {
+  ValidationOptions o;
+  o.imgsz = imgsz;
+  o.batch = batch;
+  o.rect = true;
+  o.stride = stride;
+  o.pad = 0.0;  // Ultralytics' training shapes: the extreme side rounded up to the stride, no more
+  const ValidationPlan plan = plan_validation(runner.source(), o, where);
+  RectTrainingPlan out;
+  out.imgsz = imgsz;
+  out.batch = batch;
+  out.skipped = plan.skipped;
+  for (std::size_t i = 0; i < plan.batches.size(); ++i) {
+    PlannedBatch b;
+    b.indices = plan.batches[i];
+    const auto [h, w] = plan.shapes[i];
+    for (const auto& name : stages) b.stage_params[name] = {{"height", h}, {"width", w}};
+    out.batches.push_back(std::move(b));
+  }
+  YF_LOG_INFO(where << ": rectangular training batches: " << out.batches.size() << " batches of up to " << batch
+                    << " images ordered by aspect ratio, shapes from " << (plan.shapes.empty() ? 0 : plan.shapes.front().first)
+                    << "x" << (plan.shapes.empty() ? 0 : plan.shapes.front().second) << " to "
+                    << (plan.shapes.empty() ? 0 : plan.shapes.back().first) << "x"
+                    << (plan.shapes.empty() ? 0 : plan.shapes.back().second) << " (height x width), the same order every epoch");
+  return out;
+}
+
+}  // namespace yoloflow::core
