@@ -6,8 +6,6 @@
 #   default     the words a user types: `yoloflow train data=coco128 model=yolo11n.yaml batch=32`
 #   no-graph    the same with cuda_graph=false (eager steps, cuDNN benchmark on)
 #   no-bench    cuda_graph=false cudnn_benchmark=false (eager, cuDNN's heuristics)
-#   limit1, limit3  the default with cudnn_benchmark_limit=1 or 3 (cuDNN times fewer candidates
-#               per convolution shape than PyTorch's 10)
 # Prints one JSON line per configuration (also in $OUT/first-step.jsonl) with the timeline.
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build:
@@ -45,6 +43,4 @@ for i in $(seq "$REPEAT"); do
   want default && one default "$i"
   want no-graph && one no-graph "$i" stages.train.params.cuda_graph=false
   want no-bench && one no-bench "$i" stages.train.params.cuda_graph=false stages.train.params.cudnn_benchmark=false
-  want limit1 && one limit1 "$i" stages.train.params.cudnn_benchmark_limit=1
-  want limit3 && one limit3 "$i" stages.train.params.cudnn_benchmark_limit=3
 done

@@ -22,9 +22,10 @@ namespace {
 
 constexpr int kEpochs = 1000;  // far more than the budget holds
 
-std::string budget_pipeline(double seconds) {
+std::string budget_pipeline(double seconds, const std::string& batch = "2") {
   test::TrainPipeline p;
   p.epochs = kEpochs;
+  p.batch = batch;
   p.top = R"("workers": 1, "device": "cpu")";
   p.train = R"("optimizer": {"plugin": "sgd", "params": {"lr0": 0.01}}, "nominal_batch": 4, "warmup_epochs": 0, )"
             R"("val_every": 0, "log_every": 1, "cpu_threads": 1, "plots": false, "time": )" +
@@ -70,6 +71,8 @@ TEST_CASE("train time budget: the run plans its epochs by the budget and stops w
   CHECK(last.meta.value("epochs", 0) == static_cast<int>(epochs));  // the count the budget ended on
   // The last epoch is the run's: its line shows the planned count, and it was validated.
   CHECK(has(r.output, "epoch " + std::to_string(epochs) + "/" + std::to_string(epochs) + " done"));
+  // The command's last line counts the epochs the budget planned, not the pipeline's.
+  CHECK(has(r.output, "complete epochs of " + std::to_string(epochs) + "\n"));
   CHECK(csv.rows().back().count("metrics/mAP50-95(B)") == 1);
   test::remove_tree(dir);
 }
@@ -104,4 +107,18 @@ TEST_CASE("train time budget: spent within the first epoch, it cuts the epoch th
   CHECK(resumed.epoch == 1);
   CHECK(resumed.step_in_epoch == 1);
   test::remove_tree(dir);
+}
+
+TEST_CASE("train time budget: schedules counted from the end follow the budget's plan, as close_mosaic does") {
+  const auto dir = test::temp_dir("train-time-budget-schedule");
+  test::write_coco128_subset(dir, 8);
+  // Batch 2 (4 steps an epoch), 4 in the last epoch (2 steps): "-1" counts from the end. Of the
+  // pipeline's 1000 epochs that is epoch 999, which a budget of seconds never reaches; of the
+  // budget's plan it is the run's last.
+  test::write_file(dir + "/budget.json", budget_pipeline(6.0, R"({"steps": {"0": 2, "-1": 4}})"));
+  const auto r = test::run_cli("train " + dir + "/budget.json --run-dir " + dir + "/run", "OMP_NUM_THREADS=1 ");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.output, "  step 1/4"));
+  CHECK(has(r.output, "  step 1/2"));
 }

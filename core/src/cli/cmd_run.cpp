@@ -266,7 +266,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     if (!outcome.stop_reason.empty()) std::cout << "stopped: " << outcome.stop_reason;
     else std::cout << "interrupted by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT");
     std::cout << " after " << outcome.epochs_done << " complete epoch" << (outcome.epochs_done == 1 ? "" : "s") << " of "
-              << p.epochs << std::endl;
+              << (outcome.epochs > 0 ? outcome.epochs : p.epochs) << std::endl;
     if (driver->resumable()) {
       std::cout << "state saved; continue with: yoloflow train --resume " << run_dir << std::endl;
       return kExitOk;

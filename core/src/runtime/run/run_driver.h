@@ -27,6 +27,7 @@ struct RunOutcome {
   std::size_t samples = 0;  // delivered to the sink over the run
   double seconds = 0;
   int epochs_done = 0;       // complete epochs of this process
+  int epochs = 0;            // the run's epoch count as it ended (a time budget plans it); 0: the pipeline's
   bool interrupted = false;  // stopped before the end: by a signal, or by the run itself
   std::string stop_reason;   // why the run stopped itself (early stop, max_steps); "" for a signal
 };

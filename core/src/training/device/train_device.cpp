@@ -11,10 +11,9 @@ void set_training_threads(const c10::Device& device, std::int64_t cpu_threads) {
   if (cpu_threads > 0 || device.is_cuda()) at::set_num_threads(cpu_threads > 0 ? static_cast<int>(cpu_threads) : 1);
 }
 
-void set_cuda_kernels(const c10::Device& device, bool cudnn_benchmark, bool tf32, int benchmark_limit) {
+void set_cuda_kernels(const c10::Device& device, bool cudnn_benchmark, bool tf32) {
   if (!device.is_cuda()) return;
   at::globalContext().setBenchmarkCuDNN(cudnn_benchmark);
-  if (benchmark_limit >= 0) at::globalContext().setBenchmarkLimitCuDNN(benchmark_limit);
   at::globalContext().setAllowTF32CuDNN(tf32);
 }
 

@@ -17,8 +17,6 @@ void set_training_threads(const c10::Device& device, std::int64_t cpu_threads);
 
 // CUDA only: cuDNN picks the fastest kernels per shape by benchmarking (shapes stay fixed
 // within an epoch); TF32 tensor-core convolutions where fp32 runs.
-// `benchmark_limit`: how many of cuDNN's algorithms the benchmark times per shape (0: all of
-// them; negative: leave LibTorch's setting).
-void set_cuda_kernels(const c10::Device& device, bool cudnn_benchmark, bool tf32, int benchmark_limit = -1);
+void set_cuda_kernels(const c10::Device& device, bool cudnn_benchmark, bool tf32);
 
 }  // namespace yoloflow::core

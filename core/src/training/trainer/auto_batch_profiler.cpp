@@ -181,8 +181,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const double cap = sink.get_float("cuda_memory_fraction");
   set_cuda_memory_fraction(device, cap);
   const bool captured = capture_requested(sink.get_json("cuda_graph"), device);
-  set_cuda_kernels(device, sink.get_bool("cudnn_benchmark") || captured, sink.get_bool("tf32"),
-                   static_cast<int>(sink.get_int("cudnn_benchmark_limit")));
+  set_cuda_kernels(device, sink.get_bool("cudnn_benchmark") || captured, sink.get_bool("tf32"));
 
   StageContext ctx;
   ctx.node = sink_path;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "runtime/util/text_format.h"
 #include "yoloflow/log.h"
@@ -31,9 +32,18 @@ int TimeBudget::plan(int epoch, int first_epoch, int epochs, double end_seconds)
   const int planned =
       std::min(first_epoch + epochs_within_budget(seconds_, projected, done), std::max(kMostEpochs, epoch + 1));
   if (planned != epochs) {
-    YF_LOG_INFO("time: " << text() << " budget, " << format_fixed(projected / std::max(done, 1), 1)
-                         << " s an epoch so far: training " << planned << " epochs instead of " << epochs
-                         << " (the learning-rate schedule ends with them)");
+    // The first plan is news; later ones follow the pace epoch by epoch (a first epoch slowed by
+    // cuDNN's search makes every later one add an epoch), so they are told at debug level.
+    std::ostringstream line;
+    line << "time: " << text() << " budget, " << format_fixed(projected / std::max(done, 1), 1)
+         << " s an epoch so far: training " << planned << " epochs instead of " << epochs
+         << " (the learning-rate schedule ends with them)";
+    if (planned_before_) {
+      YF_LOG_DEBUG(line.str());
+    } else {
+      YF_LOG_INFO(line.str());
+    }
+    planned_before_ = true;
   }
   return planned;
 }

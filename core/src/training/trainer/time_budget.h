@@ -44,6 +44,7 @@ class TimeBudget {
  private:
   double seconds_;
   Clock::time_point start_ = Clock::now();
+  mutable bool planned_before_ = false;  // a plan has changed the count: later ones log at debug level
 };
 
 }  // namespace yoloflow::core

@@ -113,8 +113,8 @@ Schema train_sink_schema() {
       "at the pace so far (ceil(time x 3600 / mean epoch time)), the learning-rate schedule, progress lines, "
       "results and checkpoints following the new count; after each batch a spent budget ends the epoch there, "
       "which is then validated and checkpointed as the run's last. Counted in this process, as `max_steps` "
-      "is: `--resume` continues with the budget afresh. Schedules counted from the end (close_mosaic's) keep "
-      "to `epochs`. 0 = no budget.");
+      "is: `--resume` continues with the budget afresh. Schedules counted from the end (close_mosaic's \"-10\") "
+      "count from the planned end, as Ultralytics closes mosaic. 0 = no budget.");
   s.add_string("resume", "").doc(
       "Checkpoint to continue from (set by `yoloflow train --resume RUN_DIR`): weights, EMA, optimizer, scaler, schedule, data position.");
   s.add_int("target_rows", 0).range(0, 100000).doc(
@@ -151,10 +151,6 @@ Schema train_sink_schema() {
       "warning. false: that work allocates beside the pool (the shipped pipeline on an H200: 4.17 instead "
       "of 3.07 GiB peak reserved, `bash bench/gpu/shipped-vs-ultralytics.sh shipped,shipped-no-shared-pool`).");
   s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
-  s.add_int("cudnn_benchmark_limit", 10).range(0, 10000).doc(
-      "CUDA: how many of cuDNN's candidate algorithms the benchmark times per convolution shape (PyTorch's "
-      "torch.backends.cudnn.benchmark_limit, 10 by default; 0 times all). The search runs on the first step of "
-      "each shape, before training starts: fewer candidates start sooner.");
   s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
       "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
       "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");

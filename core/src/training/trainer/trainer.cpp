@@ -228,7 +228,7 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   ro.stop_flag = options.stop_flag;
   ro.first_epoch = first_epoch_;
   ro.sink = &step_sink_;
-  runner_ = std::make_unique<GraphRunner>(pipeline, registry, ro);
+  runner_ = std::make_unique<GraphRunner>(pipeline_, registry, ro);
   const double data_built_at = seconds_since_process_start();
   // The rest is the train stage's own: failures say so, as a stage's configure would.
   try {
@@ -271,8 +271,7 @@ void Trainer::build(const Registry& registry) {
   checkpoints_ = std::make_unique<CheckpointWriter>(p_.get_bool("save_async"));
   precision_ = builder_->precision(device_);
   scheduler_ = builder_->scheduler();
-  set_cuda_kernels(device_, p_.get_bool("cudnn_benchmark"), p_.get_bool("tf32"),
-                   static_cast<int>(p_.get_int("cudnn_benchmark_limit")));
+  set_cuda_kernels(device_, p_.get_bool("cudnn_benchmark"), p_.get_bool("tf32"));
   model_->module().to(device_);
   frozen_.train(model_->module());
   dp_ = dist::DataParallel::attach(model_->module(), device_);  // null in a one-process run
@@ -372,6 +371,7 @@ RunOutcome Trainer::run(std::ostream& out) {
   }
   if (dist::is_main_process()) checkpoints_->wait();  // the run's files are complete when it ends
   end_training();
+  outcome.epochs = epochs_;
   outcome.interrupted = runner_->stop_requested();
   outcome.stop_reason = runner_->stop_reason();
   for (auto& m : runner_->monitors()) m->on_run_end(event);
