@@ -496,3 +496,53 @@ TEST_CASE("yolo_dataset: an image listed N times in a .txt list is N samples (a 
   CHECK(a.boxes.size() == c.boxes.size());
   test::remove_tree(dir);
 }
+
+TEST_CASE("yolo_dataset fraction, classes and single_cls read the split as Ultralytics' dataset does") {
+  plugin_test::PluginSet pm;
+  const auto dir = test::temp_dir("yolo-selection");
+  std::vector<std::string> images;
+  for (const auto& e : fs::directory_iterator(test::coco128_dir() + "/images/train2017")) images.push_back(e.path().string());
+  std::sort(images.begin(), images.end());
+  // 000000000009 (classes 45, 49, 50) listed twice, 000000000025 (two of class 23), 000000000030.
+  test::write_file(dir + "/list.txt", images[0] + "\n" + images[0] + "\n" + images[1] + "\n" + images[2] + "\n");
+  std::string names;
+  for (int c = 0; c < 80; ++c) names += "  " + std::to_string(c) + ": c" + std::to_string(c) + "\n";
+  test::write_file(dir + "/data.yaml", "path: " + dir + "\ntrain: list.txt\nval: list.txt\nnames:\n" + names);
+  const std::string data = dir + "/data.yaml";
+  auto paths = [](DataSource& s) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < s.size(); ++i) out.push_back(fs::path(s.load(i).path).filename().string());
+    return out;
+  };
+  // The first round(n x fraction) of the sorted listing, a repeated image counted each time.
+  auto half = make_source(pm, {{"data", data}, {"fraction", 0.5}}, 160);
+  CHECK(paths(*half) == std::vector<std::string>{"000000000009.jpg", "000000000009.jpg"});
+  auto most = make_source(pm, {{"data", data}, {"fraction", 0.75}}, 160);
+  CHECK(paths(*most) == std::vector<std::string>{"000000000009.jpg", "000000000009.jpg", "000000000025.jpg"});
+  // Only the train split is cut.
+  auto val = make_source(pm, {{"data", data}, {"split", "val"}, {"fraction", 0.5}}, 160);
+  CHECK(val->size() == 4);
+  CHECK_THROWS_WITH_AS(make_source(pm, {{"data", data}, {"fraction", 0.1}}, 160), doctest::Contains("is no image"),
+                       InvalidInput);
+
+  // classes: other boxes dropped, ids kept; an image left without boxes stays, as background.
+  auto giraffes = make_source(pm, {{"data", data}, {"classes", {23, 49}}}, 160);
+  REQUIRE(giraffes->size() == 4);
+  const Sample first = giraffes->load(0), second = giraffes->load(2), third = giraffes->load(3);
+  CHECK(first.boxes.size() == 4);  // the four of class 49
+  for (const auto& b : first.boxes) CHECK(b.cls == 49);
+  CHECK(second.boxes.size() == 2);
+  for (const auto& b : second.boxes) CHECK(b.cls == 23);
+  CHECK(third.boxes.empty());
+  CHECK(giraffes->info().names.size() == 80);
+  CHECK_THROWS_WITH_AS(make_source(pm, {{"data", data}, {"classes", {80}}}, 160),
+                       doctest::Contains("class 80 is not one of data.yaml"), InvalidInput);
+
+  // single_cls: every box class 0, one class named 'item'.
+  auto one = make_source(pm, {{"data", data}, {"single_cls", true}}, 160);
+  CHECK(one->info().names == std::vector<std::string>{"item"});
+  const Sample s = one->load(0);
+  CHECK(s.boxes.size() == 8);
+  for (const auto& b : s.boxes) CHECK(b.cls == 0);
+  test::remove_tree(dir);
+}
