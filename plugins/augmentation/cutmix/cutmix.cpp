@@ -20,6 +20,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "geometry/fit_sample.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"
@@ -35,30 +36,6 @@ double overlap(const Area& a, const Box& b) {
   const double w = std::min<double>(a.x2, b.x2) - std::max<double>(a.x1, b.x1);
   const double h = std::min<double>(a.y2, b.y2) - std::max<double>(a.y1, b.y1);
   return std::max(0.0, w) * std::max(0.0, h);
-}
-
-// `other` at W x H: unchanged when it already is, else fitted and centred on grey 114.
-void fit_to(Sample& other, int W, int H) {
-  const int w = other.image.cols, h = other.image.rows;
-  if (w == W && h == H) return;
-  const double k = std::min(static_cast<double>(W) / w, static_cast<double>(H) / h);
-  const int nw = std::max(1, std::min(W, static_cast<int>(std::lround(w * k))));
-  const int nh = std::max(1, std::min(H, static_cast<int>(std::lround(h * k))));
-  const int left = (W - nw) / 2, top = (H - nh) / 2;
-  cv::Mat fitted(H, W, CV_8UC3, cv::Scalar(114, 114, 114));
-  if (nw == w && nh == h) {
-    other.image.copyTo(fitted(cv::Rect(left, top, nw, nh)));
-  } else {
-    cv::resize(other.image, fitted(cv::Rect(left, top, nw, nh)), cv::Size(nw, nh), 0, 0, cv::INTER_LINEAR);
-  }
-  const double sx = static_cast<double>(nw) / w, sy = static_cast<double>(nh) / h;
-  for (Box& b : other.boxes) {
-    b.x1 = static_cast<float>(b.x1 * sx + left);
-    b.x2 = static_cast<float>(b.x2 * sx + left);
-    b.y1 = static_cast<float>(b.y1 * sy + top);
-    b.y2 = static_cast<float>(b.y2 * sy + top);
-  }
-  other.image = fitted;
 }
 
 class CutMix final : public Augmentation {
@@ -104,7 +81,7 @@ class CutMix final : public Augmentation {
 
     Sample other = ctx.loader.load(j);
     if (other.image.type() != CV_8UC3) throw Error("cutmix '" + where_ + "': samples must be 8-bit BGR images");
-    fit_to(other, W, H);
+    fit_sample(other, W, H);
 
     // A box comes along when at least a tenth of its area is inside (Ultralytics' threshold
     // for boxes without segments): a sliver would label pixels that barely show the object.

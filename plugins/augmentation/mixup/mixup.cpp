@@ -12,6 +12,7 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "geometry/fit_sample.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"
@@ -48,29 +49,11 @@ class MixUp final : public Augmentation {
     if (other.image.type() != CV_8UC3 || sample.image.type() != CV_8UC3) {
       throw Error("mixup '" + where_ + "': samples must be 8-bit BGR images");
     }
-    const int W = sample.image.cols, H = sample.image.rows;
-    const int w = other.image.cols, h = other.image.rows;
-    const double k = std::min(static_cast<double>(W) / w, static_cast<double>(H) / h);
-    const int nw = std::max(1, std::min(W, static_cast<int>(std::lround(w * k))));
-    const int nh = std::max(1, std::min(H, static_cast<int>(std::lround(h * k))));
-    const int left = (W - nw) / 2, top = (H - nh) / 2;
-    cv::Mat fitted(H, W, CV_8UC3, cv::Scalar(114, 114, 114));
-    if (nw == w && nh == h) {
-      other.image.copyTo(fitted(cv::Rect(left, top, nw, nh)));
-    } else {
-      cv::resize(other.image, fitted(cv::Rect(left, top, nw, nh)), cv::Size(nw, nh), 0, 0, cv::INTER_LINEAR);
-    }
-    const double sx = static_cast<double>(nw) / w, sy = static_cast<double>(nh) / h;
+    fit_sample(other, sample.image.cols, sample.image.rows);
     cv::Mat blended;
-    cv::addWeighted(sample.image, r, fitted, 1.0 - r, 0.0, blended);
+    cv::addWeighted(sample.image, r, other.image, 1.0 - r, 0.0, blended);
     sample.image = blended;
-    for (Box b : other.boxes) {
-      b.x1 = static_cast<float>(b.x1 * sx + left);
-      b.x2 = static_cast<float>(b.x2 * sx + left);
-      b.y1 = static_cast<float>(b.y1 * sy + top);
-      b.y2 = static_cast<float>(b.y2 * sy + top);
-      sample.boxes.push_back(b);
-    }
+    sample.boxes.insert(sample.boxes.end(), other.boxes.begin(), other.boxes.end());
   }
 
  private:
