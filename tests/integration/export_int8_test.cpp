@@ -154,7 +154,8 @@ TEST_CASE("export --int8: a QDQ file calibrated on the data passes the ONNX chec
 
 TEST_CASE("val on exported files: float32 gives the PyTorch model's mAP, int8 stays within target of it") {
   const auto& f = files();
-  // The graph evaluated op by op is the PyTorch model; OpenCV 4.6's kernels drift from it.
+  // The graph evaluated op by op is the PyTorch model, and so is OpenCV 4.6's dnn run of it
+  // (with its layer fusion off: fused, it validated the fixture 0.0155 mAP50-95 lower).
   const Val fp32 = val_onnx(f.fp32, "fp32-libtorch", "--runtime libtorch");
   INFO(fp32.output);
   REQUIRE(fp32.exit_code == 0);
@@ -166,7 +167,8 @@ TEST_CASE("val on exported files: float32 gives the PyTorch model's mAP, int8 st
   REQUIRE(opencv.exit_code == 0);
   CHECK(opencv.output.find("via OpenCV") != std::string::npos);
   MESSAGE("ONNX fp32 in OpenCV dnn: mAP50 " << opencv.map50 << " mAP50-95 " << opencv.map);
-  CHECK(std::abs(opencv.map - f.pt_map) <= 0.03);
+  CHECK(std::abs(opencv.map - f.pt_map) <= 0.002);
+  CHECK(std::abs(opencv.map50 - f.pt_map50) <= 0.002);
 
   const Val int8 = val_onnx(f.int8, "int8");
   INFO(int8.output);

@@ -513,6 +513,11 @@ TEST_CASE("ultralytics words on val: the checkpoint's dataset and imgsz, COCO js
   CHECK(contains(r.output, "ms inference, "));
   CHECK(contains(r.output, "ms loss, "));
   CHECK(contains(r.output, "ms postprocess per image"));
+  // Each phase is timed: the model's forward takes time.
+  const auto speed = r.output.find("Speed: ");
+  REQUIRE(speed != std::string::npos);
+  const auto inference = r.output.find("ms preprocess, ", speed) + std::string("ms preprocess, ").size();
+  CHECK(std::stod(r.output.substr(inference)) > 0.0);
   const json m = json::parse(test::read_file(out_project + "/v/metrics.json"));
   CHECK(m.at("data") == runs.data);
   CHECK(m.at("imgsz") == 64);

@@ -146,7 +146,9 @@ WeightsValidationReport validate_loaded_model(const Registry& registry, const We
   YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
 
   std::vector<KeptDetections> kept;
-  report.metrics = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr).metrics;
+  const ValidationResult run = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr);
+  report.metrics = run.metrics;
+  report.times = run.times;  // Ultralytics' speed line
   report.batches = validation.batches();
   report.interrupted = validation.interrupted();
   for (const KeptDetections& k : kept) {
