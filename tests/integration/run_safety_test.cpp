@@ -242,6 +242,28 @@ TEST_CASE("train --resume works as printed: from another folder, with relative p
   test::remove_tree(t.dir);
 }
 
+TEST_CASE("train resume model=RUN/weights/last.pt resumes, as Ultralytics' docs write it; resume alone changes nothing") {
+  const auto t = make_tiny("safety-resume-word");
+  const std::string run = interrupted_run(t, "run");
+  const auto before = tree(t.dir);
+  // Without a checkpoint Ultralytics guesses the latest run; yoloflow says what to write.
+  for (const std::string words : {"resume", "resume=True", "detect train resume"}) {
+    CAPTURE(words);
+    const auto refused = test::run_cli(words.rfind("detect", 0) == 0 ? words : "train " + words);
+    CHECK(refused.exit_code == 2);
+    CHECK(contains(refused.output, "resume: name the run to continue: resume model=RUN_DIR/weights/last.pt"));
+    CHECK(tree(t.dir) == before);
+  }
+  for (const std::string words : {"train resume model=", "detect train resume=True model="}) {
+    CAPTURE(words);
+    const auto r = test::run_cli(words + run + "/weights/last.pt stages.train.params.max_steps=1");
+    INFO(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.output, "resuming from " + run + "/weights/last.pt"));
+  }
+  test::remove_tree(t.dir);
+}
+
 TEST_CASE("data= on resume reaches every stage that reads the dataset, the validation source too") {
   const auto t = make_tiny("safety-resume-data");
   const std::string run = interrupted_run(t, "run");

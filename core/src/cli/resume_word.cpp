@@ -1,43 +1,58 @@
 #include "cli/resume_word.h"
 
+#include <algorithm>
+
 #include "runtime/pipeline/word_values.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
 namespace {
 
-// true when `word` was resume= (taken into `resume_dir`).
-bool take(const std::string& word, std::string& resume_dir, bool& taken) {
-  if (word.rfind("resume=", 0) != 0) return false;
+enum class Resume { None, No, Yes, Path };
+
+// What `word` says of resuming: nothing, resume=False, resume / resume=True (Ultralytics' bare
+// word: the checkpoint is model=), or resume=PATH (into `path`).
+Resume read(const std::string& word, std::string& path) {
+  if (word == "resume") return Resume::Yes;
+  if (word.rfind("resume=", 0) != 0) return Resume::None;
   const std::string value = word.substr(7);
   bool flag = false;
-  if (core::parse_word_bool(value, flag)) {
-    if (flag) {
-      throw InvalidInput("resume=True: name the run to continue: resume=RUN_DIR/weights/last.pt or --resume RUN_DIR "
-                         "(yoloflow does not guess the latest run)");
-    }
-    return true;
-  }
-  if (!resume_dir.empty() && !taken) {
-    throw InvalidInput("resume=" + value + " and --resume " + resume_dir + " both name the run to continue; give one");
-  }
-  resume_dir = value;
-  taken = true;
-  return true;
+  if (core::parse_word_bool(value, flag)) return flag ? Resume::Yes : Resume::No;
+  path = value;
+  return Resume::Path;
 }
 
 }  // namespace
 
 void take_resume_word(std::string& first, std::vector<std::string>& words, std::string& resume_dir) {
-  bool taken = false;
-  if (take(first, resume_dir, taken)) first.clear();
-  for (auto it = words.begin(); it != words.end();) {
-    if (take(*it, resume_dir, taken)) {
-      it = words.erase(it);
-    } else {
-      ++it;
+  const bool flag_given = !resume_dir.empty();
+  std::string named;  // resume=PATH
+  bool yes = false;
+  auto take = [&](const std::string& word) {
+    std::string path;
+    const Resume r = read(word, path);
+    if (r == Resume::None) return false;
+    if (r == Resume::Yes) yes = true;
+    if (r == Resume::Path) named = path;
+    return true;
+  };
+  if (take(first)) first.clear();
+  words.erase(std::remove_if(words.begin(), words.end(), take), words.end());
+  if (yes && named.empty()) {
+    // Ultralytics' `yolo train resume model=path/to/last.pt`: the checkpoint is model='s.
+    const auto model = std::find_if(words.begin(), words.end(), [](const std::string& w) { return w.rfind("model=", 0) == 0; });
+    if (model == words.end()) {
+      throw InvalidInput("resume: name the run to continue: resume model=RUN_DIR/weights/last.pt, "
+                         "resume=RUN_DIR/weights/last.pt or --resume RUN_DIR (yoloflow does not guess the latest run)");
     }
+    named = model->substr(6);
+    words.erase(model);
   }
+  if (named.empty()) return;
+  if (flag_given) {
+    throw InvalidInput("resume=" + named + " and --resume " + resume_dir + " both name the run to continue; give one");
+  }
+  resume_dir = named;
 }
 
 }  // namespace yoloflow::cli

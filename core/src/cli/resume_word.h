@@ -1,7 +1,8 @@
 #pragma once
-// Ultralytics' `resume=` on `yoloflow train`: resume=RUN/weights/last.pt (or the run folder) is
-// --resume; resume=False is the default; resume=True, which makes Ultralytics guess the run, is
-// refused with what to write instead.
+// Ultralytics' `resume` on `yoloflow train`: resume=RUN/weights/last.pt (or the run folder) is
+// --resume, and so is `resume model=RUN/weights/last.pt` (the bare word or resume=True with the
+// checkpoint as model=, as Ultralytics' docs write it); resume=False is the default; resume alone,
+// which makes Ultralytics guess the latest run, is refused with what to write instead.
 #include <string>
 #include <vector>
 
