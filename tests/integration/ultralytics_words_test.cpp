@@ -200,7 +200,7 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
   const auto r = test::run_cli(validate_cmd(data,
                                             "--print-resolved optimizer=SGD lr0=1e-3 momentum=.9 cos_lr=TRUE "
                                             "close_mosaic=2 mosaic=0.5 mixup=0.1 cutmix=0.3 amp=false val=False plots=False "
-                                            "nbs=32 cache=True batch=-1 deterministic=True save_period=-1 time=0.25 "
+                                            "nbs=32 cache=True batch=-1 deterministic=True save_period=-1 time=0.25 device=-1 "
                                             "pretrained=False mode=train task=detect"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -231,6 +231,7 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
   CHECK(p.at("stages").at("source").at("params").at("cache") == "ram");
   CHECK(p.at("stages").at("batch").at("params").at("batch") == "auto");
   CHECK(p.at("deterministic") == true);
+  CHECK(p.at("device") == "auto");  // Ultralytics' -1: an idle GPU, here CUDA when there is one
   CHECK(!contains(r.output, "optimizer=auto chooses"));
 
   // optimizer=auto ignores lr0 and momentum: Ultralytics' warning.
@@ -241,7 +242,7 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
                                 "nothing"));
 
   // Refused in one line each, with the reason.
-  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD profile=True mode=val task=segment split=val"));
+  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD profile=True mode=val task=segment split=val device=0,1"));
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(contains(refused.output, "Ultralytics' `optimizer` MuSGD is not supported by yoloflow: no optimizer plugin of "
@@ -249,6 +250,8 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
   CHECK(contains(refused.output, "Ultralytics' `profile` is not supported by `yoloflow train`: profiling ONNX and "
                                  "TensorRT speeds during training is not built"));
   CHECK(contains(refused.output, "mode=val: the command is the mode"));
+  CHECK(contains(refused.output, "device=0,1: one device per process (cpu, 0, cuda:1, -1); several GPUs train "
+                                 "through torchrun"));
   CHECK(contains(refused.output, "task=segment: yoloflow trains detectors only"));
   CHECK(contains(refused.output, "Ultralytics' `split` is not supported by `yoloflow train`"));
   // Ultralytics' optimizer names in any case, and freeze as a count or a list of layers.

@@ -58,8 +58,10 @@ Rule bool_of(const std::string& on, const std::string& off) {
 Options device_options(const std::string& key, const std::string& value) {
   const nlohmann::json v = core::parse_word_value(value);
   if (v.is_number_integer() && v.get<long long>() >= 0) return {"--device", "cuda:" + v.dump()};
+  // Ultralytics' -1, an idle GPU: CUDA when there is one, else the CPU.
+  if (v.is_number_integer() && v.get<long long>() == -1) return {"--device", "auto"};
   if (v.is_array() || v.is_number()) {
-    throw InvalidInput(key + "=" + value + ": one device (cpu, 0, cuda:1); several GPUs train through torchrun "
+    throw InvalidInput(key + "=" + value + ": one device (cpu, 0, cuda:1, -1); several GPUs train through torchrun "
                        "(docs/distributed.md)");
   }
   return {"--device", value};

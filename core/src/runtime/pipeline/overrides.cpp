@@ -154,8 +154,17 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     }
   }
   if (key == "device") {
-    // Ultralytics' device=0 / device=0,1 is a CUDA index; `cpu`, `cuda`, `cuda:N` pass as they are.
+    // Ultralytics' device=0 is a CUDA index and -1 an idle GPU (here: CUDA when there is one, else
+    // the CPU, as "auto"); `cpu`, `cuda`, `cuda:N` pass as they are. Several devices are
+    // several processes.
     const bool index = !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit);
+    if (text == "-1") return {"device=auto"};
+    const json v = parse_word_value(text);
+    if (v.is_array() || (v.is_number() && !index)) {
+      out.push_back({key, "device=" + text + ": one device per process (cpu, 0, cuda:1, -1); several GPUs train "
+                                             "through torchrun, one process each (docs/distributed.md)"});
+      return {""};
+    }
     return {"device=" + (index ? "cuda:" + text : text)};
   }
   if (key == "data") {
