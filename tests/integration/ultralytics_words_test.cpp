@@ -274,6 +274,15 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
     const json fp = json::parse(frozen.output.substr(frozen.output.find('{')));
     CHECK(fp.at("stages").at("train").at("params").at("freeze") == json::parse(layers));
   }
+  // A switch written alone is KEY=True, as Ultralytics reads `yolo train ... cos_lr`.
+  const auto bare = test::run_cli(validate_cmd(data, "--print-resolved cos_lr single_cls rect amp"));
+  INFO(bare.output);
+  REQUIRE(bare.exit_code == 0);
+  const json bp = json::parse(bare.output.substr(bare.output.find('{')));
+  CHECK(bp.at("stages").at("train").at("params").at("scheduler").at("plugin") == "cosine");
+  CHECK(bp.at("stages").at("train").at("params").at("train_rect") == true);
+  CHECK(bp.at("stages").at("train").at("params").at("precision").at("plugin") == "amp");
+  CHECK(bp.at("stages").at("source").at("params").at("single_cls") == true);
   const auto bad_freeze = test::run_cli(validate_cmd(data, "freeze=backbone"));
   CHECK(bad_freeze.exit_code == 2);
   CHECK(diagnostics_of(bad_freeze.output, "freeze").size() == 1);

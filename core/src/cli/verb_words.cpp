@@ -22,7 +22,8 @@ using Rule = std::function<Options(const std::string& key, const std::string& va
 // The options of these commands that take no value (every other option is followed by one).
 const char* const kFlags[] = {"--rect", "--square", "--save-json", "--no-images", "--dynamic", "--half", "--nms",
                               "--save-txt", "--save-conf", "--save-crop",
-                              "--hide-labels", "--hide-conf", "--hide-boxes", "--help", "-h"};
+                              "--hide-labels", "--hide-conf", "--hide-boxes", "--single-cls", "--int8",
+                              "--exist-ok", "--print-resolved", "--help", "-h"};
 
 bool is_flag(const std::string& arg) { return std::find(std::begin(kFlags), std::end(kFlags), arg) != std::end(kFlags); }
 
@@ -258,6 +259,19 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
     throw InvalidInput("`" + args[at] + "`: yoloflow trains and runs detectors only (yoloflow detect ..., or no task)");
   }
   const std::string verb = args[at];
+  // Ultralytics' switches written alone (`cos_lr`, `save_txt`) are KEY=True, on every command
+  // that takes words; a file of that name stays the file.
+  if (verb == "train" || verb == "validate" || verb == "run" || verb == "sweep" || verbs.count(verb) > 0) {
+    for (std::size_t i = at + 1; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      const bool option_value = !args[i - 1].empty() && args[i - 1][0] == '-' && !is_flag(args[i - 1]) &&
+                                args[i - 1].find('=') == std::string::npos;
+      std::error_code ec;
+      if (!option_value && a != "resume" && core::is_ultralytics_switch(a) && !std::filesystem::exists(a, ec)) {
+        args[i] = a + "=True";
+      }
+    }
+  }
   const auto vit = verbs.find(verb);
   if (vit == verbs.end()) return args;
   const Verb& v = vit->second;

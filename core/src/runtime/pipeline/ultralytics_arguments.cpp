@@ -1,6 +1,7 @@
 #include "runtime/pipeline/ultralytics_arguments.h"
 
 #include <algorithm>
+#include <set>
 
 namespace yoloflow::core {
 namespace {
@@ -166,6 +167,18 @@ const UltralyticsArgument* find_ultralytics_argument(const std::string& key) {
   const auto& table = ultralytics_arguments();
   const auto it = std::find_if(table.begin(), table.end(), [&](const UltralyticsArgument& a) { return a.key == key; });
   return it == table.end() ? nullptr : &*it;
+}
+
+bool is_ultralytics_switch(const std::string& key) {
+  // default.yaml's keys whose default is True or False (8.4.56).
+  static const std::set<std::string> kSwitches = {
+      "save",          "cache",        "exist_ok",    "pretrained",  "verbose",      "deterministic", "single_cls",
+      "rect",          "cos_lr",       "resume",      "amp",         "profile",      "compile",       "overlap_mask",
+      "val",           "save_json",    "half",        "dnn",         "plots",        "stream_buffer", "visualize",
+      "augment",       "agnostic_nms", "retina_masks", "show",       "save_frames",  "save_txt",      "save_conf",
+      "save_crop",     "show_labels",  "show_conf",   "show_boxes",  "keras",        "optimize",      "int8",
+      "dynamic",       "simplify",     "nms"};
+  return kSwitches.count(key) > 0;
 }
 
 std::string ultralytics_refusal(const std::string& key, const std::string& verb) {

@@ -26,4 +26,8 @@ const UltralyticsArgument* find_ultralytics_argument(const std::string& key);
 // refuses it: "Ultralytics' `KEY` is not supported by `yoloflow VERB`: REASON".
 std::string ultralytics_refusal(const std::string& key, const std::string& verb);
 
+// True for the keys whose default.yaml value is True or False: as Ultralytics reads them, such a
+// key written alone (`yolo train ... cos_lr`) means KEY=True.
+bool is_ultralytics_switch(const std::string& key);
+
 }  // namespace yoloflow::core
