@@ -768,6 +768,18 @@ TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt li
                                      " classes=[unicorn] device=cpu project=" + project);
   CHECK(unknown.exit_code == 2);
   CHECK(contains(unknown.output, "classes: 'unicorn' is not a class name of this model"));
+  // Ultralytics' other sources get their own line, not "no such file".
+  for (const auto& [source, line] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "camera 0 is not supported; predict reads files here"},
+           {"https://ultralytics.com/images/bus.jpg", "yoloflow downloads nothing: fetch the file first (curl -O "
+                                                      "https://ultralytics.com/images/bus.jpg)"},
+           {"rtsp://example.com/media.mp4", "streams are not supported"},
+           {"screen", "screenshots are not supported"}}) {
+    CAPTURE(source);
+    const auto other = test::run_cli("predict model=" + named + " source=" + source + " device=cpu project=" + project);
+    CHECK(other.exit_code == 2);
+    CHECK(contains(other.output, line));
+  }
 
   // Every key Ultralytics' predict takes is a word here or refused in one line.
   for (const auto& a : ultralytics_arguments()) {

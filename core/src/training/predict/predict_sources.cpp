@@ -111,7 +111,22 @@ std::vector<PredictSource> list_predict_sources(const std::string& source, const
     if (out.empty()) throw InvalidInput(what + ": the pattern matches no image or video " + kKinds);
     return out;
   }
-  if (!fs::exists(source, ec)) throw InvalidInput(what + ": no such file or folder");
+  if (!fs::exists(source, ec)) {
+    // Ultralytics' other sources, said as such rather than as a missing file.
+    const std::string reads = "; predict reads files here: images, videos, folders, globs and .txt lists";
+    if (!source.empty() && std::all_of(source.begin(), source.end(), ::isdigit)) {
+      throw InvalidInput(what + ": camera " + source + " is not supported" + reads);
+    }
+    if (source.find("://") != std::string::npos) {
+      const bool stream = source.rfind("rtsp://", 0) == 0 || source.rfind("rtmp://", 0) == 0 ||
+                          source.rfind("tcp://", 0) == 0;
+      throw InvalidInput(what + ": " + (stream ? "streams are not supported" : "yoloflow downloads nothing: fetch the file "
+                                                                                 "first (curl -O " + source + ")") +
+                         reads);
+    }
+    if (source == "screen") throw InvalidInput(what + ": screenshots are not supported" + reads);
+    throw InvalidInput(what + ": no such file or folder");
+  }
   if (fs::is_directory(source, ec)) {
     out = folder_files(source, what);
     if (out.empty()) throw InvalidInput(what + ": the folder holds no images or videos " + kKinds);
