@@ -333,7 +333,7 @@ class YoloDataset final : public DataSource {
     for (const int c : selection.classes) {
       if (c < 0 || c >= nc) {
         throw InvalidInput(where + ".classes: class " + std::to_string(c) + " is not one of data.yaml '" + yaml.file +
-                           "''s " + std::to_string(nc) + " classes (0-" + std::to_string(nc - 1) + ")");
+                           "' (" + std::to_string(nc) + " classes: 0-" + std::to_string(nc - 1) + ")");
       }
     }
     if (selection.fraction < 1.0) {
