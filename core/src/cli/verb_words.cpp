@@ -95,34 +95,23 @@ Options export_imgsz(const std::string& key, const std::string& value) {
   throw InvalidInput(key + "=" + value + ": expected a size or [height, width] in pixels, e.g. imgsz=640 or imgsz=[480,640]");
 }
 
-// classes=0, classes=[0,2], classes=0,2 or classes=[person,dog]: ids or names, comma separated.
-Options classes_options(const std::string& key, const std::string& value) {
-  nlohmann::json v = core::parse_word_value(value);
-  if (!v.is_array()) v = nlohmann::json::array({v});
-  std::string list;
-  for (const auto& e : v) {
-    const bool id = e.is_number_integer() && e.get<long long>() >= 0;
-    const bool name = e.is_string() && !e.get<std::string>().empty();
-    if (!id && !name) throw InvalidInput(key + "=" + value + ": expected class ids or names, e.g. classes=0 or classes=[0,2]");
-    list += (list.empty() ? "" : ",") + text_of(e);
-  }
-  if (list.empty()) throw InvalidInput(key + "=" + value + ": expected class ids or names, e.g. classes=0 or classes=[0,2]");
-  return {"--classes", list};
-}
-
-// val's classes=0, classes=[0,2] or classes=0,2: the ids whose labels are read.
-Options class_ids_options(const std::string& key, const std::string& value) {
-  nlohmann::json v = core::parse_word_value(value);
-  if (!v.is_array()) v = nlohmann::json::array({v});
-  std::string list;
-  for (const auto& e : v) {
-    if (!e.is_number_integer() || e.get<long long>() < 0) {
-      throw InvalidInput(key + "=" + value + ": expected class ids, e.g. classes=0 or classes=[0,2]");
+// classes=0, classes=[0,2] or classes=0,2 as --classes; `names` also takes classes=[person,dog]
+// (predict looks names up in the weights; val reads labels, which are ids).
+Rule classes_of(bool names) {
+  return [names](const std::string& key, const std::string& value) -> Options {
+    const std::string expected = names ? "class ids or names" : "class ids";
+    nlohmann::json v = core::parse_word_value(value);
+    if (!v.is_array()) v = nlohmann::json::array({v});
+    std::string list;
+    for (const auto& e : v) {
+      const bool id = e.is_number_integer() && e.get<long long>() >= 0;
+      const bool name = names && e.is_string() && !e.get<std::string>().empty();
+      if (!id && !name) throw InvalidInput(key + "=" + value + ": expected " + expected + ", e.g. classes=0 or classes=[0,2]");
+      list += (list.empty() ? "" : ",") + text_of(e);
     }
-    list += (list.empty() ? "" : ",") + text_of(e);
-  }
-  if (list.empty()) throw InvalidInput(key + "=" + value + ": expected class ids, e.g. classes=0 or classes=[0,2]");
-  return {"--classes", list};
+    if (list.empty()) throw InvalidInput(key + "=" + value + ": expected " + expected + ", e.g. classes=0 or classes=[0,2]");
+    return {"--classes", list};
+  };
 }
 
 // model=: the weights file (a checkpoint, Ultralytics' yolo11n.pt).
@@ -168,7 +157,7 @@ std::map<std::string, Verb> make_verbs() {
                {"max_det", number_of("--max-det")},  {"split", value_of("--split")},
                {"device", device_options},           {"rect", bool_of("--rect", "--square")},
                {"save_json", bool_of("--save-json", "")},
-               {"single_cls", bool_of("--single-cls", "")},     {"classes", class_ids_options},
+               {"single_cls", bool_of("--single-cls", "")},     {"classes", classes_of(false)},
                // val draws no plots: plots=False turns off nothing, plots=True draws nothing more.
                {"plots", nothing}};
   Verb& predict = verbs["predict"];
@@ -180,7 +169,7 @@ std::map<std::string, Verb> make_verbs() {
                    {"iou", number_of("--iou")},
                    {"max_det", number_of("--max-det")},
                    {"device", device_options},
-                   {"classes", classes_options},
+                   {"classes", classes_of(true)},
                    {"save", bool_of("", "--no-images")},
                    {"save_txt", bool_of("--save-txt", "")},
                    {"save_conf", bool_of("--save-conf", "")},
@@ -259,15 +248,18 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
     throw InvalidInput("`" + args[at] + "`: yoloflow trains and runs detectors only (yoloflow detect ..., or no task)");
   }
   const std::string verb = args[at];
+  // Whether args[i], after the verb, is the value of the option before it (`--data D.yaml`).
+  auto option_value = [&](std::size_t i) {
+    const std::string& before = args[i - 1];
+    return i > at + 1 && !before.empty() && before[0] == '-' && !is_flag(before) && before.find('=') == std::string::npos;
+  };
   // Ultralytics' switches written alone (`cos_lr`, `save_txt`) are KEY=True, on every command
   // that takes words; a file of that name stays the file.
   if (verb == "train" || verb == "validate" || verb == "run" || verb == "sweep" || verbs.count(verb) > 0) {
     for (std::size_t i = at + 1; i < args.size(); ++i) {
       const std::string& a = args[i];
-      const bool option_value = !args[i - 1].empty() && args[i - 1][0] == '-' && !is_flag(args[i - 1]) &&
-                                args[i - 1].find('=') == std::string::npos;
       std::error_code ec;
-      if (!option_value && a != "resume" && core::is_ultralytics_switch(a) && !std::filesystem::exists(a, ec)) {
+      if (!option_value(i) && a != "resume" && core::is_ultralytics_switch(a) && !std::filesystem::exists(a, ec)) {
         args[i] = a + "=True";
       }
     }
@@ -281,14 +273,13 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
   bool out_given = false;
   for (std::size_t i = at + 1; i < args.size(); ++i) {
     const std::string& a = args[i];
-    const bool option_value = i > at + 1 && !args[i - 1].empty() && args[i - 1][0] == '-' && !is_flag(args[i - 1]) &&
-                              args[i - 1].find('=') == std::string::npos;
+    const bool value_of_option = option_value(i);
     const auto eq = a.find('=');
     for (const auto& r : kRetired) {
-      if (!option_value && verb == r.verb && a == r.option) throw InvalidInput(a + ": " + r.reason);
+      if (!value_of_option && verb == r.verb && a == r.option) throw InvalidInput(a + ": " + r.reason);
     }
     if (a == "--out") out_given = true;
-    if (option_value || a.empty() || a[0] == '-' || eq == std::string::npos || eq == 0) {
+    if (value_of_option || a.empty() || a[0] == '-' || eq == std::string::npos || eq == 0) {
       out.push_back(a);
       continue;
     }

@@ -72,10 +72,21 @@ void read_mosaic(const json& p, double& prob, int& close) {
   }
 }
 
+// The probability and closing epochs of stage `stage`'s `p` as read_mosaic reads them; `unset`
+// (never closed) when the stage gives no `p`.
+void read_stage_p(const json& document, const std::string& stage, double unset, double& prob, int& close) {
+  const json& st = document["stages"][stage];
+  read_mosaic(st.contains("params") && st["params"].contains("p") ? st["params"]["p"] : json(unset), prob, close);
+}
+
+// A stage's `p`: the probability, closed for the last `close` epochs when that is more than 0.
+json closing_schedule(double prob, int close) {
+  if (close > 0 && prob > 0) return {{"steps", {{"0", prob}, {"-" + std::to_string(close), 0.0}}}};
+  return prob;
+}
+
 std::string mosaic_override(const std::string& stage, double prob, int close) {
-  json p = prob;
-  if (close > 0 && prob > 0) p = {{"steps", {{"0", prob}, {"-" + std::to_string(close), 0.0}}}};
-  return "stages." + stage + ".params.p=" + p.dump();
+  return "stages." + stage + ".params.p=" + closing_schedule(prob, close).dump();
 }
 
 // mixup=P or cutmix=P on a pipeline without that stage: one of `plugin` after the first of
@@ -103,15 +114,6 @@ bool add_mixing_stage(json& document, const Registry& registry, const std::strin
   }
   document["stages"][name] = {{"plugin", plugin}, {"input", after}, {"params", {{"p", p}}}};
   return true;
-}
-
-// The probability of a stage's `p` as read_mosaic reads it (a number or a closing schedule).
-double stage_probability(const json& document, const std::string& stage) {
-  const json& st = document["stages"][stage];
-  double prob = 0.0;
-  int close = 0;
-  if (st.contains("params") && st["params"].contains("p")) read_mosaic(st["params"]["p"], prob, close);
-  return prob;
 }
 
 // The source stages that have parameter `param`, and the train sink's own val_source when it
@@ -144,10 +146,9 @@ int closing_epochs(const json& document, const Registry& registry, const std::ve
   }
   const std::string stage = stage_of(document, registry, {"mosaic", "mosaic_perspective"});
   if (stage.empty()) return 0;
-  const json& st = document["stages"][stage];
   double prob = 1.0;
   int close = 0;
-  read_mosaic(st.contains("params") && st["params"].contains("p") ? st["params"]["p"] : json(1.0), prob, close);
+  read_stage_p(document, stage, 1.0, prob, close);
   return close;
 }
 
@@ -392,12 +393,9 @@ bool expand_training_word(const std::string& key, const std::string& text, const
       out.push_back({key, key + "=: this pipeline has no mosaic stage"});
       return true;
     }
-    const json& stage_json = document["stages"][stage];
-    const json p = stage_json.contains("params") && stage_json["params"].contains("p") ? stage_json["params"]["p"]
-                                                                                       : json(1.0);
     double prob = 1.0;
     int close = 0;
-    read_mosaic(p, prob, close);
+    read_stage_p(document, stage, 1.0, prob, close);
     if (has_word(words, "mosaic") && !number_word("mosaic", word_text(words, "mosaic"), prob, out)) return true;
     if (has_word(words, "close_mosaic")) {
       double c = 0;
@@ -414,7 +412,10 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     for (const char* plugin : {"mixup", "cutmix"}) {
       const std::string other = stage_of(document, registry, {plugin});
       if (!other.empty() && !has_word(words, plugin)) {
-        expanded.push_back(mosaic_override(other, stage_probability(document, other), close));
+        double other_prob = 0.0;
+        int other_close = 0;
+        read_stage_p(document, other, 0.0, other_prob, other_close);
+        expanded.push_back(mosaic_override(other, other_prob, close));
       }
     }
     return true;
@@ -431,8 +432,7 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     if (!stage.empty()) {
       expanded.push_back(mosaic_override(stage, x, close));
     } else if (x > 0) {
-      json p = x;
-      if (close > 0) p = {{"steps", {{"0", x}, {"-" + std::to_string(close), 0.0}}}};
+      const json p = closing_schedule(x, close);
       if (key == "mixup") {
         add_mixing_stage(document, registry, "mixup", {"random_perspective", "mosaic_perspective", "mosaic"}, p, out);
       } else {

@@ -1,5 +1,7 @@
 #include "training/trainer/rect_training.h"
 
+#include <utility>
+
 #include "training/eval/validation_plan.h"
 #include "yoloflow/log.h"
 
@@ -36,11 +38,12 @@ RectTrainingPlan plan_rect_training(GraphRunner& runner, const std::vector<std::
     for (const auto& name : stages) b.stage_params[name] = {{"height", h}, {"width", w}};
     out.batches.push_back(std::move(b));
   }
+  const std::pair<int, int> none{0, 0};
+  const auto& [first_h, first_w] = plan.shapes.empty() ? none : plan.shapes.front();
+  const auto& [last_h, last_w] = plan.shapes.empty() ? none : plan.shapes.back();
   YF_LOG_INFO(where << ": rectangular training batches: " << out.batches.size() << " batches of up to " << batch
-                    << " images ordered by aspect ratio, shapes from " << (plan.shapes.empty() ? 0 : plan.shapes.front().first)
-                    << "x" << (plan.shapes.empty() ? 0 : plan.shapes.front().second) << " to "
-                    << (plan.shapes.empty() ? 0 : plan.shapes.back().first) << "x"
-                    << (plan.shapes.empty() ? 0 : plan.shapes.back().second) << " (height x width), the same order every epoch");
+                    << " images ordered by aspect ratio, shapes from " << first_h << "x" << first_w << " to " << last_h
+                    << "x" << last_w << " (height x width), the same order every epoch");
   return out;
 }
 

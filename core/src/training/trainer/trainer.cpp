@@ -184,7 +184,6 @@ class Trainer final : public RunDriver, private TrainingView {
   std::string pending_stop_;   // data parallel: a callback's stop, taken at the epoch's end
   int step_size_ = 0;          // multi-scale: this batch's image size (0 = as collated)
   TimeBudget budget_;          // `time`; off at 0
-  int epochs_ = 1;             // the run's epochs: the pipeline's, or what the time budget plans
   bool epoch_cut_ = false;     // the time budget ended this epoch early: it is the run's last
   double last_end_seconds_ = 0.0;  // the previous epoch's end (validation, checkpoint)
 };
@@ -208,10 +207,8 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   p_ = Params(pipeline.stage_params(stage_.name, first_epoch_), stage_.path() + ".params");
   state_.micro_batch = p_.get_int("micro_batch");
   budget_ = TimeBudget(p_.get_float("time"));
-  epochs_ = pipeline.epochs;
   // A resumed budget run continues the schedule it planned last, until it plans again.
-  if (resume_ && budget_.on()) epochs_ = std::max(resume_->meta.value("epochs", pipeline.epochs), first_epoch_ + 1);
-  pipeline_.epochs = epochs_;
+  if (resume_ && budget_.on()) pipeline_.epochs = std::max(resume_->meta.value("epochs", pipeline.epochs), first_epoch_ + 1);
   // Choosing the device counts devices but creates no CUDA context; the allocator reads its
   // configuration when the first one is created, so it is set before anything else.
   const std::string device = p_.get_string("device").empty()
@@ -249,7 +246,6 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
 void Trainer::build(const Registry& registry) {
   ctx_ = runner_->context(stage_.name, first_epoch_);
   ctx_.device = device_.str();
-  ctx_.epochs = epochs_;
   torch::manual_seed(ctx_.seed);
   validation_ = open_training_validation(registry, p_, ctx_);
   names_ = validation_->names();
@@ -326,7 +322,6 @@ void Trainer::build(const Registry& registry) {
 void Trainer::at_epoch(int epoch) {
   ctx_ = runner_->context(stage_.name, epoch);
   ctx_.device = device_.str();
-  ctx_.epochs = epochs_;
   StageContext loss_context = ctx_;
   loss_context.node = p_.where() + ".loss";
   loss_->at_epoch(pipeline_.stage_params(stage_.name, epoch).at("loss"), loss_context);
@@ -335,19 +330,19 @@ void Trainer::at_epoch(int epoch) {
 RunOutcome Trainer::run(std::ostream& out) {
   const RunEvent event = run_event(pipeline_, options_);
   for (auto& m : runner_->monitors()) m->on_run_start(event);
-  out << (resume_ ? "resuming '" : "running '") << pipeline_.name << "': " << epochs_ << " epoch"
-      << (epochs_ == 1 ? "" : "s") << (budget_.on() ? " or a time budget of " + budget_.text() : std::string()) << ", "
+  out << (resume_ ? "resuming '" : "running '") << pipeline_.name << "': " << pipeline_.epochs << " epoch"
+      << (pipeline_.epochs == 1 ? "" : "s") << (budget_.on() ? " or a time budget of " + budget_.text() : std::string()) << ", "
       << runner_->source().size() << " samples, " << runner_->workers()
       << " worker" << (runner_->workers() == 1 ? "" : "s") << (pipeline_.ordered ? ", ordered" : "") << std::endl;
   {
     CallbackRequests requests;
-    callbacks_.train_start(TrainRun{run_dir_, names_, epochs_, resume_ != nullptr}, requests);
+    callbacks_.train_start(TrainRun{run_dir_, names_, pipeline_.epochs, resume_ != nullptr}, requests);
     act_mid_epoch(requests);
   }
   RunOutcome outcome;
   budget_.start();
-  // epochs_ may change after each epoch (a time budget's plan).
-  for (int epoch = first_epoch_; epoch < epochs_ && !runner_->stop_requested(); ++epoch) {
+  // The epochs may change after each one (a time budget's plan).
+  for (int epoch = first_epoch_; epoch < pipeline_.epochs && !runner_->stop_requested(); ++epoch) {
     at_epoch(epoch);
     const std::uint64_t from = epoch == first_epoch_ ? first_sequence_ : 0;
     EpochStats stats = rect_stages_.empty() ? runner_->run_epoch(epoch, from) : run_rect_epoch(epoch, from);
@@ -359,19 +354,19 @@ RunOutcome Trainer::run(std::ostream& out) {
       if (dist::is_main_process()) checkpoints_->wait();
       YF_LOG_INFO("stopped in epoch " << epoch + 1 << " after batch " << state_.step << "; saved " << run_dir_
                                       << "/weights/last.pt");
-      report_epoch(*runner_, stats, epochs_, {}, out);
+      report_epoch(*runner_, stats, pipeline_.epochs, {}, out);
       break;
     }
     const auto end_start = Clock::now();
     end_of_epoch(epoch);
     stats.end_seconds = seconds_since(end_start);
     last_end_seconds_ = stats.end_seconds;
-    report_epoch(*runner_, stats, epochs_, {}, out);
+    report_epoch(*runner_, stats, pipeline_.epochs, {}, out);
     ++outcome.epochs_done;
   }
   if (dist::is_main_process()) checkpoints_->wait();  // the run's files are complete when it ends
   end_training();
-  outcome.epochs = epochs_;
+  outcome.epochs = pipeline_.epochs;
   outcome.interrupted = runner_->stop_requested();
   outcome.stop_reason = runner_->stop_reason();
   for (auto& m : runner_->monitors()) m->on_run_end(event);
@@ -610,9 +605,6 @@ void Trainer::act_mid_epoch(const CallbackRequests& r) {
   }
 }
 
-// A spent budget ends the epoch after this batch (the graph drops what it has assembled), and
-// the epoch is then the run's last. Data parallel: on rank 0's clock, so that every rank ends
-// the epoch after the same batch; one broadcast a batch while a budget is set.
 EpochStats Trainer::run_rect_epoch(int epoch, std::uint64_t first_sequence) {
   runner_->prepare(epoch);
   const std::int64_t batch = runner_->batcher().batch_size();
@@ -631,6 +623,9 @@ EpochStats Trainer::run_rect_epoch(int epoch, std::uint64_t first_sequence) {
   return runner_->run_planned(epoch, rest);
 }
 
+// A spent budget ends the epoch after this batch (the graph drops what it has assembled), and
+// the epoch is then the run's last. Data parallel: on rank 0's clock, so that every rank ends
+// the epoch after the same batch; one broadcast a batch while a budget is set.
 void Trainer::check_time_budget() {
   if (!budget_.on() || epoch_cut_) return;
   const bool spent = dp_ ? dp_->rank0_decides(budget_.spent()) : budget_.spent();
@@ -643,14 +638,13 @@ void Trainer::check_time_budget() {
 // scheduler, progress lines, results and checkpoints follow the new count.
 void Trainer::plan_epochs(int epoch) {
   if (!budget_.on()) return;
-  int planned = epochs_;
+  int planned = pipeline_.epochs;
   if (dist::is_main_process()) {
-    planned = epoch_cut_ ? epoch + 1 : budget_.plan(epoch, first_epoch_, epochs_, last_end_seconds_);
+    planned = epoch_cut_ ? epoch + 1 : budget_.plan(epoch, first_epoch_, pipeline_.epochs, last_end_seconds_);
   }
   if (dp_) planned = static_cast<int>(dp_->rank0_value(planned));
-  epochs_ = planned;
-  pipeline_.epochs = planned;  // the graph's schedules from here on (close_mosaic's, imgsz's)
-  ctx_.epochs = planned;
+  pipeline_.epochs = planned;  // the loop's end and the graph's schedules (close_mosaic's, imgsz's)
+  ctx_.epochs = planned;       // this epoch's context was made before the plan
   schedule_->set_epochs(planned);
 }
 
