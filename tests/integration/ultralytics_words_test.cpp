@@ -462,6 +462,19 @@ TEST_CASE("ultralytics words on train and val: single_cls, classes, fraction and
   REQUIRE(!drawn.empty());
   CHECK(drawn.rows == 96);
   CHECK(drawn.cols == 256);
+  // A pipeline none of whose augmentations takes a batch's shape cannot train rectangular
+  // batches: refused in one line, before a run folder is made.
+  test::write_file(dir + "/no-shape.json", R"({"name": "no-shape", "epochs": 1, "imgsz": 64, "device": "cpu",
+    "stages": {"source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+               "flip": {"plugin": "flip", "input": "source"},
+               "batch": {"plugin": "collate", "input": "flip", "params": {"batch": 2}},
+               "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml",
+                         "scheduler": {"plugin": "linear"}, "train_rect": true}}}})");
+  const auto no_shape = test::run_cli("train " + dir + "/no-shape.json --run-dir " + dir + "/no-shape-run");
+  CHECK(no_shape.exit_code == 2);
+  CHECK(contains(no_shape.output, "stages.train.params.train_rect: no augmentation stage of this pipeline takes a "
+                                  "batch's shape as `height` and `width`"));
+  CHECK(!fs::exists(dir + "/no-shape-run"));
   // Its checkpoint detects one class, and val reads the data as training did.
   const auto val = test::run_cli("val model=" + project + "/one/weights/last.pt batch=2 device=cpu project=" + project +
                                  " name=v1");
