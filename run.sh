@@ -47,7 +47,8 @@ fi
 if [ "$torch_cuda" = true ]; then
   echo "run.sh: building against $torch_what"
   export YOLOFLOW_BUILD_DIR=build-cuda
-  ./scripts/build.sh -DCMAKE_PREFIX_PATH="$torch_prefix"
+  # What training needs only: the tests build and run from ./test.sh, in build/.
+  ./scripts/build.sh -DCMAKE_PREFIX_PATH="$torch_prefix" -DYOLOFLOW_BUILD_TESTS=OFF
 elif [ "$gpu" = true ]; then
   echo "run.sh: this machine has an NVIDIA GPU, but the LibTorch to build with is $torch_what, so training" \
        "runs on the CPU with the CPU-sized pipeline; for the GPU install PyTorch with CUDA for python3" \

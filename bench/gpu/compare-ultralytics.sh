@@ -13,7 +13,11 @@
 # On the GPU machine, from the repo root (scripts/gpu-env.sh), after building
 # /tmp/yoloflow-build (scripts/device-build.sh, or cmake + ninja with -DYOLOFLOW_BUILD_TESTS=OFF):
 #   bash bench/gpu/compare-ultralytics.sh [PARTS]        PARTS: comma list of
-#     step, n32, n128, m32, map (default: all). Env: EPOCHS (4), MAP_EPOCHS (20), WORKERS (12),
+#     step, n32, n128, m32, map, ultralytics-n32, ultralytics-m32 (default: all). The
+#     ultralytics-* parts train Ultralytics on the same setup in this invocation (batch 32, RAM
+#     cache, 8 workers, AMP; bench/gpu/ultralytics_train.py measures it as the yoloflow runs are
+#     measured), where python3 can import it; their figures then replace the reference ones.
+#     ULTRA_VAL=True makes them validate every epoch (else only after the last). Env: EPOCHS (4), MAP_EPOCHS (20), WORKERS (12),
 #     MAP_SEEDS ("0 1": each seed trains both configurations, so that the seed-to-seed spread
 #     says what "within noise" means for the mAP comparison), MAP_CONFIGS ("fast plain"), EXTRA
 #     (overrides added to every training run, e.g. "max_in_flight=88").
@@ -21,7 +25,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . bench/gpu/bench-env.sh
-PARTS="${1:-step,n32,n128,m32,map}"
+PARTS="${1:-step,n32,n128,m32,map,ultralytics-n32,ultralytics-m32}"
+ROOT="$PWD"
 EPOCHS="${EPOCHS:-4}"
 MAP_EPOCHS="${MAP_EPOCHS:-20}"
 WORKERS="${WORKERS:-12}"   # of 16 cores: the rest launch GPU work, collate and copy
@@ -86,6 +91,21 @@ PY
   rm -rf "$dir/weights"
 }
 
+# ultra NAME MODEL_YAML: Ultralytics on the n32/m32 setup, one JSON line named ultralytics-NAME.
+ultra() {
+  local name="$1" model="$2" dir="$OUT/ultralytics-$1"
+  if ! python3 -c "import ultralytics" 2>/dev/null; then
+    echo "{\"name\": \"ultralytics-$name\", \"error\": \"python3 cannot import ultralytics on this machine\"}" |
+      tee -a "$OUT/compare.jsonl"
+    return
+  fi
+  rm -rf "$dir"
+  ( cd "$OUT" && timeout 600 python3 "$ROOT/bench/gpu/ultralytics_train.py" "ultralytics-$name" "$DATA/data.yaml" "$model" \
+      "$EPOCHS" 32 640 2560 "$dir" cache=ram workers=8 val="${ULTRA_VAL:-False}" > "$dir.log" 2>&1 )
+  grep '^{"name"' "$dir.log" | tail -1 | tee -a "$OUT/compare.jsonl"
+  rm -rf "$dir/r/weights"
+}
+
 if want step; then
   for m in n m; do
     echo "== the training step alone: yolo11$m batch 32, amp_fp16 (eager is the baseline of the same run)"
@@ -96,6 +116,8 @@ fi
 want n32 && run n32 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=32
 want n128 && run n128 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=128 stages.train.params.nominal_batch=128
 want m32 && run m32 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" stages.batch.params.batch=32 stages.train.params.model.params.scale=m
+want ultralytics-n32 && ultra n32 yolo11n.yaml
+want ultralytics-m32 && ultra m32 yolo11m.yaml
 if want map; then
   for seed in $MAP_SEEDS; do
     [[ " $MAP_CONFIGS " == *" fast "* ]] &&
@@ -114,9 +136,20 @@ if os.path.exists(out + "/compare.jsonl"):
     for line in open(out + "/compare.jsonl"):
         r = json.loads(line); runs[r["name"]] = r
 reference = json.load(open(sys.argv[2]))  # Ultralytics 8.4.56, same machine
-ref = {k: (reference[k]["img_s"], reference[k]["gpu_util"], reference[k]["peak_reserved_GiB"]) for k in ("n32", "m32")}
+# Ultralytics measured in this invocation where it ran, else its reference figure.
+ref, source = {}, {}
+for k in ("n32", "m32"):
+    u = runs.get("ultralytics-" + k, {})
+    if u.get("img_s"):
+        ref[k], source[k] = (u["img_s"], u.get("gpu_util"), u.get("peak_reserved_GiB")), "this run"
+    else:
+        ref[k], source[k] = (reference[k]["img_s"], reference[k]["gpu_util"], reference[k]["peak_reserved_GiB"]), "ref"
 target = {"n32": ">= 1,000 img/s, util >= 90%, peak <= 6.3 GiB", "n128": ">= 1,400 img/s",
           "m32": ">= 400 img/s, peak <= 19 GiB"}
+for k in ("n32", "m32"):
+    if k in runs:
+        print("Ultralytics %s (%s): %.1f img/s, GPU util %s%%, peak reserved %s GiB"
+              % (k, source[k], ref[k][0], ref[k][1], ref[k][2]))
 print("\n%-6s %9s %12s %9s %9s %15s %8s  %s" % ("run", "img/s", "vs Ultra.", "GPU util", "+val", "peak reserved", "mAP50",
                                                  "target"))
 for name in ("n32", "n128", "m32"):

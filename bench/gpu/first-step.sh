@@ -2,10 +2,13 @@
 # How long a user waits for training to start: seconds from the process start to the first
 # optimizer step (the trainer's "first optimizer step" line), YOLO11n batch 32 at 640 on
 # coco128's train images, from scratch, one epoch, each configuration in a fresh process.
-# Configurations (a comma list; default all):
+# Configurations (a comma list; default default,bench,no-graph):
 #   default     the words a user types: `yoloflow train data=coco128 model=yolo11n.yaml batch=32`
-#   no-graph    the same with cuda_graph=false (eager steps, cuDNN benchmark on)
-#   no-bench    cuda_graph=false cudnn_benchmark=false (eager, cuDNN's heuristics)
+#               (captured step, cuDNN's heuristics)
+#   bench       the same with cudnn_benchmark=true (cuDNN times its algorithms per shape first)
+#   no-graph    the same with cuda_graph=false (eager steps)
+#   profile     cuda_graph=false profile_every=1: the first step's phases (forward + loss,
+#               backward, optimizer) from its steps.csv, printed after its line
 # Prints one JSON line per configuration (also in $OUT/first-step.jsonl) with the timeline.
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build:
@@ -14,7 +17,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . bench/gpu/bench-env.sh
-CONFIGS="${1:-default,no-graph,no-bench}"
+CONFIGS="${1:-default,bench,no-graph}"
 REPEAT="${REPEAT:-2}"
 LOG="$OUT/first-step.jsonl"
 : > "$LOG"
@@ -38,9 +41,12 @@ if m:
     out.update(first_step_s=float(m.group(1)), built_s=float(m.group(2)), first_batch_s=float(m.group(3)))
 print(json.dumps(out))
 PY
+  [ "$name" = profile ] && [ -f "$dir/steps.csv" ] && head -2 "$dir/steps.csv"
+  return 0
 }
 for i in $(seq "$REPEAT"); do
   want default && one default "$i"
+  want bench && one bench "$i" stages.train.params.cudnn_benchmark=true
   want no-graph && one no-graph "$i" stages.train.params.cuda_graph=false
-  want no-bench && one no-bench "$i" stages.train.params.cuda_graph=false stages.train.params.cudnn_benchmark=false
+  want profile && one profile "$i" stages.train.params.cuda_graph=false stages.train.params.profile_every=1
 done

@@ -153,8 +153,7 @@ Result measure(const Options& o, const std::string& config) {
   core::StepEngine engine(*model, loss->loss(), *precision, nullptr, nullptr, device, p.get_float("clip_grad"),
                           [&] { ema->on_optimizer_step(view); });
   if (graph) {
-    engine.enable_capture_if_possible(false, p.get_bool("cudnn_benchmark"), static_cast<int>(p.get_int("cuda_graph_warmup")),
-                                      false);
+    engine.enable_capture_if_possible(false, static_cast<int>(p.get_int("cuda_graph_warmup")), false);
   }
   state.batch = o.batch;
   schedule.set_batch(o.batch, ctx.samples_per_epoch);

@@ -181,7 +181,11 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   const double cap = sink.get_float("cuda_memory_fraction");
   set_cuda_memory_fraction(device, cap);
   const bool captured = capture_requested(sink.get_json("cuda_graph"), device);
-  set_cuda_kernels(device, sink.get_bool("cudnn_benchmark") || captured, sink.get_bool("tf32"));
+  // cuDNN's heuristics, whatever the run's cudnn_benchmark: every profiled batch is a new input
+  // shape, and a benchmark searches each one again (yolo11x at 1280 on the H200: 104 s for the
+  // five profiled batches and 26-28 s for each check; with the heuristics 21.5 s from the process start to
+  // a built run, profile and check included).
+  set_cuda_kernels(device, /*cudnn_benchmark=*/false, sink.get_bool("tf32"));
 
   StageContext ctx;
   ctx.node = sink_path;

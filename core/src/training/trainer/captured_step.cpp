@@ -1,5 +1,6 @@
 #include "training/trainer/captured_step.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -30,6 +31,15 @@ std::string shape_key(const torch::Tensor& pixels, const torch::Tensor& targets,
   std::ostringstream os;
   os << pixels.sizes() << targets.sizes() << '|' << key;
   return os.str();
+}
+
+// Images (B, H, W, 3) a captured graph's pool can run eagerly: its height and width, no more
+// images than it was captured for.
+bool fits_graph_images(const torch::Tensor& pixels, const std::vector<std::int64_t>& graph) {
+  const auto s = pixels.sizes().vec();
+  if (s.size() != graph.size() || s.empty()) return false;
+  if (s[0] > graph[0]) return false;
+  return std::equal(s.begin() + 1, s.end(), graph.begin() + 1);
 }
 
 }  // namespace
@@ -181,8 +191,11 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
                        const Body& body, const std::function<void()>& prepare, std::shared_ptr<const void> pixels_owner) {
   const std::string k = shape_key(pixels, targets, key);
   // New images shape with the graphs used up (a batch size or image size schedule): start
-  // over for it. Only other target rows keep the old graphs (those batches run eagerly).
-  if (impl_->entries.count(k) == 0 && graphs() >= impl_->max_graphs && pixels.sizes().vec() != impl_->graph_pixels) {
+  // over for it. Other target rows, and an epoch's last, smaller batch of the same images,
+  // keep the old graphs (those batches run eagerly in their pool): a dataset whose size is no
+  // multiple of the batch would otherwise drop the graph at every epoch's end and capture it
+  // again (warm-up steps and all) at the next epoch's start.
+  if (impl_->entries.count(k) == 0 && graphs() >= impl_->max_graphs && !fits_graph_images(pixels, impl_->graph_pixels)) {
     impl_->entries.clear();
 #ifdef YOLOFLOW_WITH_CUDA
     impl_->have_pool = false;

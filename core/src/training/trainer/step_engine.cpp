@@ -39,7 +39,7 @@ bool capture_requested(const nlohmann::json& setting, const torch::Device& devic
   return setting.is_string() && setting.get<std::string>() == "auto" && device.is_cuda();
 }
 
-void StepEngine::enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps, bool automatic) {
+void StepEngine::enable_capture_if_possible(bool profiling, int warmup_steps, bool automatic) {
   const std::string why = capture_unavailable_reason(device_, dp_ != nullptr, profiling);
   if (!why.empty()) {
     if (automatic) {
@@ -49,13 +49,12 @@ void StepEngine::enable_capture_if_possible(bool profiling, bool cudnn_benchmark
     }
     return;
   }
-  if (!cudnn_benchmark) {
-    // Measured on the H200 (LibTorch 2.11, cuDNN 9): capturing convolutions whose algorithm
-    // cuDNN picks by heuristics failed (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
-    // with benchmarked algorithms, chosen during the eager steps, the capture succeeds.
-    YF_LOG_INFO("train: cuda_graph turns cudnn_benchmark on (captures need benchmarked cuDNN algorithms)");
-    at::globalContext().setBenchmarkCuDNN(true);
-  }
+  // cuDNN's algorithms, benchmarked or picked by its heuristics, are chosen during the eager
+  // warm-up steps, on the thread that later captures (LibTorch keeps them per thread): the
+  // capture then only replays choices already made. The heuristics' picks capture and replay as
+  // fast as benchmarked ones (yolo11n b32 at 640 on the H200: 22.5 ms a step either way), and
+  // the benchmark's search is what made the first step wait (22.3 s against 5.8 s after the
+  // process started: `bash bench/gpu/first-step.sh default,bench`).
   // One graph: on the H200 a second capture into the first one's memory pool failed
   // (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED), so other target shapes run eagerly.
   enable_capture(std::make_unique<CapturedStep>(device_, warmup_steps, 1));

@@ -46,10 +46,9 @@ class StepEngine {
   void set_optimizer(Optimizer& optimizer) { optimizer_ = &optimizer; }
   // Batches then run as a captured graph where they can (no micro-batches, no multi-scale).
   void enable_capture(std::unique_ptr<CapturedStep> captured) { captured_ = std::move(captured); }
-  // The train sink's cuda_graph: captures where this device and run allow it (turning cuDNN
-  // benchmarking on, which captures need), otherwise says why not: a warning when it was asked
-  // for, an info line when it was "auto".
-  void enable_capture_if_possible(bool profiling, bool cudnn_benchmark, int warmup_steps, bool automatic);
+  // The train sink's cuda_graph: captures where this device and run allow it, otherwise says
+  // why not: a warning when it was asked for, an info line when it was "auto".
+  void enable_capture_if_possible(bool profiling, int warmup_steps, bool automatic);
   const CapturedStep* captured() const { return captured_.get(); }
   // Runs `work` (validation) where it can use the captured step's memory between replays
   // (CapturedStep::run_between_replays; `share` false, or no capture: it just runs).

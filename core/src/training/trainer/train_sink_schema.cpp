@@ -134,7 +134,7 @@ Schema train_sink_schema() {
       "batch, image size and padded target rows (`target_rows`, `target_rows_multiple`); each new "
       "shape runs `cuda_graph_warmup` steps eagerly, then is captured. \"auto\": on where a capture "
       "can be made (CUDA, one process, no `profile_every`), otherwise off with an info line; true: "
-      "the same, with a warning where it cannot; false: eager steps. Turns `cudnn_benchmark` on; "
+      "the same, with a warning where it cannot; false: eager steps; "
       "a failed capture falls back to eager steps with a warning.");
   s.add_int("cuda_graph_warmup", 3).range(1, 1000).doc("CUDA graphs: eager steps of each new shape before its capture.");
   s.add_int("cuda_graph_rows", 96).range(1, 100000).doc(
@@ -150,7 +150,11 @@ Schema train_sink_schema() {
       "detected: the graph is then captured again in a new pool and the sharing ends, with a "
       "warning. false: that work allocates beside the pool (the shipped pipeline on an H200: 4.17 instead "
       "of 3.07 GiB peak reserved, `bash bench/gpu/shipped-vs-ultralytics.sh shipped,shipped-no-shared-pool`).");
-  s.add_bool("cudnn_benchmark", true).doc("CUDA: let cuDNN benchmark convolution algorithms per input shape.");
+  s.add_bool("cudnn_benchmark", false).doc(
+      "CUDA: let cuDNN time its convolution algorithms once per input shape instead of taking its "
+      "heuristics' pick (Ultralytics' deterministic=True does not benchmark either). The search "
+      "delays the first step (yolo11n b32 at 640 on the H200: 22.3 s to the first step with it, "
+      "5.8 s without) and a captured step ran as fast without it (docs/performance.md).");
   s.add_float("cuda_memory_fraction", 0.0).range(0.0, 1.0).fixed().doc(
       "CUDA: the most of the device's memory the caching allocator may reserve, as a fraction (0 = no cap); "
       "beyond it allocations fail as out of memory (shared GPUs, or proving the out-of-memory recovery).");

@@ -310,8 +310,8 @@ void Trainer::build(const Registry& registry) {
   if (!rect_stages_.empty() && capture_requested(p_.get_json("cuda_graph"), device_)) {
     YF_LOG_INFO("train: rectangular batches change shape batch to batch; cuda_graph is not used, steps run eagerly");
   } else if (capture_requested(p_.get_json("cuda_graph"), device_)) {
-    engine_->enable_capture_if_possible(p_.get_int("profile_every") > 0, p_.get_bool("cudnn_benchmark"),
-                                        static_cast<int>(p_.get_int("cuda_graph_warmup")), p_.get_json("cuda_graph").is_string());
+    engine_->enable_capture_if_possible(p_.get_int("profile_every") > 0, static_cast<int>(p_.get_int("cuda_graph_warmup")),
+                                        p_.get_json("cuda_graph").is_string());
     engine_->share_graph_pool(p_.get_bool("cuda_graph_shared_pool"));
   }
   YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
