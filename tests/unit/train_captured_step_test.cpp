@@ -47,6 +47,16 @@ TEST_CASE("captured step: a CPU device gets the reason and eager steps on its ow
   CHECK(torch::equal(seen_targets, wide));
 }
 
+TEST_CASE("captured step: an epoch's last, smaller batch keeps the graph; another image size or more images start over") {
+  const std::vector<std::int64_t> graph = {32, 640, 640, 3};
+  CHECK(CapturedStep::fits_graph(std::vector<std::int64_t>{32, 640, 640, 3}, graph));
+  CHECK(CapturedStep::fits_graph(std::vector<std::int64_t>{18, 640, 640, 3}, graph));  // 1,298 images at batch 32
+  CHECK_FALSE(CapturedStep::fits_graph(std::vector<std::int64_t>{64, 640, 640, 3}, graph));  // a batch schedule
+  CHECK_FALSE(CapturedStep::fits_graph(std::vector<std::int64_t>{32, 320, 320, 3}, graph));  // an image size schedule
+  CHECK_FALSE(CapturedStep::fits_graph(std::vector<std::int64_t>{32, 640, 480, 3}, graph));
+  CHECK_FALSE(CapturedStep::fits_graph(std::vector<std::int64_t>{18, 640, 640, 3}, {}));  // nothing captured yet
+}
+
 TEST_CASE("cuda_graph \"auto\" asks for a capture on CUDA only; true and false mean what they say") {
   const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
   CHECK(capture_requested("auto", cuda));

@@ -33,16 +33,12 @@ std::string shape_key(const torch::Tensor& pixels, const torch::Tensor& targets,
   return os.str();
 }
 
-// Images (B, H, W, 3) a captured graph's pool can run eagerly: its height and width, no more
-// images than it was captured for.
-bool fits_graph_images(const torch::Tensor& pixels, const std::vector<std::int64_t>& graph) {
-  const auto s = pixels.sizes().vec();
-  if (s.size() != graph.size() || s.empty()) return false;
-  if (s[0] > graph[0]) return false;
-  return std::equal(s.begin() + 1, s.end(), graph.begin() + 1);
-}
-
 }  // namespace
+
+bool CapturedStep::fits_graph(c10::IntArrayRef images, const std::vector<std::int64_t>& graph) {
+  if (images.empty() || images.size() != graph.size() || images[0] > graph[0]) return false;
+  return std::equal(images.begin() + 1, images.end(), graph.begin() + 1);
+}
 
 struct CapturedStep::Impl {
   struct Entry {
@@ -195,7 +191,7 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
   // keep the old graphs (those batches run eagerly in their pool): a dataset whose size is no
   // multiple of the batch would otherwise drop the graph at every epoch's end and capture it
   // again (warm-up steps and all) at the next epoch's start.
-  if (impl_->entries.count(k) == 0 && graphs() >= impl_->max_graphs && !fits_graph_images(pixels, impl_->graph_pixels)) {
+  if (impl_->entries.count(k) == 0 && graphs() >= impl_->max_graphs && !fits_graph(pixels.sizes(), impl_->graph_pixels)) {
     impl_->entries.clear();
 #ifdef YOLOFLOW_WITH_CUDA
     impl_->have_pool = false;

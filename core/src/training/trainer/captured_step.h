@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -27,6 +28,11 @@ class CapturedStep {
 
   // Empty when graphs can run on `device` in this build, else why not.
   static std::string unavailable_reason(const torch::Device& device);
+
+  // Whether a batch of `images` (B, H, W, 3) without a graph of its own runs eagerly beside the
+  // graph captured for `graph` images, keeping it: the same height and width, no more images (an
+  // epoch's last, smaller batch). Any other shape starts the graphs over once they are used up.
+  static bool fits_graph(c10::IntArrayRef images, const std::vector<std::int64_t>& graph);
 
   // `eager_runs`: batches of each new shape run eagerly before its capture (cuDNN benchmark
   // and lazily built state settle first; they are real training steps). At most `max_graphs`
