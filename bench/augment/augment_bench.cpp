@@ -10,6 +10,9 @@
 // --recent-vs-any times, without a cache, both chains with the mosaic's other images drawn
 // among the recent samples (its default, Ultralytics' buffer: their decoded images are kept)
 // against drawn among all (each decoded again), 1 thread and N threads, and recent / any.
+// --decode-reduced times, without a cache, the fused chain with yolo_dataset's decode_reduced
+// off and on (large JPEGs decoded at 1/2, 1/4 or 1/8 inside libjpeg), and reduced / full: use a
+// dataset of photos larger than twice imgsz.
 //
 // Images/s come from the graph runner itself, as `yoloflow run`/`train` executes the data path
 // (workers = threads, collate on its serial node overlapping the workers, ordered batches, the
@@ -18,7 +21,8 @@
 // samples in parallel, then collate) with a clock around every stage of every sample.
 //
 //   yoloflow_bench_augment [--data PATH/data.yaml] [--imgsz 640] [--batch 32]
-//                          [--samples 128] [--threads N] [--fused | --recent-vs-any] [--repeat 1]
+//                          [--samples 128] [--threads N] [--fused | --recent-vs-any | --decode-reduced]
+//                          [--repeat 1]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -115,6 +119,7 @@ struct Options {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool fused = false;
   bool recent_vs_any = false;
+  bool decode_reduced = false;  // --decode-reduced: JPEG decodes at reduced scale against full ones
   int repeat = 1;  // timed epochs per configuration (--fused): the best is kept
 };
 
@@ -213,10 +218,11 @@ Result run(core::PluginManager& pm, const Options& o, int threads, const std::st
 // sink, `threads` graph workers, ordered batches as the shipped training pipelines have.
 // `others`: the mosaic's "others" parameter ("" leaves its default).
 std::string pipeline_text(const Options& o, int threads, const std::string& cache,
-                          const std::vector<std::string>& augs, const std::string& others) {
+                          const std::vector<std::string>& augs, const std::string& others, bool decode_reduced) {
   json stages = json::object();
   stages["source"] = {{"plugin", "yolo_dataset"},
-                      {"params", {{"data", o.data}, {"shrink_interpolation", "linear"}, {"cache", cache}}}};
+                      {"params", {{"data", o.data}, {"shrink_interpolation", "linear"}, {"cache", cache},
+                                  {"decode_reduced", decode_reduced}}}};
   std::string input = "source";
   for (const auto& a : augs) {
     stages[a] = {{"plugin", a}, {"input", input}};
@@ -233,8 +239,9 @@ std::string pipeline_text(const Options& o, int threads, const std::string& cach
 // Images/s of the graph runner over whole epochs (at least o.samples images); with `repeat`,
 // the fastest of `repeat` such measurements. With the RAM cache, epoch 0 fills it untimed.
 Result run_graph(core::PluginManager& pm, const Options& o, int threads, const std::string& cache,
-                 const std::vector<std::string>& augs, int repeat, const std::string& others = "") {
-  auto loaded = core::parse_pipeline(pipeline_text(o, threads, cache, augs, others), ".", {}, pm.registry());
+                 const std::vector<std::string>& augs, int repeat, const std::string& others = "",
+                 bool decode_reduced = false) {
+  auto loaded = core::parse_pipeline(pipeline_text(o, threads, cache, augs, others, decode_reduced), ".", {}, pm.registry());
   if (!loaded.ok()) throw Error("bench pipeline: " + core::format_diagnostics(loaded.diagnostics, ""));
   const core::Pipeline pipeline = *loaded.pipeline;
   core::GraphRunner runner(pipeline, pm.registry());
@@ -321,10 +328,11 @@ int main(int argc, char** argv) {
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--fused") o.fused = true;
     else if (a == "--recent-vs-any") o.recent_vs_any = true;
+    else if (a == "--decode-reduced") o.decode_reduced = true;
     else if (a == "--repeat") o.repeat = std::stoi(next());
     else {
       std::cerr << "usage: yoloflow_bench_augment [--data data.yaml] [--imgsz 640] [--batch 32] "
-                   "[--samples 128] [--threads N] [--fused | --recent-vs-any] [--repeat 1]\n";
+                   "[--samples 128] [--threads N] [--fused | --recent-vs-any | --decode-reduced] [--repeat 1]\n";
       return 2;
     }
   }
@@ -346,6 +354,22 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       rate_table += line;
     };
+    if (o.decode_reduced) {
+      std::printf("fused: yolo_dataset -> mosaic_perspective -> hsv -> flip -> collate, cache none; yolo_dataset's "
+                  "decode_reduced off (every JPEG decoded in full) and on (large JPEGs decoded at 1/2, 1/4 or 1/8 "
+                  "in libjpeg); images/s: the graph runner, whole epochs, >= %zu images, best of %d\n\n",
+                  o.samples, o.repeat);
+      rate_line("%-8s %14s %14s %16s %12s\n", "threads", "full img/s", "reduced img/s", "reduced per core",
+                "reduced / full");
+      for (int threads : thread_counts) {
+        const Result full = run_graph(pm, o, threads, "none", kFusedChain, o.repeat, "", false);
+        const Result reduced = run_graph(pm, o, threads, "none", kFusedChain, o.repeat, "", true);
+        rate_line("%-8d %14.1f %14.1f %16.1f %12s\n", threads, full.images_per_s, reduced.images_per_s,
+                  reduced.images_per_s / threads, ratio_text(reduced.images_per_s, full.images_per_s).c_str());
+      }
+      std::printf("\nimages/s (as above):\n%s", rate_table.c_str());
+      return 0;
+    }
     if (o.recent_vs_any) {
       std::printf("default: yolo_dataset -> mosaic -> random_perspective -> hsv -> flip -> collate\n"
                   "fused:   yolo_dataset -> mosaic_perspective -> hsv -> flip -> collate\n"

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "image_cache.h"
 #include "image_files.h"
 #include "label_file.h"
+#include "reduced_decode.h"
 #include "yoloflow/data_yaml.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
@@ -115,6 +117,13 @@ class YoloDataset final : public DataSource {
         "Resampling when an image is shrunk to imgsz: 'linear' (what Ultralytics 8.4 uses in both "
         "directions, so validation numbers compare) or 'area' (smoother on large downscales). "
         "Enlarging always uses linear.");
+    s.add_bool("decode_reduced", false).fixed().doc(
+        "Decode a JPEG at least twice the size it is shrunk to at 1/2, 1/4 or 1/8 of its size "
+        "inside libjpeg (OpenCV's IMREAD_REDUCED_COLOR_N: most of the decoding work skipped), never "
+        "below the size it is resized to, then resize it as usual. For datasets of large photos "
+        "read without a cache; boxes are unchanged, pixels differ slightly from a full decode "
+        "(false, as Ultralytics decodes). The train split only: validation decodes in full, so its "
+        "numbers compare with Ultralytics' validator.");
     s.add_enum("cache", {"none", "ram", "disk"}, "none").fixed().doc(
         "Keep decoded, resized images (before augmentation) to skip JPEG decoding after their "
         "first use: 'ram' in memory within cache_budget_gb (checked against an estimate at "
@@ -149,6 +158,7 @@ class YoloDataset final : public DataSource {
     shrink_area_ = params.get_string("shrink_interpolation") == "area";
     const std::string data = params.get_string("data");
     const std::string split = params.get_string("split");
+    decode_reduced_ = split == "train" && params.get_bool("decode_reduced");
     Selection selection;
     selection.fraction = split == "train" ? params.get_float("fraction") : 1.0;
     for (const auto c : params.get_ints("classes")) selection.classes.insert(static_cast<int>(c));
@@ -220,22 +230,42 @@ class YoloDataset final : public DataSource {
     return decode_resized(index);
   }
 
+  static cv::Mat read_image(const std::string& path, int flag) {
+    try {
+      return cv::imread(path, flag);
+    } catch (const cv::Exception&) {
+      return {};
+    }
+  }
+
   ResizedImage decode_resized(std::size_t index) {
     const Entry& e = entries_[index];
     cv::Mat original;
-    try {
-      original = cv::imread(e.image, cv::IMREAD_COLOR);
-    } catch (const cv::Exception&) {
-      original.release();
+    cv::Size full;  // the size of a full decode
+    if (decode_reduced_ && is_jpeg_path(e.image)) {
+      const int factor = jpeg_reduction(e.width, e.height, resized_size(e.width, e.height, imgsz_));
+      if (factor > 1) {
+        original = read_image(e.image, reduced_color_flag(factor));
+        const auto size = original.empty() ? std::nullopt : full_size_of(original.size(), e.width, e.height, factor);
+        if (size) {
+          full = *size;
+        } else {
+          original.release();  // a size the scan did not see: decode in full
+        }
+      }
+    }
+    if (original.empty()) {
+      original = read_image(e.image, cv::IMREAD_COLOR);
+      full = original.size();
     }
     if (original.empty()) {
       add_issue({e.image, "cannot decode image at load time", "sample not loaded"});
       throw Error("yolo_dataset '" + where_ + "': cannot decode image '" + e.image + "'");
     }
     ResizedImage out;
-    out.original_width = original.cols;
-    out.original_height = original.rows;
-    const cv::Size size = resized_size(original.cols, original.rows, imgsz_);
+    out.original_width = full.width;
+    out.original_height = full.height;
+    const cv::Size size = resized_size(full.width, full.height, imgsz_);
     if (size.width != original.cols || size.height != original.rows) {
       const bool enlarge = size.width > original.cols;
       const int interp = (enlarge || !shrink_area_) ? cv::INTER_LINEAR : cv::INTER_AREA;
@@ -247,7 +277,10 @@ class YoloDataset final : public DataSource {
     return out;
   }
 
-  std::string interp_name() const { return shrink_area_ ? "area" : "linear"; }
+  // Names how an image was decoded and shrunk: part of the caches' keys.
+  std::string interp_name() const {
+    return std::string(shrink_area_ ? "area" : "linear") + (decode_reduced_ ? "-reduced-jpeg" : "");
+  }
 
   // Called on every configure: a new imgsz or interpolation empties the RAM cache (the disk
   // cache's keys include both).
@@ -491,6 +524,7 @@ class YoloDataset final : public DataSource {
 
   int imgsz_ = 640;
   bool shrink_area_ = true;
+  bool decode_reduced_ = false;
   std::string cache_ = "none";
   RamImageCache ram_cache_;
   int cached_imgsz_ = 0;

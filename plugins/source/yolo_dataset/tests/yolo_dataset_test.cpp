@@ -546,3 +546,51 @@ TEST_CASE("yolo_dataset fraction, classes and single_cls read the split as Ultra
   for (const auto& b : s.boxes) CHECK(b.cls == 0);
   test::remove_tree(dir);
 }
+
+TEST_CASE("yolo_dataset decode_reduced: a large JPEG decodes at 1/4 and gives a full decode's size, boxes and near pixels") {
+  const auto dir = test::temp_dir("yolo-reduced");
+  // A 1600x1200 photo-like image (smooth gradients, shapes with edges) with one box.
+  cv::Mat im(1200, 1600, CV_8UC3);
+  for (int y = 0; y < im.rows; ++y) {
+    for (int x = 0; x < im.cols; ++x) {
+      im.at<cv::Vec3b>(y, x) = cv::Vec3b(static_cast<uchar>(x * 255 / 1599), static_cast<uchar>(y * 255 / 1199),
+                                         static_cast<uchar>((x + y) % 256));
+    }
+  }
+  cv::rectangle(im, cv::Rect(400, 300, 800, 600), cv::Scalar(0, 0, 255), cv::FILLED);
+  cv::circle(im, cv::Point(800, 600), 200, cv::Scalar(255, 255, 255), cv::FILLED);
+  std::vector<uchar> jpeg;
+  cv::imencode(".jpg", im, jpeg, {cv::IMWRITE_JPEG_QUALITY, 95});
+  write_bytes(dir + "/images/train/big.jpg", jpeg);
+  fs::create_directories(dir + "/labels/train");
+  { std::ofstream(dir + "/labels/train/big.txt") << "3 0.5 0.5 0.5 0.5\n"; }
+  { std::ofstream(dir + "/data.yaml") << "path: " << dir << "\ntrain: images/train\nval: images/train\nnames: {0: a, 1: b, 2: c, 3: d}\n"; }
+
+  plugin_test::PluginSet pm;
+  const Sample full = make_source(pm, {{"data", dir + "/data.yaml"}}, 320)->load(0);
+  const Sample reduced = make_source(pm, {{"data", dir + "/data.yaml"}, {"decode_reduced", true}}, 320)->load(0);
+  // 1600x1200 -> 320x240; 1/4 (400x300) is the smallest decode still at least that size.
+  CHECK(reduced.image.cols == 320);
+  CHECK(reduced.image.rows == 240);
+  CHECK(reduced.image.size() == full.image.size());
+  CHECK(reduced.geometry.original_width == 1600);
+  CHECK(reduced.geometry.original_height == 1200);
+  CHECK(reduced.geometry.ratio_x == doctest::Approx(full.geometry.ratio_x));
+  REQUIRE(reduced.boxes.size() == 1);
+  CHECK(reduced.boxes[0].x1 == doctest::Approx(full.boxes[0].x1));
+  CHECK(reduced.boxes[0].y2 == doctest::Approx(full.boxes[0].y2));
+  // Not the same pixels (libjpeg averages in its scaled inverse DCT), but close to them.
+  cv::Mat diff;
+  cv::absdiff(reduced.image, full.image, diff);
+  const double mean_diff = cv::mean(diff.reshape(1))[0];
+  MESSAGE("mean absolute difference to a full decode: " << mean_diff << " levels");
+  CHECK(mean_diff < 3.0);
+  CHECK(cv::norm(reduced.image, full.image, cv::NORM_INF) > 0);  // it did decode reduced
+  // At imgsz 1280 the image is not shrunk enough for any reduction: a full decode, equal pixels.
+  const Sample same = make_source(pm, {{"data", dir + "/data.yaml"}, {"decode_reduced", true}}, 1280)->load(0);
+  const Sample same_full = make_source(pm, {{"data", dir + "/data.yaml"}}, 1280)->load(0);
+  CHECK(cv::norm(same.image, same_full.image, cv::NORM_INF) == 0);
+  // Validation decodes in full whatever the setting: its pixels are a full decode's.
+  const Sample val = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "val"}, {"decode_reduced", true}}, 320)->load(0);
+  CHECK(cv::norm(val.image, full.image, cv::NORM_INF) == 0);
+}
