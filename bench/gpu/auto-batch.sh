@@ -51,16 +51,12 @@ fi
 if want ultralytics; then
   dir="$OUT/auto-batch-ultralytics"
   rm -rf "$dir"
-  if python3 -c "import ultralytics" 2>/dev/null; then
-    root="$PWD"
-    ( cd "$OUT" && timeout 590 python3 "$root/bench/gpu/ultralytics_train.py" ultralytics "$COCO/data.yaml" "$MODEL" 1 -1 \
-        "$IMGSZ" "$SAMPLES" "$dir" > "$dir.log" 2>&1 )
-    line=$(grep '^{"name"' "$dir.log" | tail -1)
-    batch=$(grep -oE "Using batch-size [0-9]+" "$dir.log" | tail -1 | grep -oE "[0-9]+$")
-    python3 -c 'import json, sys; r = json.loads(sys.argv[1] or "{\"name\": \"ultralytics\", \"error\": \"no result line\"}"); r["batch"] = int(sys.argv[2]) if sys.argv[2] else None; print(json.dumps(r))' \
-      "$line" "$batch" | tee -a "$LOG"
-    rm -rf "$dir/r/weights"
-  else
-    echo '{"name": "ultralytics", "error": "python3 cannot import ultralytics on this machine"}' | tee -a "$LOG"
-  fi
+  root="$PWD"
+  ( cd "$OUT" && timeout 590 python3 "$root/bench/gpu/ultralytics_train.py" ultralytics "$COCO/data.yaml" "$MODEL" 1 -1 \
+      "$IMGSZ" "$SAMPLES" "$dir" > "$dir.log" 2>&1 )
+  line=$(grep '^{"name"' "$dir.log" | tail -1)
+  batch=$(grep -oE "Using batch-size [0-9]+" "$dir.log" | tail -1 | grep -oE "[0-9]+$")
+  python3 -c 'import json, sys; r = json.loads(sys.argv[1] or "{\"name\": \"ultralytics\", \"error\": \"no result line\"}"); r["batch"] = int(sys.argv[2]) if sys.argv[2] else None; print(json.dumps(r))' \
+    "$line" "$batch" | tee -a "$LOG"
+  rm -rf "$dir/r/weights"
 fi

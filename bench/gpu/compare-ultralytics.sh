@@ -94,11 +94,6 @@ PY
 # ultra NAME MODEL_YAML: Ultralytics on the n32/m32 setup, one JSON line named ultralytics-NAME.
 ultra() {
   local name="$1" model="$2" dir="$OUT/ultralytics-$1"
-  if ! python3 -c "import ultralytics" 2>/dev/null; then
-    echo "{\"name\": \"ultralytics-$name\", \"error\": \"python3 cannot import ultralytics on this machine\"}" |
-      tee -a "$OUT/compare.jsonl"
-    return
-  fi
   rm -rf "$dir"
   ( cd "$OUT" && timeout 600 python3 "$ROOT/bench/gpu/ultralytics_train.py" "ultralytics-$name" "$DATA/data.yaml" "$model" \
       "$EPOCHS" 32 640 2560 "$dir" cache=ram workers=8 val="${ULTRA_VAL:-False}" > "$dir.log" 2>&1 )

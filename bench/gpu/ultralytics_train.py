@@ -10,12 +10,14 @@ in one invocation:
 - first_step_s: seconds from the process start to the end of the first training batch (the first
   batch steps the optimizer: Ultralytics' warm-up starts at accumulate 1), after synchronising;
 - wall_s, epochs, mAP50, mAP50_95 (the last epoch's validation, when there is one).
+Where python3 cannot import Ultralytics, the line says so ("error") and the exit code is 1.
 
 usage: python3 bench/gpu/ultralytics_train.py NAME DATA_YAML MODEL_YAML EPOCHS BATCH IMGSZ
        IMAGES_PER_EPOCH PROJECT_DIR [KEY=VALUE ...]
 The KEY=VALUE words go to YOLO(...).train() as they are (cache=ram, workers=8, val=False, ...);
 values True/False and numbers are converted.
 """
+import csv
 import json
 import os
 import subprocess
@@ -80,10 +82,14 @@ def main(argv):
         sys.exit(__doc__)
     name, data, model, epochs, batch, imgsz, per_epoch, project = argv[:8]
     extra = dict(w.split("=", 1) for w in argv[8:])
-    import torch
-    import ultralytics
-    import ultralytics.engine.trainer as trainer_module
-    from ultralytics import YOLO
+    try:
+        import torch
+        import ultralytics
+        import ultralytics.engine.trainer as trainer_module
+        from ultralytics import YOLO
+    except ImportError as e:
+        print(json.dumps({"name": name, "error": "python3 cannot import ultralytics on this machine (%s)" % e}), flush=True)
+        return 1
 
     trainer_module.check_amp = lambda *a, **k: True  # no network: skip the model download it would try
     out = {"name": name, "tool": "ultralytics " + ultralytics.__version__}
@@ -133,8 +139,6 @@ def main(argv):
         out["first_step_s"] = round(first[0] - STARTED, 2)
     results = os.path.join(project, "r", "results.csv")
     try:
-        import csv
-
         rows = [{k.strip(): v for k, v in r.items()} for r in csv.DictReader(open(results))]
         out["mAP50"] = float(rows[-1]["metrics/mAP50(B)"])
         out["mAP50_95"] = float(rows[-1]["metrics/mAP50-95(B)"])

@@ -58,6 +58,11 @@ bool has_image_extension(const std::string& path) {
   return kExtensions.count(lower(fs::path(path).extension().string())) > 0;
 }
 
+bool has_jpeg_extension(const std::string& path) {
+  const std::string ext = lower(fs::path(path).extension().string());
+  return ext == ".jpg" || ext == ".jpeg";
+}
+
 std::string label_path_for(const std::string& image_path) {
   std::string p = image_path;
   const auto pos = p.rfind("/images/");

@@ -25,6 +25,9 @@ SplitListing list_split(const std::vector<std::string>& entries, const std::stri
 
 bool has_image_extension(const std::string& path);
 
+// A .jpg / .jpeg path (any case).
+bool has_jpeg_extension(const std::string& path);
+
 // Ultralytics' pairing: the last "/images/" becomes "/labels/", the extension ".txt".
 std::string label_path_for(const std::string& image_path);
 

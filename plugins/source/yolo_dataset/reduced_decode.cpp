@@ -1,7 +1,5 @@
 #include "reduced_decode.h"
 
-#include <algorithm>
-#include <cctype>
 #include <opencv2/imgcodecs.hpp>
 
 namespace yoloflow::plugins::yolo {
@@ -10,14 +8,6 @@ namespace {
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 }  // namespace
-
-bool is_jpeg_path(const std::string& path) {
-  const auto dot = path.find_last_of('.');
-  if (dot == std::string::npos) return false;
-  std::string ext = path.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == "jpg" || ext == "jpeg";
-}
 
 int jpeg_reduction(int width, int height, cv::Size resized) {
   if (width <= 0 || height <= 0) return 1;

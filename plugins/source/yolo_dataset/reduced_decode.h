@@ -4,14 +4,10 @@
 // decode skips most of the decoding work and is then resized to the same size a full decode
 // would be; its pixels are close to, not equal to, those of a full decode and resize.
 #include <optional>
-#include <string>
 
 #include <opencv2/core.hpp>
 
 namespace yoloflow::plugins::yolo {
-
-// A .jpg / .jpeg path (any case): the files libjpeg decodes at reduced scale.
-bool is_jpeg_path(const std::string& path);
 
 // The largest factor of 8, 4 and 2 at which a decode of a `width` x `height` image (its stored
 // size) is still at least `resized` (the size a full decode is resized to) in both sides; 1 when

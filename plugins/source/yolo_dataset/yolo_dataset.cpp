@@ -242,7 +242,7 @@ class YoloDataset final : public DataSource {
     const Entry& e = entries_[index];
     cv::Mat original;
     cv::Size full;  // the size of a full decode
-    if (decode_reduced_ && is_jpeg_path(e.image)) {
+    if (decode_reduced_ && has_jpeg_extension(e.image)) {
       const int factor = jpeg_reduction(e.width, e.height, resized_size(e.width, e.height, imgsz_));
       if (factor > 1) {
         original = read_image(e.image, reduced_color_flag(factor));

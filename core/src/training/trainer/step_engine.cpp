@@ -54,7 +54,7 @@ void StepEngine::enable_capture_if_possible(bool profiling, int warmup_steps, bo
   // capture then only replays choices already made. The heuristics' picks capture and replay as
   // fast as benchmarked ones (yolo11n b32 at 640 on the H200: 22.5 ms a step either way), and
   // the benchmark's search is what made the first step wait (22.3 s against 5.8 s after the
-  // process started: `bash bench/gpu/first-step.sh default,bench`).
+  // process started; docs/performance.md, "cudnn_benchmark", has the command).
   // One graph: on the H200 a second capture into the first one's memory pool failed
   // (CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED), so other target shapes run eagerly.
   enable_capture(std::make_unique<CapturedStep>(device_, warmup_steps, 1));

@@ -2,6 +2,7 @@
 // its full decode is told from the reduced one (EXIF may have turned it a quarter turn).
 #include <doctest/doctest.h>
 
+#include "source/yolo_dataset/image_files.h"
 #include "source/yolo_dataset/reduced_decode.h"
 
 using namespace yoloflow::plugins::yolo;
@@ -23,8 +24,8 @@ TEST_CASE("decode_reduced: the full decode's size from the reduced one, upright 
   CHECK(full_size_of({1001, 750}, 4001, 3000, 4) == cv::Size(4001, 3000));  // sides round up
   CHECK_FALSE(full_size_of({900, 750}, 4000, 3000, 4).has_value());          // not this image's decode
   CHECK_FALSE(full_size_of({500, 500}, 2000, 1998, 4).has_value());          // 500x500 either way
-  CHECK(is_jpeg_path("/d/images/a.JPG"));
-  CHECK(is_jpeg_path("b.jpeg"));
-  CHECK_FALSE(is_jpeg_path("c.png"));
-  CHECK_FALSE(is_jpeg_path("jpg"));
+  CHECK(has_jpeg_extension("/d/images/a.JPG"));
+  CHECK(has_jpeg_extension("b.jpeg"));
+  CHECK_FALSE(has_jpeg_extension("c.png"));
+  CHECK_FALSE(has_jpeg_extension("jpg"));
 }
