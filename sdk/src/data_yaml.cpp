@@ -4,7 +4,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "yoloflow/directory_walk.h"
 #include "yoloflow/error.h"
+#include "yoloflow/user_file.h"
 
 namespace fs = std::filesystem;
 
@@ -13,6 +15,33 @@ namespace {
 
 [[noreturn]] void fail(const std::string& file, const std::string& what) {
   throw InvalidInput("data.yaml '" + file + "': " + what);
+}
+
+// What a YAML value is, for a message about one of the wrong type.
+std::string kind_of(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (node.IsNull()) return "empty";
+  return "'" + node.Scalar() + "'";
+}
+
+// Every value is read through these, so that a value of the wrong type is named with its key and
+// its line rather than as yaml-cpp's "bad conversion".
+std::string text_of(const YAML::Node& node, const std::string& file, const std::string& key, const char* expected) {
+  if (!node.IsScalar()) {
+    fail(file, key + " (line " + std::to_string(node.Mark().line + 1) + ") must be " + expected + ", not " +
+                   kind_of(node));
+  }
+  return node.Scalar();
+}
+
+long integer_of(const YAML::Node& node, const std::string& file, const std::string& key) {
+  const std::string text = text_of(node, file, key, "a whole number");
+  long value = 0;
+  if (!YAML::convert<long>::decode(node, value)) {
+    fail(file, key + " (line " + std::to_string(node.Mark().line + 1) + ") must be a whole number, not '" + text + "'");
+  }
+  return value;
 }
 
 std::string resolve(const fs::path& base, const std::string& p) {
@@ -26,10 +55,9 @@ std::string resolve(const fs::path& base, const std::string& p) {
 // beside a `train/` folder).
 std::string resolve_split(const fs::path& root, const std::string& p) {
   const std::string direct = resolve(root, p);
-  std::error_code ec;
-  if (p.rfind("../", 0) == 0 && !fs::exists(direct, ec)) {
+  if (p.rfind("../", 0) == 0 && !unreachable_path(direct).empty()) {
     const std::string stripped = resolve(root, p.substr(3));
-    if (fs::exists(stripped, ec)) return stripped;
+    if (unreachable_path(stripped).empty()) return stripped;
   }
   return direct;
 }
@@ -37,24 +65,20 @@ std::string resolve_split(const fs::path& root, const std::string& p) {
 std::vector<std::string> read_names(const YAML::Node& node, const std::string& file) {
   std::vector<std::string> names;
   if (node.IsSequence()) {
-    for (const auto& n : node) {
-      if (!n.IsScalar()) fail(file, "'names' entries must be strings");
-      names.push_back(n.as<std::string>());
-    }
+    std::size_t i = 0;
+    for (const auto& n : node) names.push_back(text_of(n, file, "'names' entry " + std::to_string(i++), "a class name"));
     return names;
   }
-  if (!node.IsMap()) fail(file, "'names' must be a list or a map {id: name}");
+  if (!node.IsMap()) {
+    fail(file, "'names' (line " + std::to_string(node.Mark().line + 1) + ") must be a list or a map {id: name}, not " +
+                   kind_of(node));
+  }
   std::map<long, std::string> by_id;
   for (const auto& kv : node) {
-    long id = -1;
-    try {
-      id = kv.first.as<long>();
-    } catch (const YAML::Exception&) {
-      fail(file, "'names' key '" + kv.first.as<std::string>() + "' is not a class id");
-    }
+    const long id = integer_of(kv.first, file, "'names' key");
     if (id < 0) fail(file, "'names' has a negative class id " + std::to_string(id));
-    if (!kv.second.IsScalar()) fail(file, "'names' value of id " + std::to_string(id) + " must be a string");
-    by_id[id] = kv.second.as<std::string>();
+    if (id > 100000) fail(file, "'names' has class id " + std::to_string(id) + "; at most 100000 classes are supported");
+    by_id[id] = text_of(kv.second, file, "'names' value of id " + std::to_string(id), "a class name");
   }
   long expected = 0;
   for (const auto& [id, name] : by_id) {
@@ -65,82 +89,74 @@ std::vector<std::string> read_names(const YAML::Node& node, const std::string& f
   return names;
 }
 
-}  // namespace
-
-DataYaml read_data_yaml(const std::string& path) {
-  std::error_code ec;
-  const fs::path file = fs::absolute(path, ec).lexically_normal();
-  // Only a regular file of a sensible size is read: a named pipe would block, a device never end.
-  const auto status = fs::status(file, ec);
-  switch (status.type()) {
-    case fs::file_type::regular: break;
-    case fs::file_type::not_found: fail(path, "file not found");
-    case fs::file_type::directory: fail(path, "is a folder; name the data.yaml file inside it");
-    case fs::file_type::fifo: fail(path, "is a named pipe, not a regular file");
-    default:
-      if (ec == std::errc::too_many_symbolic_link_levels) fail(path, "is a loop of symbolic links");
-      fail(path, ec ? "cannot be read (" + ec.message() + ")" : std::string("is not a regular file"));
-  }
-  constexpr std::uintmax_t kMaxBytes = 64u << 20;
-  if (const auto size = fs::file_size(file, ec); !ec && size > kMaxBytes) {
-    fail(path, "holds " + std::to_string(size) + " bytes; a data.yaml is at most 64 MiB");
-  }
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(file.string());
-  } catch (const YAML::Exception& e) {
-    fail(file.string(), std::string("not valid YAML: ") + e.what());
-  }
-  if (!doc.IsMap()) fail(file.string(), "expected a mapping with 'train', 'val' and 'names'");
-
+DataYaml parse(const YAML::Node& doc, const fs::path& file) {
   DataYaml out;
   out.file = file.string();
+  if (!doc.IsMap()) fail(out.file, "expected a mapping with 'train', 'val' and 'names', not " + kind_of(doc));
   const fs::path folder = file.parent_path();
-  if (doc["path"] && doc["path"].IsScalar() && !doc["path"].as<std::string>().empty()) {
-    out.root = resolve(folder, doc["path"].as<std::string>());
-  } else {
-    out.root = folder.lexically_normal().string();
-  }
+  const YAML::Node path = doc["path"];
+  const std::string root = path && !path.IsNull() ? text_of(path, out.file, "'path'", "a folder") : "";
+  out.root = root.empty() ? folder.lexically_normal().string() : resolve(folder, root);
   if (!out.root.empty() && out.root.back() == '/' && out.root.size() > 1) out.root.pop_back();
+  // /proc, /sys...: the kernel's state, where /proc/self/cwd leads back into the run's own folder.
+  if (const std::string pseudo = pseudo_file_system(out.root); !pseudo.empty()) {
+    fail(out.file, "'path' " + out.root + " is on a pseudo file system (" + pseudo + "), which holds no dataset");
+  }
 
   for (const char* split : {"train", "val", "test"}) {
     const YAML::Node n = doc[split];
     if (!n || n.IsNull()) continue;
+    const std::string key = std::string("'") + split + "'";
     std::vector<std::string> entries;
-    if (n.IsScalar()) {
-      entries.push_back(resolve_split(out.root, n.as<std::string>()));
-    } else if (n.IsSequence()) {
+    if (n.IsSequence()) {
+      std::size_t i = 0;
       for (const auto& e : n) {
-        if (!e.IsScalar()) fail(out.file, std::string("'") + split + "' entries must be paths");
-        entries.push_back(resolve_split(out.root, e.as<std::string>()));
+        entries.push_back(resolve_split(out.root, text_of(e, out.file, key + " entry " + std::to_string(i++), "a path")));
       }
     } else {
-      fail(out.file, std::string("'") + split + "' must be a path or a list of paths");
+      entries.push_back(resolve_split(out.root, text_of(n, out.file, key, "a path or a list of paths")));
     }
     out.splits[split] = std::move(entries);
   }
 
-  if (doc["names"]) {
-    out.names = read_names(doc["names"], out.file);
-  }
+  if (doc["names"]) out.names = read_names(doc["names"], out.file);
   if (doc["nc"]) {
-    long nc = -1;
-    try {
-      nc = doc["nc"].as<long>();
-    } catch (const YAML::Exception&) {
-      fail(out.file, "'nc' must be an integer");
-    }
+    const long nc = integer_of(doc["nc"], out.file, "'nc'");
     if (nc <= 0) fail(out.file, "'nc' must be positive, found " + std::to_string(nc));
     if (nc > 100000) fail(out.file, "'nc' is " + std::to_string(nc) + "; at most 100000 classes are supported");
     if (out.names.empty()) {
       for (long i = 0; i < nc; ++i) out.names.push_back("class" + std::to_string(i));
     } else if (static_cast<long>(out.names.size()) != nc) {
-      fail(out.file, "'nc' is " + std::to_string(nc) + " but 'names' lists " +
-                         std::to_string(out.names.size()) + " classes");
+      fail(out.file, "'nc' is " + std::to_string(nc) + " but 'names' lists " + std::to_string(out.names.size()) +
+                         " classes");
     }
   }
   if (out.names.empty()) fail(out.file, "no class names: give 'names' (list or {id: name} map)");
   return out;
+}
+
+}  // namespace
+
+DataYaml read_data_yaml(const std::string& path) {
+  std::error_code ec;
+  const fs::path file = fs::absolute(path, ec).lexically_normal();
+  // A folder is named as such: the user most likely meant the data.yaml inside it.
+  if (fs::is_directory(file, ec)) fail(path, "is a folder; name the data.yaml file inside it");
+  // Only a regular file of a sensible size is read: a named pipe would block, a device never end.
+  const std::string text = read_user_file(file.string(), kDataYamlBudget, "data.yaml '" + path + "'");
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail(file.string(), std::string("not valid YAML: ") + e.what());
+  }
+  try {
+    return parse(doc, file);
+  } catch (const YAML::Exception& e) {
+    // Whatever the checks above did not foresee: still one line naming the file and the place.
+    fail(file.string(), "a value of an unexpected type at line " + std::to_string(e.mark.line + 1) + ", column " +
+                            std::to_string(e.mark.column + 1));
+  }
 }
 
 }  // namespace yoloflow

@@ -21,6 +21,8 @@
 
 #include "support/child_process.h"
 #include "support/coco_subset.h"
+#include "support/image_headers.h"
+#include "support/output_checks.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "support/synthetic_pipeline.h"
@@ -31,51 +33,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-std::size_t count(const std::string& s, const std::string& part) {
-  std::size_t n = 0;
-  for (auto at = s.find(part); at != std::string::npos; at = s.find(part, at + part.size())) ++n;
-  return n;
-}
-
-// No library's own words reach the user.
-void check_no_internals(const std::string& output) {
-  for (const char* internal : {"basic_ios", "iostream error", "filesystem error", "bad_alloc", "Exception raised from",
-                               "frame #", "std::", "OpenCV("}) {
-    CHECK_MESSAGE(!contains(output, internal), "'" << internal << "' in: " << output);
-  }
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-// The CRC-32 of PNG chunks (ISO 3309), for a valid header written by hand.
-std::uint32_t crc32(const std::string& bytes) {
-  std::uint32_t c = 0xffffffffu;
-  for (unsigned char b : bytes) {
-    c ^= b;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-  }
-  return c ^ 0xffffffffu;
-}
-
-std::string be32(std::uint32_t v) {
-  return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
-}
-
-std::string png_chunk(const std::string& type, const std::string& data) {
-  return be32(static_cast<std::uint32_t>(data.size())) + type + data + be32(crc32(type + data));
-}
-
-// A PNG whose header says width x height (8-bit RGB): well formed up to its pixels, which a
-// decoder never reaches when the size is refused first.
-std::string png_of_size(std::uint32_t width, std::uint32_t height) {
-  const std::string ihdr = be32(width) + be32(height) + std::string("\x08\x02\x00\x00\x00", 5);
-  return std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr) + png_chunk("IDAT", std::string("\x78\x9c\x03\x00\x00\x00\x00\x01", 8)) +
-         png_chunk("IEND", "");
-}
+using test::contains;
+using test::count;
+using test::check_no_internals;
+using test::seconds_since;
 
 // A copy of the first `n` labelled coco128 train images with their labels, as an
 // Ultralytics-layout dataset in `dir` (data.yaml with coco128's names).
@@ -132,12 +93,12 @@ TEST_CASE("named pipes and folders where files belong are refused by name, witho
 
   auto pipeline = test::run_cli("validate " + dir + "/pipe.json");
   CHECK(pipeline.exit_code == 2);
-  CHECK(contains(pipeline.output, "cannot read pipeline '" + dir + "/pipe.json': a named pipe, not a regular file"));
+  CHECK(contains(pipeline.output, "pipeline '" + dir + "/pipe.json' is not a regular file (a named pipe)"));
 
   test::write_file(dir + "/p.json", inspect_pipeline(dir + "/data.yaml"));
   auto data = test::run_cli("validate " + dir + "/p.json");
   CHECK(data.exit_code == 2);
-  CHECK(contains(data.output, "is a named pipe, not a regular file"));
+  CHECK(contains(data.output, "data.yaml '" + dir + "/data.yaml' is not a regular file (a named pipe)"));
 
   test::write_file(dir + "/q.json", inspect_pipeline(dir + "/folder.yaml"));
   auto folder = test::run_cli("validate " + dir + "/q.json");
@@ -146,7 +107,7 @@ TEST_CASE("named pipes and folders where files belong are refused by name, witho
 
   auto sweep = test::run_cli("sweep " + dir + "/pipe.json");
   CHECK(sweep.exit_code == 2);
-  CHECK(contains(sweep.output, "a named pipe, not a regular file"));
+  CHECK(contains(sweep.output, "is not a regular file (a named pipe)"));
 
   auto source = test::run_cli("predict --weights " + dir + "/none.pt --source " + dir + "/image.jpg");
   CHECK(source.exit_code == 2);
@@ -176,7 +137,7 @@ TEST_CASE("a data.yaml named once and missing is reported once, not once per sta
 TEST_CASE("an image over the decoder's limit and binary garbage in a label are named, the run goes on") {
   const std::string dir = test::temp_dir("bad-images");
   const std::string data = copy_coco_images(dir, 4);
-  std::ofstream(dir + "/images/train/huge.png", std::ios::binary) << png_of_size(40000, 40000);
+  std::ofstream(dir + "/images/train/huge.png", std::ios::binary) << test::png_of_size(40000, 40000);
   test::write_file(dir + "/labels/train/huge.txt", "0 0.5 0.5 0.1 0.1\n");
   // A label file of another image overwritten with terminal escape sequences.
   std::vector<fs::path> labels;

@@ -22,6 +22,7 @@
 #include "support/child_process.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
+#include "support/output_checks.h"
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
 #include "training/checkpoint/checkpoint.h"
@@ -31,7 +32,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
+using test::tree;
 
 // Every file below `dir` with its bytes: what "the folder is as it was" compares.
 std::map<std::string, std::string> snapshot(const std::string& dir) {
@@ -40,17 +42,6 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
     if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = test::read_file(e.path().string());
   }
   return files;
-}
-
-// Every file and folder below `dir`, files with their bytes: "nothing changed on disk" (an
-// empty folder made and left behind counts too).
-std::map<std::string, std::string> tree(const std::string& dir) {
-  std::map<std::string, std::string> entries;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    const std::string name = fs::relative(e.path(), dir).string();
-    entries[name] = e.is_regular_file() ? test::read_file(e.path().string()) : std::string("<folder>");
-  }
-  return entries;
 }
 
 std::size_t count_of(const std::string& s, const std::string& part) {

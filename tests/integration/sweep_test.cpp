@@ -82,7 +82,7 @@ std::string setup(const std::string& tag) {
 TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorted summary; a rerun trains nothing") {
   const auto dir = setup("sweep-grid");
   test::write_file(dir + "/sweep.json", R"({
-    // two learning rates, and a run whose override the train sink does not know
+    "_doc": "two learning rates, and a run whose override the train sink does not know",
     "name": "lr", "base": "base.json",
     "grid": {"stages.train.params.optimizer.params.lr0": [0.01, 0.02]},
     "runs": [{"name": "broken", "overrides": {"stages.train.params.no_such_param": 1}},

@@ -313,7 +313,7 @@ TEST_CASE("load_pipeline reads a file: name from the file, missing file reported
   CHECK(r.pipeline->stage("source").params["data"] == dir + "/d.yaml");
   auto missing = core::load_pipeline(dir + "/nope.json", {}, synthetic_plugins().registry());
   REQUIRE(missing.diagnostics.size() == 1);
-  CHECK(missing.diagnostics[0].message.find("no such file") != std::string::npos);
+  CHECK(missing.diagnostics[0].message.find("nope.json' does not exist") != std::string::npos);
   yoloflow::test::remove_tree(dir);
 }
 

@@ -115,13 +115,16 @@ TEST_CASE("sweep file errors name the JSON path") {
         std::string::npos);
 }
 
-TEST_CASE("sweep file with comments and a missing file") {
+TEST_CASE("sweep file: comments are malformed JSON, a missing file") {
   const auto dir = test::temp_dir("sweep-plan-file");
-  test::write_file(dir + "/s.json", "{\n // a comment\n \"base\": \"sub/p.json\", \"runs\": [{\"name\": \"a\"}]}\n");
+  test::write_file(dir + "/c.json", "{\n // a comment\n \"base\": \"sub/p.json\", \"runs\": [{\"name\": \"a\"}]}\n");
+  CHECK_THROWS_WITH_AS(core::load_sweep_plan(dir + "/c.json"), doctest::Contains("malformed JSON at line 2, column 2"),
+                       InvalidInput);
+  test::write_file(dir + "/s.json", "{\n \"_doc\": \"a comment\",\n \"base\": \"sub/p.json\", \"runs\": [{\"name\": \"a\"}]}\n");
   const auto plan = core::load_sweep_plan(dir + "/s.json");
   CHECK(plan.name == "s");
   CHECK(plan.base == dir + "/sub/p.json");
-  CHECK_THROWS_WITH_AS(core::load_sweep_plan(dir + "/none.json"), doctest::Contains("none.json': no such file"),
+  CHECK_THROWS_WITH_AS(core::load_sweep_plan(dir + "/none.json"), doctest::Contains("none.json' does not exist"),
                        InvalidInput);
   test::write_file(dir + "/bad.json", "{\"base\": \n");
   CHECK_THROWS_WITH_AS(core::load_sweep_plan(dir + "/bad.json"), doctest::Contains("malformed JSON at line"),

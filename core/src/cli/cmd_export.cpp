@@ -92,7 +92,10 @@ int run_export(CliContext& ctx, ExportCommand c) {
   const std::string out =
       c.out.empty() ? std::filesystem::path(c.weights).replace_extension(".onnx").string() : c.out;
   if (const auto parent = std::filesystem::path(out).parent_path(); !parent.empty()) {
-    std::filesystem::create_directories(parent);
+    // A folder that cannot be made is the user's --out, refused as input (exit 2) in one line.
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw InvalidInput("--out " + out + ": cannot create the folder " + parent.string() + ": " + ec.message());
   }
   const auto r = c.int8.on ? export_int8(ctx, loaded, o, c.int8, out) : core::export_onnx(model, o, out);
   const std::string type = c.half ? "float16" : "float32";

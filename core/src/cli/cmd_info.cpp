@@ -11,6 +11,7 @@
 #include "runtime/pipeline/default_documents.h"
 #include "training/checkpoint/checkpoint_model.h"
 #include "yoloflow/error.h"
+#include "yoloflow/printable.h"
 
 namespace yoloflow::cli {
 
@@ -55,7 +56,7 @@ void print_about(const std::string& weights, const core::LoadedCheckpointModel& 
   std::cout << "\n";
   const auto& names = loaded.described.names;
   std::cout << "classes: " << names.size();
-  for (std::size_t c = 0; c < names.size() && c < 10; ++c) std::cout << (c ? ", " : ": ") << names[c];
+  for (std::size_t c = 0; c < names.size() && c < 10; ++c) std::cout << (c ? ", " : ": ") << printable(names[c]);
   if (names.size() > 10) std::cout << ", ... (" << names.size() - 10 << " more)";
   std::cout << "\n";
   if (a.contains("train_args") && !a["train_args"].empty()) std::cout << "train args: " << words(a["train_args"]) << "\n";

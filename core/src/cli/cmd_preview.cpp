@@ -12,10 +12,13 @@
 #include <opencv2/imgproc.hpp>
 
 #include "cli/cli.h"
+#include "runtime/util/path_words.h"
+#include "training/detect/image_file.h"
 #include "training/detect/sample_grid.h"
 #include "runtime/graph/augmented_samples.h"
 #include "runtime/pipeline/pipeline.h"
 #include "yoloflow/error.h"
+#include "yoloflow/printable.h"
 
 namespace fs = std::filesystem;
 
@@ -42,6 +45,7 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--format", o->format, "jpg or png")->check(CLI::IsMember({"jpg", "png"}));
   cmd->callback([&ctx, &selected, o] {
     selected = [&ctx, o]() -> int {
+      core::check_path_word("--out", o->out);
       auto& registry = ctx.plugins().registry();
       auto loaded = core::load_pipeline(o->file, o->overrides, registry);
       if (!loaded.ok()) {
@@ -60,7 +64,7 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
       std::error_code ec;
       fs::create_directories(o->out, ec);
       if (!fs::is_directory(o->out, ec)) {
-        throw InvalidInput("--out: cannot create the folder '" + o->out + "'");
+        throw InvalidInput("--out: cannot create the folder '" + printable(o->out) + "'");
       }
 
       const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(o->per_grid))));
@@ -73,12 +77,12 @@ void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
         const cv::Mat grid = core::draw_sample_grid(samples, names, o->max_side, cols);
         const int n = static_cast<int>(samples.size());
         const std::string path = (fs::path(o->out) / ("preview_" + std::to_string(g) + "." + o->format)).string();
-        if (!cv::imwrite(path, grid)) throw Error("cannot write '" + path + "'");
-        std::cout << path << ": " << n << " images, " << grid.cols << "x" << grid.rows << std::endl;
+        core::write_image_file(path, grid);
+        std::cout << printable(path) << ": " << n << " images, " << grid.cols << "x" << grid.rows << std::endl;
         ++written;
       }
       std::cout << "wrote " << written << " preview grid" << (written == 1 ? "" : "s") << " of '"
-                << p.name << "' (imgsz " << samples_of_epoch.imgsz() << ", epoch " << epoch << ") to " << o->out
+                << printable(p.name) << "' (imgsz " << samples_of_epoch.imgsz() << ", epoch " << epoch << ") to " << printable(o->out)
                 << std::endl;
       return kExitOk;
     };

@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/distributed_run.h"
+#include "cli/pipeline_plugins.h"
 #include "cli/run_folder_words.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/run/epoch_loop.h"
@@ -29,9 +30,11 @@
 #include "training/trainer/auto_batch_profiler.h"
 #include "runtime/util/atomic_file.h"
 #include "runtime/util/file_checks.h"
+#include "runtime/util/path_words.h"
 #include "runtime/util/stop_signal_scope.h"
 #include "runtime/util/text_format.h"
 #include "yoloflow/error.h"
+#include "yoloflow/printable.h"
 
 namespace yoloflow::cli {
 namespace {
@@ -70,32 +73,6 @@ extern "C" void on_stop_signal(int sig) {
   }
 }
 
-// The plugin folders and libraries a pipeline file records (its "plugin_path"), absolute, read
-// before any plugin is loaded: a resumed run loads what it trained with. Nothing when the file
-// cannot be read or has none (loading the pipeline reports what is wrong with it).
-std::vector<std::string> recorded_plugin_paths(const std::string& file) {
-  std::vector<std::string> out;
-  if (file.empty() || !core::not_a_regular_file(file).empty()) return out;
-  std::string text;
-  try {
-    text = core::read_regular_file(file, core::kMaxPipelineBytes, "pipeline");
-  } catch (const Error&) {
-    return out;
-  }
-  json doc;
-  Diagnostics ignored;
-  if (!core::parse_json_text(text, doc, ignored) || !doc.is_object() || !doc.contains("plugin_path")) return out;
-  const json& list = doc["plugin_path"];
-  if (!list.is_array()) return out;
-  const fs::path dir = fs::absolute(file).parent_path();
-  for (const auto& e : list) {
-    if (!e.is_string() || e.get<std::string>().empty()) continue;
-    const fs::path p(e.get<std::string>());
-    out.push_back((p.is_absolute() ? p : dir / p).lexically_normal().string());
-  }
-  return out;
-}
-
 void print_summary(core::GraphRunner& runner, const std::string& run_summary, const core::RunOutcome& outcome) {
   std::cout << "done: " << outcome.samples << " images in " << core::format_fixed(outcome.seconds, 2) << " s ("
             << core::format_fixed(outcome.seconds > 0 ? outcome.samples / outcome.seconds : 0.0, 1) << " images/s)"
@@ -110,7 +87,7 @@ void print_summary(core::GraphRunner& runner, const std::string& run_summary, co
     std::size_t shown = 0;
     for (const auto& [index, reason] : skipped) {
       if (++shown > 20) break;
-      std::cout << "  sample " << index << ": " << reason << std::endl;
+      std::cout << "  sample " << index << ": " << printable(reason) << std::endl;
     }
     if (skipped.size() > 20) std::cout << "  ... and " << skipped.size() - 20 << " more" << std::endl;
   }
@@ -126,12 +103,13 @@ void print_summary(core::GraphRunner& runner, const std::string& run_summary, co
     std::cout << "data issues reported by the source (" << issues.size() << "):" << std::endl;
     const std::size_t shown = std::min<std::size_t>(issues.size(), 20);
     for (std::size_t i = 0; i < shown; ++i) {
-      std::cout << "  " << issues[i].path << ": " << issues[i].problem << " -> "
-                << issues[i].action << std::endl;
+      std::cout << "  " << printable(issues[i].path) << ": " << printable(issues[i].problem) << " -> "
+                << printable(issues[i].action) << std::endl;
     }
     if (shown < issues.size()) std::cout << "  ... and " << issues.size() - shown << " more" << std::endl;
   }
-  if (!run_summary.empty()) std::cout << run_summary << (run_summary.back() == '\n' ? "" : "\n");
+  // The summary's lines are its own; what is in them (class names, paths) is shown escaped.
+  if (!run_summary.empty()) std::cout << printable_lines(run_summary) << (run_summary.back() == '\n' ? "" : "\n");
   std::cout.flush();
 }
 
@@ -148,13 +126,11 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     }
     request.run_dir = dir;
   }
+  // A start into this folder killed before its first step is undone before its files are read.
+  if (!request.run_dir.empty()) core::RunFolder::put_back_interrupted_start(request.run_dir);
   // The plugin folders the pipeline file records (a run folder's pipeline.json records those
   // its run loaded), before the first plugin is loaded.
-  for (const auto& path : recorded_plugin_paths(request.file)) {
-    if (std::find(ctx.plugin_paths.begin(), ctx.plugin_paths.end(), path) == ctx.plugin_paths.end()) {
-      ctx.plugin_paths.push_back(path);
-    }
-  }
+  add_recorded_plugin_paths(ctx, request.file);
   auto& registry = ctx.plugins().registry();
   auto loaded = request.file.empty()
                     ? core::parse_pipeline(request.builtin, fs::current_path().string(), request.overrides, registry,
@@ -162,8 +138,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
                     : core::load_pipeline(request.file, request.overrides, registry);
   if (!loaded.ok()) {
     const std::string source = request.file.empty() ? "the built-in training pipeline" : request.file;
-    std::cerr << core::format_diagnostics(loaded.diagnostics, source);
-    std::cerr << source << ": " << loaded.diagnostics.size()
+    std::cerr << printable_lines(core::format_diagnostics(loaded.diagnostics, source));
+    std::cerr << printable(source) << ": " << loaded.diagnostics.size()
               << (loaded.diagnostics.size() == 1 ? " problem" : " problems") << "; nothing was run"
               << std::endl;
     return kExitInvalid;
@@ -175,7 +151,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   // saves state it continues from.
   const core::RegisteredComponent& last_stage = *p.stage(p.sink).component;
   if (request.training && last_stage.driver == nullptr) {
-    std::cerr << request.file << ": stages." << p.sink << ".plugin: `yoloflow train` needs a pipeline that ends in the "
+    std::cerr << printable(request.file) << ": stages." << p.sink << ".plugin: `yoloflow train` needs a pipeline that ends in the "
               << "train stage, this one ends in '" << p.stage(p.sink).plugin << "' (use `yoloflow run`)" << std::endl;
     return kExitInvalid;
   }
@@ -195,7 +171,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
                                       ? core::RunFolder::holds_a_run(request.run_dir)
                                       : std::string();
       if (!earlier.empty()) {
-        std::cerr << "error: --run-dir " << request.run_dir << " already holds a run (" << earlier
+        std::cerr << "error: --run-dir " << printable(request.run_dir) << " already holds a run (" << earlier
                   << "); its files would be overwritten. Choose another folder, leave --run-dir out for a new "
                   << "numbered one, or pass --exist-ok to reuse it" << std::endl;
         return kExitInvalid;
@@ -237,6 +213,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   options.device = request.device;
   options.stop_flag = &g_stop_requested;
   options.resume_checkpoint = request.resume_checkpoint;
+  // From the first optimizer step on, the new run's files replace the earlier run's for good.
+  options.on_first_step = [&folder] { folder.first_step_taken(); };
   // Builds everything (the data read, the model built, a resumed checkpoint loaded); a failure
   // leaves through here, and a folder this command made is removed again.
   const auto driver = core::make_run_driver(p, registry, options);
@@ -245,17 +223,29 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     return kExitOk;
   }
   if (!folder.empty()) {
+    // A folder holding an earlier run (--exist-ok, a resume) keeps that run's files until this
+    // one takes its first step: a start that fails or is stopped before puts them back.
+    folder.keep_earlier_run();
     folder.commit();
-    std::cout << "run folder: " << run_dir << std::endl;
+    std::cout << "run folder: " << printable(run_dir) << std::endl;
     // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
     // `train --resume` reads back.
     core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
     if (const int stale = folder.remove_stale_temporaries(); stale > 0) {
       std::cout << "removed " << stale << " temporary file" << (stale == 1 ? "" : "s")
-                << " that an interrupted write left in " << run_dir << std::endl;
+                << " that an interrupted write left in " << printable(run_dir) << std::endl;
     }
   }
   const core::RunOutcome outcome = driver->run(std::cout);
+  // A run that ended, or stopped itself (max_steps, a time budget), ran as asked; one stopped
+  // by a signal before its first step leaves the earlier run as it was.
+  const bool stopped_by_signal = outcome.interrupted && outcome.stop_reason.empty();
+  if (!stopped_by_signal) folder.first_step_taken();
+  if (stopped_by_signal && folder.restore_earlier_run()) {
+    std::cout << "stopped before the first optimizer step: " << printable(run_dir)
+              << " holds the earlier run as it was" << std::endl;
+    return kExitInterrupted;
+  }
   // A signal may reach one rank and leave the others in mid-epoch collectives: they must be
   // told. A stop the run asked for (early stop, max_steps) is taken by every rank at the same
   // point (rank 0 broadcasts its early-stop verdict), so it ends the group cleanly.
@@ -268,7 +258,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     std::cout << " after " << outcome.epochs_done << " complete epoch" << (outcome.epochs_done == 1 ? "" : "s") << " of "
               << (outcome.epochs > 0 ? outcome.epochs : p.epochs) << std::endl;
     if (driver->resumable()) {
-      std::cout << "state saved; continue with: yoloflow train --resume " << run_dir << std::endl;
+      std::cout << "state saved; continue with: yoloflow train --resume " << printable(run_dir) << std::endl;
       return kExitOk;
     }
     return outcome.stop_reason.empty() ? kExitInterrupted : kExitOk;
@@ -287,7 +277,13 @@ void add_run_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--run-dir", r->run_dir, "Folder components may write outputs to; one holding a run, or holding runs (runs/train), is refused");
   cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
   cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
-  cmd->callback([&ctx, &selected, r] { selected = [&ctx, r]() -> int { return run_pipeline(ctx, *r); }; });
+  cmd->callback([&ctx, &selected, r, cmd] {
+    selected = [&ctx, r, cmd]() -> int {
+      // `--run-dir ''` names no folder; it is not the same as leaving --run-dir out.
+      if (cmd->count("--run-dir") > 0) core::check_path_word("--run-dir", r->run_dir);
+      return run_pipeline(ctx, *r);
+    };
+  });
 }
 
 }  // namespace yoloflow::cli

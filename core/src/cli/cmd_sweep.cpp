@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "runtime/pipeline/device_word.h"
 #include "runtime/sweep/same_runs.h"
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/sweep/slurm_script.h"
@@ -32,11 +33,12 @@ std::vector<std::string> parse_devices(const std::string& list) {
   std::string cur;
   auto flush = [&] {
     if (cur.empty()) return;
-    if (cur.find_first_not_of("0123456789") == std::string::npos) cur = "cuda:" + cur;
-    if (cur.rfind("cuda:", 0) != 0 || cur.size() == 5 || cur.find_first_not_of("0123456789", 5) != std::string::npos) {
+    // Read as every device is (runtime/pipeline/device_word.h); a sweep's devices are GPUs by index.
+    std::string device;
+    if (!core::read_device_word(cur, device) || device.rfind("cuda:", 0) != 0) {
       throw InvalidInput("--devices: '" + cur + "' is not a CUDA device; give indices like 0,1 or cuda:0,cuda:1");
     }
-    out.push_back(cur);
+    out.push_back(device);
     cur.clear();
   };
   for (char c : list) {
@@ -58,9 +60,10 @@ std::string continue_command(const SweepArgs& a) {
 }
 
 int run_sweep_command(CliContext& ctx, const SweepArgs& a) {
+  // The devices first: a device that is none is refused before the sweep file is read.
+  const auto devices = a.devices.empty() ? std::vector<std::string>{} : parse_devices(a.devices);
   core::SweepPlan plan = core::load_sweep_plan(a.file);
   const std::string out_dir = a.out.empty() ? (fs::path("runs") / "sweep" / plan.name).string() : a.out;
-  const auto devices = a.devices.empty() ? std::vector<std::string>{} : parse_devices(a.devices);
   if (a.jobs < 1) throw InvalidInput("--jobs must be at least 1");
 
   if (a.summary_only) {

@@ -13,6 +13,8 @@
 #include "cli/cli.h"
 #include "cli/default_pipeline.h"
 #include "cli/resume_word.h"
+#include "runtime/pipeline/json_text.h"
+#include "runtime/util/path_words.h"
 #include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 
@@ -35,8 +37,10 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_flag("--exist-ok", r->exist_ok, "Write into a --run-dir that already holds a run (its files are replaced)");
   cmd->add_option("--device", r->device, "cpu, cuda, cuda:N (default: the pipeline's \"device\")");
   cmd->add_flag("--print-resolved", r->print_resolved, "Print the resolved pipeline before running");
-  cmd->callback([&ctx, &selected, r, resume_dir] {
-    selected = [&ctx, r, resume_dir]() -> int {
+  cmd->callback([&ctx, &selected, r, resume_dir, cmd] {
+    selected = [&ctx, r, resume_dir, cmd]() -> int {
+      // `--run-dir ''` names no folder; it is not the same as leaving --run-dir out.
+      if (cmd->count("--run-dir") > 0) core::check_path_word("--run-dir", r->run_dir);
       RunRequest request = *r;
       request.training = true;
       // resume=RUN/weights/last.pt (Ultralytics' word) is --resume.
@@ -86,7 +90,7 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
                        "on that dataset, e.g. yoloflow train data=coco8.yaml model=yolo11n epochs=100)" << std::endl;
           return kExitInvalid;
         }
-        nlohmann::json doc = nlohmann::json::parse(default_train_pipeline(), nullptr, true, /*ignore_comments=*/true);
+        nlohmann::json doc = core::read_json_text(default_train_pipeline(), "the built-in training pipeline");
         doc["name"] = "train";  // runs/train/<N>, as Ultralytics names it
         doc["data"] = "";       // the shipped file's dataset path means nothing from here
         request.builtin = doc.dump();

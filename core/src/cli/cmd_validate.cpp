@@ -1,8 +1,10 @@
 // `yoloflow validate PIPELINE [path=value ...]`: every problem of a pipeline at once, each
-// with its JSON path; nothing is constructed.
+// with its JSON path; nothing is constructed. It reads the pipeline as `run` and `train` do (its
+// plugin_path loaded first), so what they would refuse before running, it reports.
 #include <iostream>
 
 #include "cli/cli.h"
+#include "cli/pipeline_plugins.h"
 #include "runtime/pipeline/pipeline.h"
 #include "yoloflow/error.h"
 
@@ -24,6 +26,9 @@ void add_validate_command(CLI::App& app, CliContext& ctx, Action& selected) {
                 "Print the resolved pipeline (defaults filled in, paths absolute)");
   cmd->callback([&ctx, &selected, o] {
     selected = [&ctx, o]() -> int {
+      // The plugins the file records, loaded as `run` and `train` load them: a stage from one of
+      // them is known here too, and a path that does not exist is a problem here too.
+      add_recorded_plugin_paths(ctx, o->file);
       auto loaded = core::load_pipeline(o->file, o->overrides, ctx.plugins().registry());
       if (!loaded.ok()) {
         std::cerr << core::format_diagnostics(loaded.diagnostics, o->file);

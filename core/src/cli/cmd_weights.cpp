@@ -5,14 +5,22 @@
 #include "training/model/model_factory.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
+#include "runtime/util/atomic_file.h"
+#include "runtime/util/path_words.h"
 #include "training/model/weights_io.h"
 #include "yoloflow/error.h"
+#include "yoloflow/printable.h"
 
 namespace yoloflow::cli {
 
 namespace {
 
 int run_import(CliContext& ctx, const std::string& src, std::string arch, int nc, const std::string& out) {
+  // The output is checked before anything is read: a refused --out costs nothing. It is
+  // written atomically (core::write_weights): an existing file is replaced only once the new
+  // one is whole on disk.
+  core::check_path_word("--out", out);
+  core::check_writable_target(out);
   core::TorchFile file = core::TorchFile::open(src);
   core::NamedTensors weights;
   if (core::is_ultralytics_checkpoint(file.root())) {
@@ -24,7 +32,7 @@ int run_import(CliContext& ctx, const std::string& src, std::string arch, int nc
                          " (an Ultralytics checkpoint): leave --model out");
     }
     arch = u.architecture();
-    std::cout << "read " << src << ": an Ultralytics" << (u.version.empty() ? "" : " " + u.version) << " checkpoint, "
+    std::cout << "read " << printable(src) << ": an Ultralytics" << (u.version.empty() ? "" : " " + u.version) << " checkpoint, "
               << arch << ", " << u.nc << " classes, its " << u.weights_entry << " model\n";
     weights = std::move(u.weights);
   } else {
@@ -41,19 +49,21 @@ int run_import(CliContext& ctx, const std::string& src, std::string arch, int nc
   if (finetune) opts.may_differ = core::is_class_head_tensor;  // everything else must fit
   const auto report = core::load_weights(model->module(), weights, src, opts);
   core::write_weights(out, core::module_state(model->module()));
-  std::cout << "imported " << report.loaded << " tensors from " << src << " into " << model->architecture()
+  std::cout << "imported " << report.loaded << " tensors from " << printable(src) << " into " << model->architecture()
             << " (nc " << target_nc << ")\n";
   if (finetune) {
     std::cout << "nc " << file_nc << " -> " << target_nc << ": kept the initial values of "
               << report.kept_initial.size() << " class-head tensors (fine-tuning):\n";
-    for (const auto& n : report.kept_initial) std::cout << "  " << n << "\n";
+    for (const auto& n : report.kept_initial) std::cout << "  " << printable(n) << "\n";
   }
-  std::cout << "wrote " << out << std::endl;
+  std::cout << "wrote " << printable(out) << std::endl;
   return kExitOk;
 }
 
 int run_export(CliContext& ctx, const std::string& in, const std::string& key, const std::string& arch,
                const std::string& out) {
+  core::check_path_word("--out", out);
+  core::check_writable_target(out);
   auto weights = core::read_weights(in, key);
   if (!arch.empty()) {
     // Check against the architecture, and write in its state-dict order.
@@ -62,8 +72,8 @@ int run_export(CliContext& ctx, const std::string& in, const std::string& key, c
     weights = core::module_state(model->module());
   }
   core::write_weights(out, weights);
-  std::cout << "exported " << weights.size() << " tensors from " << in << " to " << out
-            << " (a dict name -> tensor; Python: torch.load('" << out << "'))" << std::endl;
+  std::cout << "exported " << weights.size() << " tensors from " << printable(in) << " to " << printable(out)
+            << " (a dict name -> tensor; Python: torch.load('" << printable(out) << "'))" << std::endl;
   return kExitOk;
 }
 

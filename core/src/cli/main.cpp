@@ -8,9 +8,11 @@
 #include "cli/cli.h"
 #include "cli/verb_words.h"
 #include "log/logging.h"
+#include "training/device/device_choice.h"
 #include "training/builtin_components.h"
 #include "yoloflow/error.h"
 #include "yoloflow/params.h"
+#include "yoloflow/printable.h"
 #include "yoloflow/version.h"
 
 namespace yoloflow::cli {
@@ -34,6 +36,9 @@ core::PluginManager& CliContext::plugins() {
   return *manager_;
 }
 
+// The first line of an exception's message, without the library's id in front of it.
+std::string one_line(const std::string& what);
+
 namespace {
 
 // The first word that is neither a global option nor its value: where the command stands.
@@ -52,6 +57,15 @@ std::string first_command_word(int argc, char** argv) {
 
 }  // namespace
 
+std::string one_line(const std::string& what) {
+  // LibTorch appends a backtrace after the first line; nlohmann starts with its exception's id.
+  std::string line = what.substr(0, what.find('\n'));
+  if (line.rfind("[json.exception.", 0) == 0 && line.find("] ") != std::string::npos) {
+    line = "malformed or unexpected JSON: " + line.substr(line.find("] ") + 2);
+  }
+  return line;
+}
+
 }  // namespace yoloflow::cli
 
 int main(int argc_in, char** argv_in) {
@@ -63,7 +77,7 @@ int main(int argc_in, char** argv_in) {
   try {
     args = cli::words_as_options(std::vector<std::string>(argv_in + 1, argv_in + argc_in));
   } catch (const Error& e) {
-    std::cerr << "error: " << e.what() << std::endl;
+    std::cerr << "error: " << printable_lines(e.what()) << std::endl;
     return e.exit_code();
   }
   std::vector<char*> arg_pointers{argv_in[0]};
@@ -129,12 +143,19 @@ int main(int argc_in, char** argv_in) {
   core::init_logging(level);
 
   try {
+    // A --device is read before the command reads anything (weights, data, a pipeline): a device
+    // that is none, or that this machine lacks, is refused in one line, the same on every command.
+    for (const CLI::App* command : app.get_subcommands()) {
+      const CLI::Option* device = command->get_option_no_throw("--device");
+      if (device != nullptr && device->count() > 0) core::check_device(device->as<std::string>(), "--device");
+    }
     return selected ? selected() : kExitInvalid;
   } catch (const Error& e) {
-    std::cerr << "error: " << e.what() << std::endl;
+    std::cerr << "error: " << printable_lines(e.what()) << std::endl;
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
+    // Not an error yoloflow raises on purpose: still one line, without a library's internals.
+    std::cerr << "error: " << cli::one_line(e.what()) << std::endl;
     return kExitFailure;
   }
 }

@@ -10,6 +10,9 @@
 #include <opencv2/videoio.hpp>
 #endif
 
+#include "yoloflow/image_header.h"
+#include "yoloflow/user_file.h"
+
 namespace yoloflow::cli {
 namespace {
 
@@ -32,6 +35,13 @@ void count(const core::ImagePrediction& p, PredictTally& tally) {
 void predict_image(core::Predictor& predictor, core::PredictionWriter& writer, const std::string& path, std::size_t k,
                    std::size_t n, PredictTally& tally) {
   std::cout << "image " << k << "/" << n << " " << path << ": ";
+  // The header first, as training reads images: a file over the byte budget or an image over the
+  // pixel limit is skipped before a decoder allocates it.
+  if (const std::string refusal = image_file_refusal(path); !refusal.empty()) {
+    std::cout << "skipped: " << refusal << std::endl;
+    tally.skipped.push_back(path);
+    return;
+  }
   cv::Mat image;
   try {
     image = cv::imread(path, cv::IMREAD_COLOR);
@@ -58,6 +68,12 @@ void predict_video(core::Predictor& predictor, core::PredictionWriter& writer, c
             << "videoio (Debian: libopencv-videoio-dev), so it reads no video" << std::endl;
   tally.skipped.push_back(path);
 #else
+  // A named pipe or a device would block the demuxer; a loop of links is said as such.
+  if (const std::string why = file_refusal(path, FileBudget{~std::uint64_t{0}, "a video"}); !why.empty()) {
+    std::cout << "video " << k << "/" << n << " " << path << ": skipped: it " << why << std::endl;
+    tally.skipped.push_back(path);
+    return;
+  }
   cv::VideoCapture capture;
   try {
     capture.open(path);
@@ -67,6 +83,16 @@ void predict_video(core::Predictor& predictor, core::PredictionWriter& writer, c
   if (!capture.isOpened()) {
     std::cout << "video " << k << "/" << n << " " << path << ": skipped: cannot decode the video (corrupt, or no "
               << "decoder for it in this OpenCV)" << std::endl;
+    tally.skipped.push_back(path);
+    return;
+  }
+  // Frames are decoded by the demuxer's own decoder: its frame size, from the container, is held
+  // to the limit of images before the first frame is decoded.
+  const auto frame_width = static_cast<std::uint64_t>(std::max(0.0, capture.get(cv::CAP_PROP_FRAME_WIDTH)));
+  const auto frame_height = static_cast<std::uint64_t>(std::max(0.0, capture.get(cv::CAP_PROP_FRAME_HEIGHT)));
+  if (const std::string refusal = image_size_refusal(frame_width, frame_height); !refusal.empty()) {
+    std::cout << "video " << k << "/" << n << " " << path << ": skipped: its frames are " << refusal.substr(refusal.find(':') + 2)
+              << std::endl;
     tally.skipped.push_back(path);
     return;
   }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "runtime/pipeline/word_values.h"
+#include "runtime/util/path_words.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -14,8 +15,13 @@ RunFolderWords take_run_folder_words(std::vector<std::string>& words) {
     const std::string key = eq == std::string::npos ? "" : it->substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : it->substr(eq + 1);
     if (key == "project") {
+      // An absolute project is a folder of the user's; a relative one goes under runs/detect
+      // and must stay there.
+      core::check_path_word("project=", value);
+      if (!std::filesystem::path(value).is_absolute()) core::check_name_word("project=", value);
       r.project = value;
     } else if (key == "name") {
+      core::check_name_word("name=", value);
       r.name = value;
     } else if (key == "exist_ok") {
       if (!core::parse_word_bool(value, r.exist_ok)) {

@@ -15,7 +15,8 @@ struct RunFolderWords {
 };
 
 // Removes project=, name= and exist_ok= from `words` and returns them. Throws InvalidInput for
-// an exist_ok value that is no bool.
+// an exist_ok value that is no bool, and for a project or name that is empty, holds a NUL or
+// a control character, or leaves its folder through ".." (runtime/util/path_words.h).
 RunFolderWords take_run_folder_words(std::vector<std::string>& words);
 
 // The folder Ultralytics would write to: "" when neither project nor name is given (the

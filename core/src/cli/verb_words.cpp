@@ -7,6 +7,8 @@
 #include <map>
 
 #include "cli/run_folder_words.h"
+#include "runtime/pipeline/device_word.h"
+#include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/pipeline/word_values.h"
 #include "yoloflow/error.h"
@@ -37,6 +39,9 @@ Rule number_of(const std::string& option) {
   return [option](const std::string& key, const std::string& value) {
     const nlohmann::json v = core::parse_word_value(value);
     if (!v.is_number()) throw InvalidInput(key + "=" + value + ": expected a number");
+    if (std::string where; !core::all_numbers_finite(v, key, where)) {
+      throw InvalidInput(key + "=" + value + ": " + value + " " + core::kNonFiniteNumber);
+    }
     return Options{option, text_of(v)};
   };
 }
@@ -55,17 +60,16 @@ Rule bool_of(const std::string& on, const std::string& off) {
   };
 }
 
-// Ultralytics' device=0 is cuda:0; cpu, cuda and cuda:N pass as they are.
+// Ultralytics' device=0 is cuda:0, -1 an idle GPU (CUDA when there is one, else the CPU); cpu,
+// cuda and cuda:N pass as they are (runtime/pipeline/device_word.h reads them all).
 Options device_options(const std::string& key, const std::string& value) {
-  const nlohmann::json v = core::parse_word_value(value);
-  if (v.is_number_integer() && v.get<long long>() >= 0) return {"--device", "cuda:" + v.dump()};
-  // Ultralytics' -1, an idle GPU: CUDA when there is one, else the CPU.
-  if (v.is_number_integer() && v.get<long long>() == -1) return {"--device", "auto"};
-  if (v.is_array() || v.is_number()) {
+  if (core::parse_word_value(value).is_array()) {
     throw InvalidInput(key + "=" + value + ": one device (cpu, 0, cuda:1, -1); several GPUs train through torchrun "
                        "(docs/distributed.md)");
   }
-  return {"--device", value};
+  std::string device;
+  if (!core::read_device_word(value, device)) throw InvalidInput(core::device_refusal(key + "=", value));
+  return {"--device", device};
 }
 
 // One square size; Ultralytics' val and predict take the largest of [h, w], with a warning.
@@ -270,6 +274,7 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
 
   std::vector<std::string> out(args.begin(), args.begin() + static_cast<long>(at) + 1);
   std::vector<std::string> folder_words;
+  std::map<std::string, std::string> given;  // each word's key -> the word
   bool out_given = false;
   for (std::size_t i = at + 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -284,6 +289,18 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
       continue;
     }
     const std::string key = a.substr(0, eq), value = a.substr(eq + 1);
+    // A word given twice: which was meant is not for yoloflow to guess (as in a pipeline file).
+    if (const auto earlier = given.find(key); earlier != given.end()) {
+      throw InvalidInput("'" + key + "' is given twice on the command line: " + earlier->second + ", then " + a +
+                         "; give it once");
+    }
+    given.emplace(key, a);
+    // A device is read by the one device reader on every command, also on those that run on the
+    // CPU only: `device=mps` is refused for what it is.
+    if (key == "device" && v.rules.count(key) == 0) {
+      std::string device;
+      if (!core::read_device_word(value, device)) throw InvalidInput(core::device_refusal(key + "=", value));
+    }
     if (key == "task" || key == "mode") {
       check_task_and_mode(verb, key, value);
       continue;

@@ -7,6 +7,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "yoloflow/atomic_file.h"
+#include "yoloflow/printable.h"
+
 namespace yoloflow::core {
 namespace {
 
@@ -31,7 +34,10 @@ void sink(LogLevel level, const char* message) {
     std::lock_guard<std::mutex> lock(g_mutex);
     logger = g_logger;
   }
-  if (logger) logger->log(to_spdlog(level), message);
+  // Every message, the host's and every plugin's, reaches the terminal and the run's log
+  // without a terminal control in it: a class name or file name holding ESC sequences or a
+  // carriage return cannot recolour, move or overwrite what is shown (yoloflow/printable.h).
+  if (logger) logger->log(to_spdlog(level), printable_lines(message));
 }
 
 }  // namespace
@@ -59,6 +65,7 @@ bool parse_log_level(const std::string& text, LogLevel& out) {
 }
 
 void add_log_file(const std::string& path) {
+  check_writable_target(path);  // a log named after a device or a folder is refused, not written into
   std::lock_guard<std::mutex> lock(g_mutex);
   g_file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
   g_file->set_pattern("[%Y-%m-%d %H:%M:%S.%e %l] %v");

@@ -12,7 +12,9 @@
 
 #include <unistd.h>
 
+#include "yoloflow/atomic_file.h"
 #include "yoloflow/error.h"
+#include "yoloflow/user_file.h"
 
 namespace fs = std::filesystem;
 
@@ -92,53 +94,56 @@ std::string DiskImageCache::file_for(const std::string& key) const {
 // File layout: magic, key length + key (checked, so a hash collision is a miss), then
 // int32 width, height, original width, original height, and width*height*3 BGR bytes.
 std::optional<ResizedImage> DiskImageCache::get(const std::string& key) const {
-  std::ifstream f(file_for(key), std::ios::binary);
-  if (!f) return std::nullopt;
+  // Read through the bounded reader: a cache file is a regular file no larger than the largest
+  // image a cache holds (8192 px, imgsz's limit, on each side), whatever was put in its place.
+  constexpr std::int32_t kMaxSide = 8192;
+  constexpr FileBudget kCacheFileBudget{std::uint64_t{64} * 1024 + std::uint64_t{kMaxSide} * kMaxSide * 3, "an image cache file"};
+  std::string bytes, why;
+  if (!try_read_user_file(file_for(key), kCacheFileBudget, bytes, why)) return std::nullopt;
+  std::size_t at = 0;
+  auto take = [&](void* out, std::size_t n) {
+    if (bytes.size() - at < n) return false;
+    std::memcpy(out, bytes.data() + at, n);
+    at += n;
+    return true;
+  };
   char magic[8];
   std::uint32_t key_len = 0;
-  if (!f.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
-  if (!f.read(reinterpret_cast<char*>(&key_len), 4) || key_len != key.size()) return std::nullopt;
-  std::string stored(key_len, '\0');
-  if (!f.read(&stored[0], key_len) || stored != key) return std::nullopt;
+  if (!take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
+  if (!take(&key_len, 4) || key_len != key.size()) return std::nullopt;
+  if (bytes.size() - at < key_len || bytes.compare(at, key_len, key) != 0) return std::nullopt;
+  at += key_len;
   std::int32_t dims[4];
-  if (!f.read(reinterpret_cast<char*>(dims), sizeof dims)) return std::nullopt;
-  if (dims[0] <= 0 || dims[1] <= 0 || dims[0] > 65535 || dims[1] > 65535) return std::nullopt;
+  if (!take(dims, sizeof dims)) return std::nullopt;
+  if (dims[0] <= 0 || dims[1] <= 0 || dims[0] > kMaxSide || dims[1] > kMaxSide) return std::nullopt;
+  const auto pixel_bytes = static_cast<std::size_t>(dims[0]) * static_cast<std::size_t>(dims[1]) * 3;
+  if (bytes.size() - at != pixel_bytes) return std::nullopt;  // torn or foreign: a miss
   ResizedImage out;
   out.image.create(dims[1], dims[0], CV_8UC3);
   out.original_width = dims[2];
   out.original_height = dims[3];
-  const auto bytes = static_cast<std::streamsize>(out.image.total() * 3);
-  if (!f.read(reinterpret_cast<char*>(out.image.data), bytes)) return std::nullopt;
+  std::memcpy(out.image.data, bytes.data() + at, pixel_bytes);
   return out;
 }
 
 void DiskImageCache::put(const std::string& key, const ResizedImage& img) const {
-  static std::atomic<unsigned> counter{0};
-  const std::string final_path = file_for(key);
-  std::ostringstream tmp;
-  tmp << final_path << ".tmp." << ::getpid() << '.'
-      << std::hash<std::thread::id>{}(std::this_thread::get_id()) << '.' << counter++;
-  {
-    std::ofstream f(tmp.str(), std::ios::binary | std::ios::trunc);
-    if (!f) return;  // a read-only cache only costs speed
+  // Through the SDK's atomic writer: a reader never sees half an entry, a full disk leaves no
+  // partial file, and a cache entry that is not a regular file is never written into.
+  try {
+    AtomicFileWriter f(file_for(key));
     const auto key_len = static_cast<std::uint32_t>(key.size());
     const std::int32_t dims[4] = {img.image.cols, img.image.rows, img.original_width,
                                   img.original_height};
     f.write(kMagic, 8);
-    f.write(reinterpret_cast<const char*>(&key_len), 4);
-    f.write(key.data(), static_cast<std::streamsize>(key.size()));
-    f.write(reinterpret_cast<const char*>(dims), sizeof dims);
+    f.write(&key_len, 4);
+    f.write(key.data(), key.size());
+    f.write(dims, sizeof dims);
     const cv::Mat cont = img.image.isContinuous() ? img.image : img.image.clone();
-    f.write(reinterpret_cast<const char*>(cont.data), static_cast<std::streamsize>(cont.total() * 3));
-    if (!f.flush()) {
-      f.close();
-      std::remove(tmp.str().c_str());
-      return;
-    }
+    f.write(cont.data, cont.total() * 3);
+    f.commit();
+  } catch (const Error&) {
+    // a cache that cannot be written only costs speed
   }
-  std::error_code ec;
-  fs::rename(tmp.str(), final_path, ec);
-  if (ec) fs::remove(tmp.str(), ec);
 }
 
 }  // namespace yoloflow::plugins::yolo

@@ -2,13 +2,19 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <mutex>
 #include <set>
 
 #include <opencv2/imgcodecs.hpp>
 
+#include "reduced_decode.h"
+#include "yoloflow/directory_walk.h"
 #include "yoloflow/error.h"
+#include "yoloflow/image_header.h"
+#include "yoloflow/stop_request.h"
+#include "yoloflow/user_file.h"
 
 namespace fs = std::filesystem;
 
@@ -20,34 +26,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool starts_with(const std::vector<unsigned char>& b, std::initializer_list<int> sig) {
-  if (b.size() < sig.size()) return false;
-  std::size_t i = 0;
-  for (int v : sig) {
-    if (v >= 0 && b[i] != static_cast<unsigned char>(v)) return false;
-    ++i;
-  }
-  return true;
-}
-
-bool ends_with(const std::vector<unsigned char>& b, std::size_t end,
-               std::initializer_list<int> sig) {
-  if (end < sig.size()) return false;
-  std::size_t i = end - sig.size();
-  for (int v : sig) {
-    if (b[i++] != static_cast<unsigned char>(v)) return false;
-  }
-  return true;
-}
-
-void add_folder_images(const fs::path& folder, std::vector<std::string>& out) {
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(folder, fs::directory_options::follow_directory_symlink, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && has_image_extension(it->path().string())) {
-      out.push_back(it->path().lexically_normal().string());
-    }
-  }
+// A folder's images, recursively, through the one folder walker: a folder reached twice (a link
+// back to a parent) is listed once, and what could not be listed is a data issue.
+void add_folder_images(const std::string& folder, const std::string& name, SplitListing& out) {
+  const WalkResult walk = walk_folder(folder, WalkLimits{}, name, [](const std::string& p) { return has_image_extension(p); });
+  for (const auto& f : walk.files) out.images.push_back(fs::path(f).lexically_normal().string());
+  for (const auto& skip : walk.skipped) out.issues.push_back({skip.path, "not listed: " + skip.why, "skipped"});
 }
 
 }  // namespace
@@ -75,45 +59,46 @@ SplitListing list_split(const std::vector<std::string>& entries, const std::stri
   SplitListing out;
   std::set<std::string> label_dirs;
   std::error_code ec;
+  const std::string where = "data.yaml '" + yaml_file + "': split '" + split + "': ";
   for (const auto& entry : entries) {
     const fs::path p(entry);
+    const std::string name = where + "'" + entry + "'";
+    if (const std::string why = unreachable_path(entry); !why.empty()) throw InvalidInput(name + " " + why);
     if (fs::is_directory(p, ec)) {
-      add_folder_images(p, out.images);
+      add_folder_images(entry, name, out);
       // The mirrored labels folder, when there is one, is searched for orphan label files.
       const std::string mirrored = fs::path(label_path_for(entry + "/x.jpg")).parent_path().string();
       if (mirrored != entry && fs::is_directory(mirrored, ec)) {
-        label_dirs.insert(fs::path(mirrored).lexically_normal().string());
-        for (fs::recursive_directory_iterator it(mirrored, ec), end; !ec && it != end; it.increment(ec)) {
-          if (it->is_directory(ec)) label_dirs.insert(it->path().lexically_normal().string());
-        }
+        const WalkResult labels = walk_folder(mirrored, WalkLimits{}, where + "labels folder '" + mirrored + "'",
+                                              [](const std::string&) { return false; });
+        for (const auto& dir : labels.folders) label_dirs.insert(fs::path(dir).lexically_normal().string());
       }
     } else if (fs::is_regular_file(p, ec) && lower(p.extension().string()) == ".txt") {
-      std::ifstream list(p);
-      if (!list) throw InvalidInput("data.yaml '" + yaml_file + "': split '" + split +
-                                    "': cannot read image list '" + entry + "'");
-      std::string line;
-      while (std::getline(list, line)) {
-        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-        std::size_t start = 0;
-        while (start < line.size() && std::isspace(static_cast<unsigned char>(line[start]))) ++start;
-        line = line.substr(start);
-        if (line.empty() || line[0] == '#') continue;
-        fs::path img(line);
-        if (img.is_relative()) img = p.parent_path() / img;
-        const std::string path = img.lexically_normal().string();
-        if (!fs::exists(img, ec)) {
-          out.issues.push_back({path, "image missing (listed in " + entry + ")", "skipped"});
-        } else if (!has_image_extension(path)) {
-          out.issues.push_back({path, "not an image file type (listed in " + entry + ")", "skipped"});
-        } else {
-          out.images.push_back(path);
-        }
-      }
+      // Read a line at a time: a list is never held whole, and a file of no lines (a huge file
+      // without a newline) is refused at its first overlong line.
+      const fs::path list_dir = p.parent_path();
+      for_each_line(entry, kImageListBudget, where + "image list '" + entry + "'",
+                    [&](const std::string& line, std::size_t number) {
+                      if (number % 4096 == 0) throw_if_stop_requested("reading " + name);
+                      if (line.empty() || line[0] == '#') return true;
+                      fs::path img(line);
+                      if (img.is_relative()) img = list_dir / img;
+                      const std::string path = img.lexically_normal().string();
+                      if (const std::string why = unreachable_path(path); why == "does not exist") {
+                        out.issues.push_back({path, "image missing (listed in " + entry + ")", "skipped"});
+                      } else if (!why.empty()) {
+                        out.issues.push_back({path, "unreadable file (it " + why + "; listed in " + entry + ")", "skipped"});
+                      } else if (!has_image_extension(path)) {
+                        out.issues.push_back({path, "not an image file type (listed in " + entry + ")", "skipped"});
+                      } else {
+                        out.images.push_back(path);
+                      }
+                      return true;
+                    });
     } else if (fs::is_regular_file(p, ec) && has_image_extension(entry)) {
       out.images.push_back(p.lexically_normal().string());
     } else {
-      throw InvalidInput("data.yaml '" + yaml_file + "': split '" + split + "': '" + entry +
-                         "' is not a folder, a .txt image list or an image file");
+      throw InvalidInput(name + " is not a folder, a .txt image list or an image file");
     }
   }
   std::sort(out.images.begin(), out.images.end());
@@ -137,103 +122,61 @@ SplitListing list_split(const std::vector<std::string>& entries, const std::stri
 
 namespace {
 
-int be16(const std::vector<unsigned char>& b, std::size_t i) { return (b[i] << 8) | b[i + 1]; }
-
-// Width and height from a JPEG SOF segment or a PNG IHDR chunk; false for other formats.
-bool header_size(const std::vector<unsigned char>& b, int& w, int& h) {
-  if (b.size() > 24 && b[0] == 0x89 && b[1] == 'P') {
-    w = (b[16] << 24) | (b[17] << 16) | (b[18] << 8) | b[19];
-    h = (b[20] << 24) | (b[21] << 16) | (b[22] << 8) | b[23];
-    return w > 0 && h > 0;
-  }
-  if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return false;
-  std::size_t i = 2;
-  while (i + 9 < b.size()) {
-    if (b[i] != 0xFF) return false;
-    const int marker = b[i + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++i;
-      continue;
-    }
-    if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
-      h = be16(b, i + 5);
-      w = be16(b, i + 7);
-      return w > 0 && h > 0;
-    }
-    if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) {
-      i += 2;  // markers without a length
-      continue;
-    }
-    i += 2 + static_cast<std::size_t>(be16(b, i + 2));
-  }
-  return false;
-}
+// Files above this are read one at a time: the scan's threads together then hold at most one
+// large image (up to kImageFileBudget) besides their small ones, whatever the folder holds.
+constexpr std::uint64_t kLargeImageBytes = std::uint64_t{64} << 20;
+std::mutex g_large_read;
 
 }  // namespace
 
 ImageCheck check_image_file(const std::string& path) {
   ImageCheck out;
-  auto fail = [&](const char* problem) {
-    out.problem = problem;
+  // The header first, read alone: a file over the byte budget or an image over the pixel limit
+  // is refused before its bytes are read or a decoder allocates it.
+  ImageHeader header;
+  if (std::string refusal = image_file_refusal(path, &header); !refusal.empty()) {
+    out.problem = std::move(refusal);
     return out;
-  };
-  // Read no more than the file says it holds (and no file of a size no image has).
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) return fail("unreadable file");
-  if (size > (std::uintmax_t{2} << 30)) return fail("not an image (over 2 GiB)");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return fail("unreadable file");
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
-  f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
-  bytes.resize(static_cast<std::size_t>(f.gcount()));
-  if (bytes.empty()) return fail("empty file");
+  }
+  std::string bytes, why;
+  {
+    std::unique_lock<std::mutex> large(g_large_read, std::defer_lock);
+    if (!file_refusal(path, FileBudget{kLargeImageBytes, "a small image"}).empty()) large.lock();
+    if (!try_read_user_file(path, kImageFileBudget, bytes, why)) {
+      out.problem = "unreadable file (it " + why + ")";
+      return out;
+    }
+  }
   // Trailing zero padding after the end marker is common and harmless.
   std::size_t end = bytes.size();
   while (end > 0 && bytes[end - 1] == 0) --end;
-  if (starts_with(bytes, {0xFF, 0xD8, 0xFF})) {
-    // A JPEG cut short still decodes (grey where data is missing), with wrong pixels under
-    // its labels: it must end with the EOI marker.
-    if (!ends_with(bytes, end, {0xFF, 0xD9})) return fail("truncated image (JPEG without end-of-image marker)");
-  } else if (starts_with(bytes, {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A})) {
-    if (!ends_with(bytes, end, {'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82}))
-      return fail("truncated image (PNG without IEND chunk)");
-  } else if (!starts_with(bytes, {'B', 'M'}) && !starts_with(bytes, {'I', 'I', 0x2A, 0x00}) &&
-             !starts_with(bytes, {'M', 'M', 0x00, 0x2A}) &&
-             !starts_with(bytes, {'R', 'I', 'F', 'F', -1, -1, -1, -1, 'W', 'E', 'B', 'P'})) {
-    return fail("not an image (unrecognised file header)");
-  }
-  // Decoding costs 3 bytes a pixel before any resize: an image far larger than any photo
-  // would take gigabytes in every worker that loads it. Refused above PIL's decompression-bomb
-  // limit, which Ultralytics' image checks apply.
-  constexpr double kMaxPixels = 178956970.0;
-  if (int w = 0, h = 0; header_size(bytes, w, h) && static_cast<double>(w) * h > kMaxPixels) {
-    out.problem = "image too large: " + std::to_string(w) + "x" + std::to_string(h) + " pixels (" +
-                  std::to_string(static_cast<long long>(static_cast<double>(w) * h / 1e6)) +
-                  " megapixels), over the 179-megapixel limit for decoding";
+  auto ends_with = [&](const char* sig, std::size_t n) {
+    return end >= n && std::memcmp(bytes.data() + end - n, sig, n) == 0;
+  };
+  // A JPEG or PNG cut short still decodes (grey where data is missing), with wrong pixels under
+  // its labels: it must end with its end marker.
+  if (header.format == "JPEG" && !ends_with("\xFF\xD9", 2)) {
+    out.problem = "truncated image (JPEG without end-of-image marker)";
     return out;
   }
-  // A reduced decode (1/8 scale for JPEG) proves the stream decodes at a fraction of the cost.
-  cv::Mat reduced;
+  if (header.format == "PNG" && !ends_with("IEND\xAE\x42\x60\x82", 8)) {
+    out.problem = "truncated image (PNG without IEND chunk)";
+    return out;
+  }
+  // A cheap decode proves the stream decodes (at 1/8 inside libjpeg for a large JPEG).
+  cv::Mat decoded;
   try {
-    reduced = cv::imdecode(bytes, cv::IMREAD_REDUCED_GRAYSCALE_8);
+    const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1, bytes.data());
+    decoded = cv::imdecode(buffer, check_decode_flag(static_cast<int>(header.width), static_cast<int>(header.height)));
   } catch (const cv::Exception&) {
-    reduced.release();
+    decoded.release();
   }
-  if (reduced.empty()) return fail("corrupt image (cannot be decoded)");
-  // The exact size from the header when it is cheap to read (for the RAM cache's estimate);
-  // otherwise from a full decode.
-  if (!header_size(bytes, out.width, out.height)) {
-    cv::Mat full;
-    try {
-      full = cv::imdecode(bytes, cv::IMREAD_COLOR);
-    } catch (const cv::Exception&) {
-      full.release();
-    }
-    if (full.empty()) return fail("corrupt image (cannot be decoded)");
-    out.width = full.cols;
-    out.height = full.rows;
+  if (decoded.empty()) {
+    out.problem = "corrupt image (cannot be decoded)";
+    return out;
   }
+  out.width = static_cast<int>(header.width);
+  out.height = static_cast<int>(header.height);
   return out;
 }
 

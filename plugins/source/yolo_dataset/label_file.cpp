@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
+
+#include "yoloflow/error.h"
+#include "yoloflow/user_file.h"
 
 namespace yoloflow::plugins::yolo {
 namespace {
@@ -47,27 +48,14 @@ std::string fmt(double v) {
 
 LabelFile read_label_file(const std::string& path, int num_classes) {
   LabelFile out;
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) return out;
+  // A background image has no label file: only a path that leads nowhere means "none".
+  if (unreachable_path(path) == "does not exist") return out;
   out.exists = true;
-  // Only a regular file of label size is read: a named pipe would block the worker, and a
-  // label file is kilobytes (64 MiB holds millions of boxes).
-  constexpr std::uintmax_t kMaxBytes = 64u << 20;
-  if (!std::filesystem::is_regular_file(status)) {
+  // Only a regular file of label size is read (a named pipe would block the worker, and a label
+  // file is kilobytes: 64 MiB holds millions of boxes), a line at a time.
+  if (std::string why = file_refusal(path, kLabelFileBudget); !why.empty()) {
     out.readable = false;
-    out.issues.push_back({path, "the label file is not a regular file", "skipped image"});
-    return out;
-  }
-  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxBytes) {
-    out.readable = false;
-    out.issues.push_back({path, "the label file holds " + std::to_string(size) + " bytes, more than a label file may (64 MiB)",
-                          "skipped image"});
-    return out;
-  }
-  std::ifstream f(path);
-  if (!f) {
-    out.readable = false;
+    out.issues.push_back({path, "the label file " + why, "skipped image"});
     return out;
   }
   // A file of garbage has a problem on every line: the first ones name the kind, a count the
@@ -83,14 +71,11 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
   };
   // First line of each distinct (class, coordinates) row, to name duplicates.
   std::map<std::tuple<int, double, double, double, double>, std::size_t> seen;
-  std::string line;
-  std::size_t line_no = 0;
-  while (std::getline(f, line)) {
-    ++line_no;
+  auto parse_line = [&](const std::string& line, std::size_t line_no) {
     std::istringstream in(line);
     std::vector<std::string> tokens;
     for (std::string t; in >> t;) tokens.push_back(t);
-    if (tokens.empty()) continue;
+    if (tokens.empty()) return;
     ++out.lines;
     const std::string where = "line " + std::to_string(line_no);
     const bool polygon = tokens.size() >= 7 && tokens.size() % 2 == 1;
@@ -99,7 +84,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
                                       ": expected 5 values (class cx cy w h), found " +
                                       std::to_string(tokens.size()),
                             "dropped line"});
-      continue;
+      return;
     }
     std::vector<double> v(tokens.size());
     std::size_t bad = tokens.size();
@@ -110,13 +95,13 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
       report({path, "bad label line " + std::to_string(line_no) + ": '" + printable(tokens[bad]) +
                                       "' is not a number",
                             "dropped line"});
-      continue;
+      return;
     }
     if (v[0] != std::floor(v[0])) {
       report({path, "bad label line " + std::to_string(line_no) + ": class '" +
                                       printable(tokens[0]) + "' is not an integer",
                             "dropped line"});
-      continue;
+      return;
     }
     if (v[0] < 0 || v[0] >= num_classes) {
       report({path, "bad label line " + std::to_string(line_no) + ": class " +
@@ -124,7 +109,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
                                       std::to_string(num_classes) + " classes, 0.." +
                                       std::to_string(num_classes - 1) + ")",
                             "dropped line"});
-      continue;
+      return;
     }
     NormalizedBox b;
     b.cls = static_cast<int>(v[0]);
@@ -142,7 +127,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
         report({path, "degenerate box on " + where + ": width " + printable(tokens[3]) +
                                         ", height " + printable(tokens[4]),
                               "dropped box"});
-        continue;
+        return;
       }
       b.x1 = v[1] - v[3] / 2;
       b.x2 = v[1] + v[3] / 2;
@@ -154,7 +139,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
       report({path, "duplicate box on " + where + " (same as line " +
                                       std::to_string(it->second) + ")",
                             "removed duplicate"});
-      continue;
+      return;
     }
     seen.emplace(key, line_no);
     const double lo = -kRoundingTolerance, hi = 1 + kRoundingTolerance;
@@ -169,15 +154,26 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
       report({path, (outside ? "box outside image on " : "degenerate box on ") + where +
                                       " " + corners,
                             "dropped box"});
-      continue;
+      return;
     }
     if (outside) {
       report({path, "box partly outside image on " + where + " " + corners,
                             "clipped box"});
     }
     out.boxes.push_back(b);
+  };
+  try {
+    for_each_line(path, kLabelLineBudget, "the label file", [&](const std::string& line, std::size_t number) {
+      parse_line(line, number);
+      return true;
+    });
+  } catch (const Error& e) {
+    // A line longer than any label, or the file gone since it was checked: the image is skipped.
+    out.readable = false;
+    out.boxes.clear();
+    out.issues.push_back({path, e.what(), "skipped image"});
+    return out;
   }
-  if (f.bad()) out.readable = false;
   if (more_issues > 0) out.issues.push_back({path, std::to_string(more_issues) + " more problems in this file", "as above"});
   return out;
 }

@@ -17,6 +17,10 @@ int jpeg_reduction(int width, int height, cv::Size resized) {
   return 1;
 }
 
+int check_decode_flag(int width, int height) {
+  return width >= 8 && height >= 8 ? cv::IMREAD_REDUCED_GRAYSCALE_8 : cv::IMREAD_GRAYSCALE;
+}
+
 int reduced_color_flag(int factor) {
   switch (factor) {
     case 8: return cv::IMREAD_REDUCED_COLOR_8;

@@ -14,6 +14,11 @@ namespace yoloflow::plugins::yolo {
 // none is (a full decode).
 int jpeg_reduction(int width, int height, cv::Size resized);
 
+// OpenCV's imread flag for the scan's check that a `width` x `height` image decodes: grey at 1/8
+// (inside libjpeg for a JPEG, most of the work skipped), or in full when a side is below 8
+// pixels, where the 1/8 decode of a format other than JPEG is resized to nothing.
+int check_decode_flag(int width, int height);
+
 // OpenCV's imread flag for a colour decode at 1 / `factor`.
 int reduced_color_flag(int factor);
 

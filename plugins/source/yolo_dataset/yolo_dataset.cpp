@@ -24,10 +24,14 @@
 #include "label_file.h"
 #include "reduced_decode.h"
 #include "yoloflow/data_yaml.h"
+#include "yoloflow/directory_walk.h"
 #include "yoloflow/error.h"
+#include "yoloflow/image_header.h"
 #include "yoloflow/log.h"
 #include "yoloflow/plugin.h"
+#include "yoloflow/printable.h"
 #include "yoloflow/source.h"
+#include "yoloflow/stop_request.h"
 
 namespace fs = std::filesystem;
 
@@ -40,7 +44,7 @@ const char* const kCategories[] = {
     "corrupt image", "unreadable file", "unreadable label file", "no label file",
     "label file without image", "bad label line", "degenerate box", "duplicate box",
     "box outside image", "box partly outside image", "cannot decode image", "image too large",
-    "the label file"};
+    "image file too large", "the label file", "not listed"};
 
 std::string category_of(const std::string& problem) {
   std::string best;
@@ -49,6 +53,15 @@ std::string category_of(const std::string& problem) {
     if (problem.compare(0, cat.size(), cat) == 0 && cat.size() > best.size()) best = cat;
   }
   return best.empty() ? problem : best;
+}
+
+// N of a label file's "N more problems in this file" (label_file.cpp), 0 for any other problem.
+std::size_t unlisted_count(const std::string& problem) {
+  const std::string tail = " more problems in this file";
+  if (problem.size() <= tail.size() || problem.compare(problem.size() - tail.size(), tail.size(), tail) != 0) return 0;
+  const std::string digits = problem.substr(0, problem.size() - tail.size());
+  if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return static_cast<std::size_t>(std::stoull(digits));
 }
 
 // True when an image for this label file exists (labels/ -> images/, any image extension):
@@ -230,7 +243,11 @@ class YoloDataset final : public DataSource {
     return decode_resized(index);
   }
 
-  static cv::Mat read_image(const std::string& path, int flag) {
+  // The header is checked again before decoding: the file may have been replaced since the scan,
+  // and a decoder must never be handed an image over the pixel limit. `why` says why nothing
+  // was decoded when it was refused.
+  static cv::Mat read_image(const std::string& path, int flag, std::string& why) {
+    if (why = image_file_refusal(path); !why.empty()) return {};
     try {
       return cv::imread(path, flag);
     } catch (const cv::Exception&) {
@@ -241,11 +258,12 @@ class YoloDataset final : public DataSource {
   ResizedImage decode_resized(std::size_t index) {
     const Entry& e = entries_[index];
     cv::Mat original;
+    std::string why;
     cv::Size full;  // the size of a full decode
     if (decode_reduced_ && has_jpeg_extension(e.image)) {
       const int factor = jpeg_reduction(e.width, e.height, resized_size(e.width, e.height, imgsz_));
       if (factor > 1) {
-        original = read_image(e.image, reduced_color_flag(factor));
+        original = read_image(e.image, reduced_color_flag(factor), why);
         const auto size = original.empty() ? std::nullopt : full_size_of(original.size(), e.width, e.height, factor);
         if (size) {
           full = *size;
@@ -255,12 +273,13 @@ class YoloDataset final : public DataSource {
       }
     }
     if (original.empty()) {
-      original = read_image(e.image, cv::IMREAD_COLOR);
+      original = read_image(e.image, cv::IMREAD_COLOR, why);
       full = original.size();
     }
     if (original.empty()) {
-      add_issue({e.image, "cannot decode image at load time", "sample not loaded"});
-      throw Error("yolo_dataset '" + where_ + "': cannot decode image '" + e.image + "'");
+      add_issue({e.image, "cannot decode image at load time" + (why.empty() ? "" : " (" + why + ")"), "sample not loaded"});
+      throw Error("yolo_dataset '" + where_ + "': cannot decode image '" + e.image + "'" +
+                  (why.empty() ? "" : ": " + why));
     }
     ResizedImage out;
     out.original_width = full.width;
@@ -340,7 +359,7 @@ class YoloDataset final : public DataSource {
     // crashed (SIGSEGV) on the 16-core GPU machine, inside OpenCV calls that run their own
     // parallel backend; cv::parallel_for_ nests correctly (inner loops run serially).
     cv::parallel_for_(cv::Range(0, static_cast<int>(entries_.size())), [&](const cv::Range& r) {
-      for (int i = r.start; i < r.end; ++i) {
+      for (int i = r.start; i < r.end && !stop_requested(); ++i) {
         try {
           ram_cache_.put(static_cast<std::size_t>(i), decode_resized(static_cast<std::size_t>(i)));
         } catch (const std::exception&) {
@@ -348,6 +367,7 @@ class YoloDataset final : public DataSource {
         }
       }
     });
+    throw_if_stop_requested("filling the RAM cache of yolo_dataset '" + where_ + "'");
   }
 
   void add_issue(DataIssue issue) {
@@ -396,10 +416,18 @@ class YoloDataset final : public DataSource {
     std::vector<Checked> checked(listing.images.size());
     std::atomic<std::size_t> next{0};
     auto work = [&]() {
-      for (std::size_t i = next++; i < checked.size(); i = next++) {
-        checked[i].image = check_image_file(listing.images[i]);
-        if (checked[i].image.problem.empty()) {
-          checked[i].label = read_label_file(label_path_for(listing.images[i]), nc);
+      // Nothing escapes a thread (an exception there would end the process): whatever one
+      // image's check throws is that image's problem.
+      for (std::size_t i = next++; i < checked.size() && !stop_requested(); i = next++) {
+        try {
+          checked[i].image = check_image_file(listing.images[i]);
+          if (checked[i].image.problem.empty()) {
+            checked[i].label = read_label_file(label_path_for(listing.images[i]), nc);
+          }
+        } catch (const std::bad_alloc&) {
+          checked[i].image.problem = "unreadable file (more than the memory left to read it)";
+        } catch (const std::exception& e) {
+          checked[i].image.problem = std::string("unreadable file (") + e.what() + ")";
         }
       }
     };
@@ -409,6 +437,7 @@ class YoloDataset final : public DataSource {
     for (unsigned t = 1; t < threads && t < checked.size(); ++t) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
+    throw_if_stop_requested("checking the images and labels of the " + split + " split of data.yaml '" + yaml.file + "'");
 
     std::vector<DataIssue> issues = std::move(listing.issues);
     std::vector<Entry> entries;
@@ -451,15 +480,20 @@ class YoloDataset final : public DataSource {
       for (std::size_t r = 0; r < listing.repeats[i]; ++r) sample_entries.push_back(entries.size());
       entries.push_back({image, std::move(c.label.boxes), c.image.width, c.image.height});
     }
-    std::error_code ec;
     for (const auto& dir : listing.label_dirs) {
       std::vector<std::string> orphans;
-      for (const auto& f : fs::directory_iterator(dir, ec)) {
-        const std::string p = f.path().lexically_normal().string();
-        if (f.path().extension() == ".txt" && f.is_regular_file(ec) && !expected_labels.count(p) &&
-            !image_exists_for_label(p)) {
-          orphans.push_back(p);
-        }
+      WalkLimits one_level;
+      one_level.recursive = false;
+      WalkResult labels;
+      try {
+        labels = walk_folder(dir, one_level, "labels folder '" + dir + "'",
+                             [](const std::string& f) { return fs::path(f).extension() == ".txt"; });
+      } catch (const InvalidInput&) {
+        continue;  // a labels folder gone since it was listed: its orphans are not looked for
+      }
+      for (const auto& f : labels.files) {
+        const std::string p = fs::path(f).lexically_normal().string();
+        if (!expected_labels.count(p) && !image_exists_for_label(p)) orphans.push_back(p);
       }
       std::sort(orphans.begin(), orphans.end());
       for (const auto& p : orphans) issues.push_back({p, "label file without image", "ignored"});
@@ -493,17 +527,23 @@ class YoloDataset final : public DataSource {
   void log_summary(const std::string& split) const {
     const auto all = issues();
     std::map<std::string, std::size_t> by_category;
-    for (const auto& i : all) ++by_category[category_of(i.problem)];
+    std::size_t total = 0;
+    for (const auto& i : all) {
+      // A label file's "N more problems in this file" stands for the N it did not list.
+      const std::size_t n = unlisted_count(i.problem);
+      by_category[n > 0 ? "more problems in label files (not listed)" : category_of(i.problem)] += n > 0 ? n : 1;
+      total += n > 0 ? n : 1;
+    }
     std::ostringstream s;
     s << "yolo_dataset '" << where_ << "': " << split << " split of " << info_.root << ": "
       << info_.images << " samples of " << entries_.size() << " images (" << background_ << " background), " << info_.boxes
       << " boxes, " << info_.names.size() << " classes";
     if (!all.empty()) {
-      s << "; " << all.size() << " data issues:";
+      s << "; " << total << " data issues:";
       for (const auto& [cat, n] : by_category) s << " " << n << " " << cat << ";";
       const std::size_t shown = std::min<std::size_t>(all.size(), 10);
       for (std::size_t i = 0; i < shown; ++i) {
-        s << "\n  " << all[i].path << ": " << all[i].problem << " -> " << all[i].action;
+        s << "\n  " << printable(all[i].path) << ": " << printable(all[i].problem) << " -> " << printable(all[i].action);
       }
       if (all.size() > shown) s << "\n  ... and " << (all.size() - shown) << " more";
     }

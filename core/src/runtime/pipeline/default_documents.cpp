@@ -1,6 +1,7 @@
 #include "runtime/pipeline/default_documents.h"
 
 #include "pipeline/default_documents_text.h"
+#include "runtime/pipeline/json_text.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -9,12 +10,9 @@ namespace {
 DefaultDocument parse_default(const char* file, const char* text) {
   DefaultDocument d;
   d.file = file;
-  try {
-    d.document = json::parse(text);
-  } catch (const std::exception& e) {
-    // Built from a file of this repository at build time: only a broken build gets here.
-    throw Error(std::string(file) + " (built in) is not valid JSON: " + e.what());
-  }
+  // Built from a file of this repository at build time: only a broken build fails here. Read
+  // as every JSON text is, so that the shipped files keep to what users' files must.
+  d.document = read_json_text(text, std::string(file) + " (built in)");
   return d;
 }
 

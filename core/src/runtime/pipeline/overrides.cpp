@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "runtime/pipeline/component_spec.h"
+#include "runtime/pipeline/device_word.h"
+#include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/pipeline/training_words.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
@@ -157,15 +159,18 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     // Ultralytics' device=0 is a CUDA index and -1 an idle GPU (here: CUDA when there is one, else
     // the CPU, as "auto"); `cpu`, `cuda`, `cuda:N` pass as they are. Several devices are
     // several processes.
-    const bool index = !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit);
-    if (text == "-1") return {"device=auto"};
     const json v = parse_word_value(text);
-    if (v.is_array() || (v.is_number() && !index)) {
+    if (v.is_array()) {
       out.push_back({key, "device=" + text + ": one device per process (cpu, 0, cuda:1, -1); several GPUs train "
                                              "through torchrun, one process each (docs/distributed.md)"});
       return {""};
     }
-    return {"device=" + (index ? "cuda:" + text : text)};
+    std::string device;
+    if (!read_device_word(text, device)) {
+      out.push_back({key, device_refusal("device=", text)});
+      return {""};
+    }
+    return {"device=" + device};
   }
   if (key == "data") {
     // The pipeline's one dataset, and any stage that names its own: the word means this data.
@@ -256,8 +261,27 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
 
 }  // namespace
 
-void apply_overrides(json& document, const std::vector<std::string>& overrides_in,
+void apply_overrides(json& document, const std::vector<std::string>& overrides_given,
                      const Registry& registry, Diagnostics& out) {
+  // A word given twice (epochs=3 ... epochs=5) is refused, as a key given twice in the file is:
+  // which one was meant is not for yoloflow to guess. The first is kept, so that the other
+  // problems are still found.
+  std::vector<std::string> overrides_in;
+  for (const auto& item : overrides_given) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const auto earlier = eq == std::string::npos || eq == 0
+                             ? overrides_in.end()
+                             : std::find_if(overrides_in.begin(), overrides_in.end(), [&](const std::string& o) {
+                                 return o.compare(0, key.size() + 1, key + "=") == 0;
+                               });
+    if (earlier != overrides_in.end()) {
+      out.push_back({key, "'" + key + "' is given twice on the command line: " + *earlier + ", then " + item +
+                              "; give it once"});
+      continue;
+    }
+    overrides_in.push_back(item);
+  }
   std::vector<std::string> overrides;
   for (const auto& item : overrides_in) {
     const auto eq = item.find('=');
@@ -283,6 +307,11 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_i
     }
     const std::string key = item.substr(0, eq);
     const json value = parse_value(item.substr(eq + 1));
+    // 1e400 reads as infinity, which no setting takes and a document writes back as null.
+    if (std::string where; !all_numbers_finite(value, key, where)) {
+      out.push_back({where, item.substr(eq + 1) + " " + kNonFiniteNumber});
+      continue;
+    }
     const auto segs = split_path(key);
     if (!document.is_object()) {
       out.push_back({key, "cannot override: the pipeline is not a JSON object"});

@@ -18,7 +18,9 @@ std::vector<std::string> split_path(const std::string& dotted);
 // momentum=, weight_decay= (the sink's optimizer), and any other parameter name that exactly
 // one stage has (batch=16: the batcher's, patience=50: the train sink's). The path must exist in the document or name a setting,
 // stage key or parameter the schema at that place knows; otherwise a diagnostic (with the
-// closest name) is appended and the document is left unchanged for that override.
+// closest name) is appended and the document is left unchanged for that override. A word whose
+// path is given twice, or whose value holds a number no double holds (1e400), is refused the
+// same way.
 void apply_overrides(json& document, const std::vector<std::string>& overrides,
                      const Registry& registry, Diagnostics& out);
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "runtime/pipeline/component_spec.h"
+#include "runtime/pipeline/device_word.h"
 #include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/overrides.h"
 #include "runtime/pipeline/topology.h"
@@ -16,6 +17,7 @@
 #include "yoloflow/data_yaml.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
+#include "yoloflow/user_file.h"
 
 namespace fs = std::filesystem;
 
@@ -89,9 +91,8 @@ int check_dataset(const ReadDataset& data, const std::string& where,
       continue;
     }
     for (const auto& entry : it->second) {
-      std::error_code ec;
-      if (!fs::exists(entry, ec)) {
-        out.push_back({where, "'" + split + "' of " + yaml.file + " names " + entry + ", which does not exist"});
+      if (const std::string why = unreachable_path(entry); !why.empty()) {
+        out.push_back({where, "'" + split + "' of " + yaml.file + " names " + entry + ", which " + why});
       }
     }
   }
@@ -129,9 +130,9 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
   std::set<fs::path> missing;
   auto resolve = [&](const std::string& where, const std::string& value) {
     const fs::path path = (fs::path(value).is_absolute() ? fs::path(value) : fs::path(base_dir) / value).lexically_normal();
-    std::error_code ec;
-    if (!fs::exists(path, ec) && missing.insert(path).second) {
-      out.push_back({where, value + " does not exist (looked for " + path.string() + ")"});
+    // "does not exist", or why the path leads nowhere ("is a loop of symbolic links").
+    if (const std::string why = unreachable_path(path.string()); !why.empty() && missing.insert(path).second) {
+      out.push_back({where, value + " " + why + " (looked for " + path.string() + ")"});
     }
     return path;
   };
@@ -284,7 +285,7 @@ LoadedPipeline load_pipeline(const std::string& path, const std::vector<std::str
   LoadedPipeline result;
   std::string text;
   try {
-    text = read_regular_file(path, kMaxPipelineBytes, "cannot read pipeline");
+    text = read_regular_file(path, kMaxPipelineBytes, "pipeline");
   } catch (const Error& e) {
     result.diagnostics.push_back({"", e.what()});
     return result;
@@ -313,14 +314,34 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
   const std::size_t before = out.size();
   pipeline_schema().validate(doc, "", out, nullptr, "the pipeline");
   strip_leading_dot(out, before);
+  if (doc.contains("device") && doc["device"].is_string()) {
+    std::string device;
+    if (const std::string given = doc["device"].get<std::string>(); !read_device_word(given, device)) {
+      out.push_back({"device", device_refusal("", given)});
+    }
+  }
   if (doc.contains("plugin_path")) {
     const json& list = doc["plugin_path"];
     if (!list.is_array()) {
       out.push_back({"plugin_path", "expected a list of paths, e.g. [\"plugins/build\"], got " + std::string(list.type_name())});
     } else {
       for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string where = "plugin_path[" + std::to_string(i) + "]";
         if (!list[i].is_string() || list[i].get<std::string>().empty()) {
-          out.push_back({"plugin_path[" + std::to_string(i) + "]", "expected a non-empty path (a string)"});
+          out.push_back({where, "expected a non-empty path (a string)"});
+          continue;
+        }
+        // Loaded before the stages are checked (as --plugin-path): a path that names nothing
+        // would leave its components "unknown" with no word of why.
+        const fs::path given(list[i].get<std::string>());
+        const fs::path path = (given.is_absolute() ? given : fs::path(base_dir) / given).lexically_normal();
+        std::error_code ec;
+        if (!fs::exists(path, ec)) {
+          out.push_back({where, given.string() + " does not exist (looked for " + path.string() +
+                                    "): a plugin_path entry is a folder of plugin libraries or one library"});
+        } else if (!fs::is_directory(path, ec) && !fs::is_regular_file(path, ec)) {
+          out.push_back({where, path.string() + " is neither a folder nor a file: a plugin_path entry is a folder "
+                                                "of plugin libraries or one library"});
         }
       }
     }

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "runtime/pipeline/component_spec.h"
+#include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/word_values.h"
 
 namespace yoloflow::core {
@@ -48,6 +49,10 @@ bool bool_word(const std::string& key, const std::string& text, bool& value, Dia
 
 bool number_word(const std::string& key, const std::string& text, double& value, Diagnostics& out) {
   const json v = parse_word_value(text);
+  if (v.is_number() && !std::isfinite(v.get<double>())) {
+    out.push_back({key, key + "=" + text + ": " + text + " " + kNonFiniteNumber});
+    return false;
+  }
   if (v.is_number()) {
     value = v.get<double>();
     return true;
@@ -55,6 +60,10 @@ bool number_word(const std::string& key, const std::string& text, double& value,
   out.push_back({key, key + "=" + text + ": expected a number"});
   return false;
 }
+
+// The most epochs a pipeline runs (its `epochs` setting's range): a count of epochs beyond it
+// means nothing, and would not fit the int it is kept in.
+constexpr double kMaxEpochs = 100000;
 
 // The mosaic probability and the epochs it is closed for, as a stage's `p` holds them: a number
 // (never closed), or Ultralytics' schedule {"steps": {"0": p, "-N": 0.0}}.
@@ -142,7 +151,8 @@ std::vector<std::string> source_param_paths(const json& document, const Registry
 int closing_epochs(const json& document, const Registry& registry, const std::vector<std::string>& words) {
   if (has_word(words, "close_mosaic")) {
     const json v = parse_word_value(word_text(words, "close_mosaic"));
-    return v.is_number() && v.get<double>() >= 0 ? static_cast<int>(v.get<double>()) : 0;
+    // Out of range is refused where the close_mosaic word itself is read.
+    return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= kMaxEpochs ? static_cast<int>(v.get<double>()) : 0;
   }
   const std::string stage = stage_of(document, registry, {"mosaic", "mosaic_perspective"});
   if (stage.empty()) return 0;
@@ -233,6 +243,14 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     // Ultralytics' freeze=N freezes layers 0..N-1, freeze=[0,3,5] those layers, None none.
     const json v = parse_word_value(text);
     json layers = json::array();
+    // The list is written out: a count is bounded, so that freeze=99999999999 cannot fill the
+    // memory (YOLO11 has 24 layers; the train sink names the ones a model lacks).
+    constexpr long long kMaxFrozen = 1000;
+    if (v.is_number_integer() && v.get<long long>() > kMaxFrozen) {
+      out.push_back({key, "freeze=" + text + ": expected a number of layers to freeze from the first, at most " +
+                              std::to_string(kMaxFrozen) + " (YOLO11 has 24)"});
+      return true;
+    }
     if (v.is_number_integer() && v.get<long long>() >= 0) {
       for (long long i = 0; i < v.get<long long>(); ++i) layers.push_back(i);
     } else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); })) {
@@ -400,9 +418,9 @@ bool expand_training_word(const std::string& key, const std::string& text, const
     if (has_word(words, "close_mosaic")) {
       double c = 0;
       if (!number_word("close_mosaic", word_text(words, "close_mosaic"), c, out)) return true;
-      if (c < 0 || c != std::floor(c)) {
+      if (c < 0 || c != std::floor(c) || c > kMaxEpochs) {
         out.push_back({"close_mosaic", "close_mosaic=" + word_text(words, "close_mosaic") +
-                                           ": expected a whole number of epochs >= 0"});
+                                           ": expected a whole number of epochs from 0 to 100000"});
         return true;
       }
       close = static_cast<int>(c);

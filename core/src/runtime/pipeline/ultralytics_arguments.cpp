@@ -43,7 +43,7 @@ std::vector<UltralyticsArgument> make_arguments() {
                                      "val always writes metrics.json"},
       {"save_period", kTrain, kTrainOnly},
       {"cache", kTrain, kTrainOnly},
-      {"device", {"train", "val", "predict"}, "export runs on the CPU"},
+      {"device", {"train", "val", "predict"}, "export and info run on the CPU"},
       {"workers", kTrain, "val and predict read their images on the command's own threads"},
       {"project", kTrainValPredict, "export writes beside the weights (or to --out)"},
       {"name", kTrainValPredict, "export writes beside the weights (or to --out)"},

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+
+#include "runtime/pipeline/json_text.h"
 
 namespace yoloflow::core {
 namespace {
@@ -30,9 +33,16 @@ bool parse_python_number(const std::string& text_in, nlohmann::json& out) {
   const char* begin = text.c_str();
   char* end = nullptr;
   if (is_int) {
+    errno = 0;
     const long long v = std::strtoll(begin, &end, 10);
     if (end != begin + text.size()) return false;
-    out = v;
+    if (errno == ERANGE) {
+      // Beyond 64 bits: the number it is (a float), for the range checks to name, not the
+      // clamped LLONG_MAX strtoll returns.
+      out = std::strtod(begin, nullptr);
+    } else {
+      out = v;
+    }
   } else {
     const double v = std::strtod(begin, &end);
     if (end != begin + text.size()) return false;
@@ -88,10 +98,11 @@ bool parse_word_bool(const std::string& text, bool& value) {
 }
 
 nlohmann::json parse_word_value(const std::string& text_in) {
-  try {
-    return nlohmann::json::parse(text_in);
-  } catch (const nlohmann::json::exception&) {
-  }
+  // JSON first, read as files are (runtime/pipeline/json_text.h); a value it refuses is taken
+  // as the Python spellings below, else as the string itself.
+  nlohmann::json parsed;
+  Diagnostics ignored;
+  if (parse_json_text(text_in, parsed, ignored)) return parsed;
   const std::string text = trim(text_in);
   const std::string l = lower(text);
   if (l == "true") return true;

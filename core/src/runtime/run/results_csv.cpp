@@ -8,6 +8,7 @@
 
 #include "runtime/util/atomic_file.h"
 #include "yoloflow/error.h"
+#include "yoloflow/user_file.h"
 
 namespace yoloflow::core {
 
@@ -47,18 +48,20 @@ std::vector<std::string> split_csv(const std::string& line) {
 void ResultsCsv::load(int keep_epochs) {
   rows_.clear();
   columns_ = ultralytics_columns();
-  std::ifstream f(path_);
-  if (!f) return;
-  std::string line;
-  if (!std::getline(f, line)) return;
-  const auto header = split_csv(line);
-  for (const auto& h : header) {
-    if (std::find(columns_.begin(), columns_.end(), h) == columns_.end()) columns_.push_back(h);
-  }
-  int lineno = 1;
-  while (std::getline(f, line)) {
-    ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  if (unreachable_path(path_) == "does not exist") return;
+  // Read a line at a time through the bounded reader: a results.csv replaced by something else
+  // (a named pipe, a file without newlines) is refused in one line instead of read whole.
+  constexpr LineBudget kResultsLines{64 * 1024, 1'000'000, "a results.csv"};
+  std::vector<std::string> header;
+  for_each_line(path_, kResultsLines, "results.csv '" + path_ + "'", [&](const std::string& line, std::size_t lineno) {
+    if (lineno == 1) {
+      header = split_csv(line);
+      for (const auto& h : header) {
+        if (std::find(columns_.begin(), columns_.end(), h) == columns_.end()) columns_.push_back(h);
+      }
+      return true;
+    }
+    if (line.empty()) return true;
     const auto cells = split_csv(line);
     if (cells.size() != header.size()) {
       throw Error(path_ + ":" + std::to_string(lineno) + ": expected " +
@@ -73,9 +76,10 @@ void ResultsCsv::load(int keep_epochs) {
         row[header[i]] = std::numeric_limits<double>::quiet_NaN();
       }
     }
-    if (keep_epochs >= 0 && row.count("epoch") && row["epoch"] > keep_epochs) continue;
+    if (keep_epochs >= 0 && row.count("epoch") && row["epoch"] > keep_epochs) return true;
     rows_.push_back(std::move(row));
-  }
+    return true;
+  });
 }
 
 void ResultsCsv::add_row(const std::map<std::string, double>& values) {

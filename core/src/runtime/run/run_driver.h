@@ -6,6 +6,7 @@
 // command line parses, builds the driver and runs it.
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -21,6 +22,9 @@ struct RunOptions {
   std::string device;   // --device; the pipeline's "device" when empty
   const std::atomic<bool>* stop_flag = nullptr;  // set by a signal: finish the step, stop
   std::string resume_checkpoint;  // a checkpoint of this run to continue from ("" = from the start)
+  // Called once, when the run has taken its first optimizer step: until then a start into an
+  // earlier run's folder can still be undone (run_folder.h, keep_earlier_run).
+  std::function<void()> on_first_step;
 };
 
 struct RunOutcome {

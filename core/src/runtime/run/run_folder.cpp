@@ -11,8 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/run/earlier_run.h"
+#include "runtime/util/path_words.h"
 #include "runtime/util/remove_tree.h"
 #include "yoloflow/error.h"
+#include "yoloflow/log.h"
+#include "yoloflow/printable.h"
 
 namespace fs = std::filesystem;
 
@@ -30,16 +34,41 @@ std::string errno_text(int e) {
   }
 }
 
-// ".results.csv.tmp.1234.0": what write_file_atomic names a file before renaming it.
+// ".results.csv.tmp.1234.0.csv": what the atomic writer (yoloflow/atomic_file.h) names a file
+// before renaming it: ".NAME.tmp.PID.N" and the name's extension, if it has one.
 bool is_atomic_temporary(const std::string& name) {
   if (name.size() < 2 || name[0] != '.') return false;
   const auto at = name.find(".tmp.");
   if (at == std::string::npos || at == 0) return false;
-  const std::string tail = name.substr(at + 5);  // PID.N
+  const std::string original = name.substr(1, at - 1);
+  std::string tail = name.substr(at + 5);  // PID.N, then the extension
+  const auto ext_at = original.rfind('.');
+  if (ext_at != std::string::npos && ext_at > 0) {
+    const std::string ext = original.substr(ext_at);
+    if (tail.size() > ext.size() && tail.compare(tail.size() - ext.size(), ext.size(), ext) == 0) {
+      tail.resize(tail.size() - ext.size());
+    }
+  }
   const auto dot = tail.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 >= tail.size()) return false;
   auto digits = [](const std::string& s) { return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }); };
   return digits(tail.substr(0, dot)) && digits(tail.substr(dot + 1));
+}
+
+// What a kill while the kept files were being kept or dropped left (earlier_run.cpp makes and
+// drops them under these names).
+void drop_earlier_run_leftovers(const std::string& dir) {
+  remove_tree((fs::path(dir) / (std::string(kKeptFolder) + ".dropped")).string());
+  remove_tree((fs::path(dir) / (std::string(kKeptFolder) + ".partial")).string());
+}
+
+// The folder is locked by the caller.
+void put_back_kept_files(const std::string& dir) {
+  std::error_code ec;
+  if (fs::is_directory(fs::path(dir) / kKeptFolder, ec) && restore_earlier_run(dir)) {
+    YF_LOG_WARN("put back the earlier run in " << printable(dir) << ": a start into it was stopped before its first step");
+  }
+  drop_earlier_run_leftovers(dir);
 }
 
 bool all_digits(const std::string& s) {
@@ -71,9 +100,10 @@ RunFolder::RunFolder(std::string path, bool made) : path_(std::move(path)), made
 RunFolder::~RunFolder() { release(); }
 
 RunFolder::RunFolder(RunFolder&& other) noexcept
-    : path_(std::move(other.path_)), made_(other.made_), fd_(other.fd_) {
+    : path_(std::move(other.path_)), made_(other.made_), kept_(other.kept_), fd_(other.fd_) {
   other.path_.clear();
   other.made_ = false;
+  other.kept_ = false;
   other.fd_ = -1;
 }
 
@@ -82,15 +112,19 @@ RunFolder& RunFolder::operator=(RunFolder&& other) noexcept {
     release();
     path_ = std::move(other.path_);
     made_ = other.made_;
+    kept_ = other.kept_;
     fd_ = other.fd_;
     other.path_.clear();
     other.made_ = false;
+    other.kept_ = false;
     other.fd_ = -1;
   }
   return *this;
 }
 
 void RunFolder::release() {
+  // Still locked while the earlier run is put back: no other process sees it half restored.
+  if (kept_) restore_earlier_run();
   if (fd_ >= 0) {
     ::close(fd_);  // drops the flock
     fd_ = -1;
@@ -121,6 +155,8 @@ void RunFolder::lock() {
 }
 
 RunFolder RunFolder::claim_numbered(const std::string& name) {
+  // The pipeline's "name" becomes runs/<name>: it must name a folder inside runs/.
+  if (!name.empty()) check_name_word("the pipeline's \"name\"", name);
   const fs::path base = fs::path("runs") / (name.empty() ? std::string("pipeline") : name);
   std::error_code ec;
   fs::create_directories(base, ec);
@@ -145,6 +181,7 @@ RunFolder RunFolder::claim_numbered(const std::string& name) {
 }
 
 void RunFolder::check(const std::string& path) {
+  check_path_word("the run folder", path);
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (!fs::exists(status)) return;
@@ -167,6 +204,9 @@ RunFolder RunFolder::open(const std::string& path) {
   }
   RunFolder folder(path, made);
   folder.lock();
+  // A start into this folder killed before its first step kept the earlier run aside: put it
+  // back before anything else looks at the folder.
+  put_back_kept_files(path);
   // Writable now, before anything runs: a run must not train for an hour and then fail to
   // save. Checked for the folder and for weights/ where it exists.
   for (const fs::path dir : {fs::path(path), fs::path(path) / "weights"}) {
@@ -176,6 +216,34 @@ RunFolder RunFolder::open(const std::string& path) {
     }
   }
   return folder;
+}
+
+void RunFolder::put_back_interrupted_start(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !fs::is_directory(fs::path(path) / kKeptFolder, ec)) return;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  // Held by another process: its start is in progress, and the kept files are its own.
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) put_back_kept_files(path);
+  ::close(fd);
+}
+
+void RunFolder::keep_earlier_run() {
+  if (path_.empty() || kept_ || holds_a_run(path_).empty()) return;
+  core::keep_earlier_run(path_);
+  kept_ = true;
+}
+
+void RunFolder::first_step_taken() {
+  if (!kept_) return;
+  kept_ = false;
+  drop_earlier_run(path_);
+}
+
+bool RunFolder::restore_earlier_run() {
+  if (!kept_) return false;
+  kept_ = false;
+  return core::restore_earlier_run(path_);
 }
 
 int RunFolder::remove_stale_temporaries() const {

@@ -1,13 +1,16 @@
 #include "runtime/sweep/run_state.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/pipeline/json_text.h"
 #include "runtime/run/results_csv.h"
 #include "runtime/util/atomic_file.h"
+#include "yoloflow/user_file.h"
 
 namespace yoloflow::core {
 namespace {
@@ -18,14 +21,13 @@ using nlohmann::json;
 const char* kMarker = "sweep-status.json";
 
 bool read_json(const std::string& path, json& out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  try {
-    in >> out;
-    return true;
-  } catch (const json::exception&) {
-    return false;  // a torn or foreign file counts as absent
-  }
+  // Through the bounded reader: a marker is a few hundred bytes, and a named pipe put in its
+  // place must not block the sweep.
+  std::string text, why;
+  if (!try_read_user_file(path, FileBudget{std::uint64_t{1} << 20, "a sweep status file"}, text, why)) return false;
+  // A torn or foreign file counts as absent; read as every JSON text is (strict, bounded).
+  Diagnostics ignored;
+  return parse_json_text(text, out, ignored);
 }
 
 }  // namespace
@@ -51,7 +53,8 @@ RunState read_run_state(const std::string& dir) {
     s.marker.invalid = m.value("invalid", false);
   }
   json p;
-  if (read_json(dir + "/pipeline.json", p) && p.is_object() && p.contains("epochs") && p["epochs"].is_number()) {
+  if (read_json(dir + "/pipeline.json", p) && p.is_object() && p.contains("epochs") && p["epochs"].is_number_integer() &&
+      p["epochs"].get<std::int64_t>() > 0 && p["epochs"].get<std::int64_t>() <= 100000) {
     s.epochs = p["epochs"].get<int>();
   }
   if (fs::exists(dir + "/results.csv")) {

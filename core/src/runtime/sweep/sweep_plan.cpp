@@ -11,6 +11,7 @@
 #include "runtime/pipeline/json_text.h"
 #include "runtime/util/file_checks.h"
 #include "runtime/pipeline/overrides.h"
+#include "runtime/pipeline/word_values.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -60,13 +61,10 @@ class PlanReader {
 std::string override_argument(const std::string& path, const json& value) {
   if (value.is_string()) {
     const std::string s = value.get<std::string>();
-    // `lr=1e-3` given as the string "1e-3" must stay a string: quote what JSON would parse.
-    bool parses = false;
-    try {
-      parses = !json::parse(s).is_string();
-    } catch (const json::exception&) {
-      parses = false;
-    }
+    // `lr=1e-3` given as the string "1e-3" must stay a string: quote what the command line would
+    // read as another value (JSON, then Python's spellings: True, .5, 0,2).
+    const json read = parse_word_value(s);
+    const bool parses = !(read.is_string() && read.get<std::string>() == s);
     return path + "=" + (parses ? value.dump() : s);
   }
   return path + "=" + value.dump();
@@ -176,6 +174,16 @@ SweepPlan make_sweep_plan(const json& doc, const std::string& file, const std::s
   }
   std::set<std::string> names, folders;
   auto add_run = [&](SweepRun run, const std::string& path) {
+    // A run's own value of a path the sweep-wide "overrides" also set replaces it here: the
+    // command line of `yoloflow train` refuses a word given twice.
+    std::vector<std::string> kept;
+    for (std::size_t i = 0; i < run.overrides.size(); ++i) {
+      const std::string key = run.overrides[i].substr(0, run.overrides[i].find('=')) + "=";
+      const bool later = std::any_of(run.overrides.begin() + static_cast<long>(i) + 1, run.overrides.end(),
+                                     [&](const std::string& o) { return o.compare(0, key.size(), key) == 0; });
+      if (!later) kept.push_back(run.overrides[i]);
+    }
+    run.overrides = std::move(kept);
     // Plugin switches first: parameters of the new plugin only validate once it is chosen
     // (keys come sorted, and "x.params.lr0" sorts before "x.plugin").
     std::stable_partition(run.overrides.begin(), run.overrides.end(), [](const std::string& o) {
@@ -248,7 +256,8 @@ SweepPlan load_sweep_plan(const std::string& path) {
   json doc;
   Diagnostics diags;
   if (!parse_json_text(text, doc, diags)) {
-    throw InvalidInput(path + ": " + (diags.empty() ? std::string("malformed JSON") : diags.front().message));
+    const Diagnostic& d = diags.front();
+    throw InvalidInput(path + ": " + (d.path.empty() ? "" : d.path + ": ") + d.message);
   }
   const std::string dir = fs::path(path).parent_path().string();
   return make_sweep_plan(doc, path, dir.empty() ? "." : dir);

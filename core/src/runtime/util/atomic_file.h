@@ -1,13 +1,16 @@
 #pragma once
-// Files that are never seen half-written: a kill at any instant leaves either the old
-// complete file or the new complete file (temp file in the same folder, flush, fsync,
-// rename over the target, fsync the folder).
+// The host's name for the SDK's atomic writer (yoloflow/atomic_file.h), the one way every
+// file yoloflow writes reaches the disk: a kill at any instant leaves either the old complete
+// file or the new complete one, and a target that is not a regular file is refused.
 #include <string>
 #include <string_view>
 
+#include "yoloflow/atomic_file.h"
+
 namespace yoloflow::core {
 
-// Throws yoloflow::Error naming the path on any I/O failure; the target is untouched then.
-void write_file_atomic(const std::string& path, std::string_view bytes);
+using yoloflow::AtomicFileWriter;
+using yoloflow::check_writable_target;
+using yoloflow::write_file_atomic;
 
 }  // namespace yoloflow::core

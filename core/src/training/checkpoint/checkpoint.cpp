@@ -6,6 +6,7 @@
 #include "training/model/weights_io.h"
 #include "runtime/util/atomic_file.h"
 #include "yoloflow/error.h"
+#include "runtime/pipeline/json_text.h"
 
 namespace yoloflow::core {
 namespace {
@@ -114,11 +115,8 @@ Checkpoint read_checkpoint(TorchFile& file) {
   c.step_in_epoch = get("step_in_epoch", K::Int).i;
   c.global_step = get("global_step", K::Int).i;
   c.best_fitness = get("best_fitness", K::Float).f;
-  try {
-    c.meta = nlohmann::json::parse(get("meta", K::String).s);
-  } catch (const nlohmann::json::exception& e) {
-    throw InvalidInput(file.name() + ": its 'meta' entry is not valid JSON (" + std::string(e.what()).substr(0, 120) + ")");
-  }
+  // Read as every JSON text is (runtime/pipeline/json_text.h): one line naming the entry.
+  c.meta = read_json_text(get("meta", K::String).s, file.name() + ": its 'meta' entry");
   return c;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "yoloflow/printable.h"
+
 namespace yoloflow::core {
 namespace {
 
@@ -26,7 +28,8 @@ std::string metrics_table(const MetricsResult& result, const std::vector<std::st
   std::string out = header;
   out += row("all", result.images, result.instances, result.precision, result.recall, result.map50, result.map50_95);
   for (const auto& c : result.per_class) {
-    out += row(class_name(names, c.cls), c.images, c.instances, c.precision, c.recall, c.ap50, c.ap50_95);
+    // A class name is shown escaped (yoloflow/printable.h): one row, whatever it holds.
+    out += row(printable(class_name(names, c.cls)), c.images, c.instances, c.precision, c.recall, c.ap50, c.ap50_95);
   }
   return out;
 }

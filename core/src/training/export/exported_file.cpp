@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "training/export/onnx_file_tensors.h"
+#include "training/model/declared_tensor.h"
+#include "training/model/file_bytes.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -15,20 +16,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The whole numbers in a metadata text ("[640, 640]"); a number of more than 9 digits is
+// kept as -1, which no check below takes (metadata are text anyone may write).
 std::vector<std::int64_t> parse_int_list(const std::string& text) {
   std::vector<std::int64_t> out;
   std::string digits;
+  auto push = [&] {
+    out.push_back(digits.size() > 9 ? -1 : std::stoll(digits));
+    digits.clear();
+  };
   for (const char c : text) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
       digits += c;
     } else if (!digits.empty()) {
-      out.push_back(std::stoll(digits));
-      digits.clear();
+      push();
     }
   }
-  if (!digits.empty()) out.push_back(std::stoll(digits));
+  if (!digits.empty()) push();
   return out;
 }
+
+// The most classes an exported detector may have: the yolo11 model's own limit on nc.
+constexpr std::int64_t kMaxExportedClasses = 100000;
+// The largest input side: the imgsz range of the train sink and of `yoloflow export`.
+constexpr std::int64_t kMaxExportedSide = 8192;
 
 // Dimensions of a value's declared type, -1 for a symbolic one.
 std::vector<std::int64_t> declared_dims(const onnx::ValueInfoProto& v) {
@@ -59,7 +70,7 @@ bool parse_names_metadata(const std::string& text, std::map<int, std::string>& o
     std::string key;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) key += text[i++];
     skip();
-    if (key.empty() || i >= text.size() || text[i] != ':') return false;
+    if (key.empty() || key.size() > 9 || i >= text.size() || text[i] != ':') return false;
     ++i;
     skip();
     if (i >= text.size() || (text[i] != '\'' && text[i] != '"')) return false;
@@ -91,18 +102,18 @@ std::string ExportedFile::variant() const {
 
 ExportedFile read_exported_file(const std::string& path, const std::string& option) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InvalidInput(option + " " + path + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in.good() && !in.eof()) throw InvalidInput(option + " " + path + ": cannot be read");
+  if (!fs::exists(path, ec)) throw InvalidInput(option + " " + path + ": no such file");
+  // A regular file, read no further than its size (a device or a pipe is named as such).
+  const std::string data = read_regular_file(path, option + " " + path);
   ExportedFile f;
   f.path = path;
   f.model = std::make_shared<onnx::ModelProto>();
-  const std::string data = bytes.str();
   if (data.empty() || !f.model->ParseFromString(data) || !f.model->has_graph()) {
     throw InvalidInput(option + " " + path + ": not an ONNX model (it does not parse as one)");
   }
+  // External data read in and every tensor's dims checked against its data, before any runtime
+  // sees the model.
+  load_onnx_file_tensors(*f.model, path, option + " " + path);
   const auto& g = f.model->graph();
   for (const auto& p : f.model->metadata_props()) f.metadata[p.key()] = p.value();
 
@@ -145,17 +156,35 @@ ExportedFile read_exported_file(const std::string& path, const std::string& opti
   if (f.height <= 0 || f.width <= 0) {
     throw InvalidInput(option + " " + path + ": its input size is symbolic and its metadata has no imgsz");
   }
+  // What the file declares decides what is allocated for every batch: checked before.
+  if (f.height > kMaxExportedSide || f.width > kMaxExportedSide) {
+    throw InvalidInput(option + " " + path + ": its input is " + std::to_string(f.height) + "x" + std::to_string(f.width) +
+                       " pixels; yoloflow runs images of at most " + std::to_string(kMaxExportedSide) + " pixels a side");
+  }
+  if (const std::uint64_t input_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(f.batch, 1)) * 3 *
+                                        static_cast<std::uint64_t>(f.height) * static_cast<std::uint64_t>(f.width) * 4;
+      input_bytes > kMaxTensorBytes) {
+    throw InvalidInput(option + " " + path + ": its input of batch " + std::to_string(f.batch) + " at " +
+                       std::to_string(f.height) + "x" + std::to_string(f.width) + " holds " + std::to_string(input_bytes) +
+                       " bytes, more than the " + bytes_text(kMaxTensorBytes) + " one tensor may hold");
+  }
   if (out_dims.size() != 3) {
     throw InvalidInput(option + " " + path + ": its output is not (batch, 4 + classes, anchors)");
   }
   std::map<int, std::string> names;
   if (const auto it = f.metadata.find("names"); it != f.metadata.end()) parse_names_metadata(it->second, names);
+  std::int64_t nc = 0;
   if (f.nms) {
-    f.nc = names.empty() ? 0 : names.rbegin()->first + 1;
+    nc = names.empty() ? 0 : std::int64_t{names.rbegin()->first} + 1;
   } else {
     if (out_dims[1] <= 4) throw InvalidInput(option + " " + path + ": its output is not (batch, 4 + classes, anchors)");
-    f.nc = static_cast<int>(out_dims[1] - 4);
+    nc = out_dims[1] - 4;
   }
+  if (nc > kMaxExportedClasses) {
+    throw InvalidInput(option + " " + path + ": it declares " + std::to_string(nc) + " classes; a detector has at most " +
+                       std::to_string(kMaxExportedClasses));
+  }
+  f.nc = static_cast<int>(nc);
   for (int c = 0; c < f.nc; ++c) {
     const auto it = names.find(c);
     f.names.push_back(it == names.end() ? std::to_string(c) : it->second);

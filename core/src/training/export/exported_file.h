@@ -29,9 +29,12 @@ struct ExportedFile {
   std::string variant() const;
 };
 
-// Reads `path` (an .onnx file); `option` names it in messages ("--weights"). Throws
-// InvalidInput in one line when it is missing, not an ONNX model, or not a detector's
-// (one input (B, 3, H, W), one output (B, 4 + nc, anchors) or an NMS output (B, max_det, 6)).
+// Reads `path` (an .onnx file, a regular file: file_bytes.h) and its external data
+// (onnx_file_tensors.h: every tensor complete and checked); `option` names it in messages
+// ("--weights"). Throws InvalidInput in one line when it is missing, not an ONNX model, holds
+// a tensor or external data that are refused, or is not a detector's (one input (B, 3, H, W)
+// of at most 8192 pixels a side and 1 GiB a batch, one output (B, 4 + nc, anchors) or an NMS
+// output (B, max_det, 6), at most 100000 classes).
 ExportedFile read_exported_file(const std::string& path, const std::string& option);
 
 // Parses Python's repr of the names dict Ultralytics writes: {0: 'person', 1: "o'clock"}.

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 
-#include "training/model/file_bytes.h"
+#include "training/model/declared_tensor.h"
+#include "runtime/util/file_checks.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -117,56 +117,76 @@ torch::Tensor TorchFile::tensor(const PickleValue& value, const std::string& wha
   }
   const PickledTensor& t = *value.tensor;
   const std::string record = prefix_ + "data/" + t.storage_key;
+  c10::ScalarType dtype = c10::ScalarType::Undefined;
+  for (const auto& [type, d] : kStorageTypes) {
+    if (t.storage_type == type) dtype = d;
+  }
+  if (dtype == c10::ScalarType::Undefined) {
+    throw InvalidInput(name_ + ": tensor '" + what + "' has a storage of type torch." + t.storage_type +
+                       ", which yoloflow does not read");
+  }
+  const ZipEntry* entry = zip_->find(record);
+  if (!entry) throw InvalidInput(name_ + ": tensor '" + what + "' names the record " + record + ", which it lacks");
+  // Everything the file declares is checked before anything is allocated: the storage's
+  // element count against its record's bytes, then the view's sizes, strides and offset
+  // against that storage and the budget of one tensor (declared_tensor.h).
+  const std::uint64_t element = c10::elementSize(dtype);
+  if (t.storage_numel < 0 || static_cast<std::uint64_t>(t.storage_numel) > entry->size / element ||
+      static_cast<std::uint64_t>(t.storage_numel) * element != entry->size) {
+    throw InvalidInput(name_ + ": record " + record + " holds " + std::to_string(entry->size) +
+                       " bytes, its storage of " + std::to_string(t.storage_numel) + " elements needs " +
+                       (t.storage_numel < 0 ? std::string("a size of at least 0")
+                                            : std::to_string(static_cast<std::uint64_t>(t.storage_numel) * element)));
+  }
+  std::uint64_t elements = 0;
+  const std::string problem =
+      check_declared_view({t.sizes, t.strides, t.storage_offset}, t.storage_numel, element, dtype_name(dtype), elements);
+  if (!problem.empty()) throw InvalidInput(name_ + ": tensor '" + what + "' " + problem);
+  // Views may share a storage (tied weights), so the tensors of a file may declare more than
+  // it stores; but not much more: a file of many views repeating one stored value would make
+  // whatever copies them all (check_finite, weights export) take memory and time without end.
+  if (counted_.insert(&t).second) {
+    declared_bytes_ += elements * element;
+    if (declared_bytes_ > bytes_->size() + kMaxTensorBytes) {
+      throw InvalidInput(name_ + ": tensor '" + what + "' brings what its tensors declare to " +
+                         std::to_string(declared_bytes_) + " bytes, more than the file's " +
+                         std::to_string(bytes_->size()) + " bytes plus " + bytes_text(kMaxTensorBytes) +
+                         ": its views repeat the values it stores that often");
+    }
+  }
   auto it = storages_.find(t.storage_key);
   if (it == storages_.end()) {
-    c10::ScalarType dtype = c10::ScalarType::Undefined;
-    for (const auto& [type, d] : kStorageTypes) {
-      if (t.storage_type == type) dtype = d;
-    }
-    if (dtype == c10::ScalarType::Undefined) {
-      throw InvalidInput(name_ + ": tensor '" + what + "' has a storage of type torch." + t.storage_type +
-                         ", which yoloflow does not read");
-    }
-    const ZipEntry* entry = zip_->find(record);
-    if (!entry) throw InvalidInput(name_ + ": tensor '" + what + "' names the record " + record + ", which it lacks");
-    // Checked before allocating: the element count comes from the file.
-    const std::uint64_t element = c10::elementSize(dtype);
-    if (t.storage_numel < 0 || static_cast<std::uint64_t>(t.storage_numel) > entry->size / element ||
-        static_cast<std::uint64_t>(t.storage_numel) * element != entry->size) {
-      throw InvalidInput(name_ + ": record " + record + " holds " + std::to_string(entry->size) +
-                         " bytes, its storage of " + std::to_string(t.storage_numel) + " elements needs " +
-                         (t.storage_numel < 0 ? std::string("a size of at least 0")
-                                              : std::to_string(static_cast<std::uint64_t>(t.storage_numel) * element)));
-    }
     auto storage = torch::empty({t.storage_numel}, torch::TensorOptions().dtype(dtype));
     if (entry->size > 0) std::memcpy(storage.data_ptr(), zip_->data(*entry).data(), entry->size);
     it = storages_.emplace(t.storage_key, storage).first;
-  }
-  // The view must stay inside its storage: the last element it reaches is offset +
-  // sum((size - 1) * stride), all non-negative, computed without overflow.
-  const std::int64_t numel = it->second.numel();
-  bool empty = false;
-  std::int64_t last = t.storage_offset;
-  bool ok = t.storage_offset >= 0;
-  for (std::size_t d = 0; d < t.sizes.size() && ok; ++d) {
-    if (t.sizes[d] < 0 || t.strides[d] < 0) ok = false;
-    if (t.sizes[d] == 0) empty = true;
-  }
-  for (std::size_t d = 0; d < t.sizes.size() && ok && !empty; ++d) {
-    const std::int64_t reach = t.sizes[d] - 1;
-    if (t.strides[d] > 0 && reach > (std::numeric_limits<std::int64_t>::max() - last) / t.strides[d]) ok = false;
-    if (ok) last += reach * t.strides[d];
-  }
-  ok = ok && (empty ? t.storage_offset <= numel : last < numel);
-  if (!ok) {
-    throw InvalidInput(name_ + ": tensor '" + what + "' reaches outside its storage (" + record + ", " +
-                       std::to_string(numel) + " elements)");
+  } else if (it->second.scalar_type() != dtype || it->second.numel() != t.storage_numel) {
+    throw InvalidInput(name_ + ": tensor '" + what + "' reads record " + record + " as " + std::to_string(t.storage_numel) +
+                       " values of " + dtype_name(dtype) + ", which an earlier tensor read as " +
+                       std::to_string(it->second.numel()) + " values of " + dtype_name(it->second.scalar_type()));
   }
   try {
     return it->second.as_strided(t.sizes, t.strides, t.storage_offset);
   } catch (const c10::Error& e) {
     const std::string why = e.what_without_backtrace();
     throw InvalidInput(name_ + ": tensor '" + what + "' cannot be made: " + why.substr(0, why.find('\n')));
+  }
+}
+
+std::string dtype_name(c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::ScalarType::Float: return "float32";
+    case c10::ScalarType::Double: return "float64";
+    case c10::ScalarType::Half: return "float16";
+    case c10::ScalarType::BFloat16: return "bfloat16";
+    case c10::ScalarType::Long: return "int64";
+    case c10::ScalarType::Int: return "int32";
+    case c10::ScalarType::Short: return "int16";
+    case c10::ScalarType::Char: return "int8";
+    case c10::ScalarType::Byte: return "uint8";
+    case c10::ScalarType::Bool: return "bool";
+    case c10::ScalarType::ComplexFloat: return "complex64";
+    case c10::ScalarType::ComplexDouble: return "complex128";
+    default: return c10::toString(dtype);
   }
 }
 

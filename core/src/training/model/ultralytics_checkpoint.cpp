@@ -467,8 +467,14 @@ UltralyticsCheckpoint read_ultralytics_checkpoint(TorchFile& file, const std::st
   r.collect(*model, "", 0, out.weights);
 
   if (const PickleValue* stride = state.get("stride"); stride && stride->kind == K::Tensor) {
-    const auto s = file.tensor(*stride, "stride").to(torch::kDouble).contiguous();
-    for (std::int64_t k = 0; k < s.numel(); ++k) out.strides.push_back(s[k].item<double>());
+    const torch::Tensor s = file.tensor(*stride, out.weights_entry + ".stride");
+    // Counted before its values are copied: a YOLO11 has three levels.
+    if (s.numel() != 3 || !(s.is_floating_point() || s.scalar_type() == torch::kLong || s.scalar_type() == torch::kInt)) {
+      r.fail("holds a model whose stride is a tensor of " + std::to_string(s.numel()) + " " + dtype_name(s.scalar_type()) +
+             " values; YOLO11's are [8, 16, 32]");
+    }
+    const auto d = s.to(torch::kDouble).contiguous();
+    out.strides.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
   }
   if (!out.strides.empty() && out.strides != std::vector<double>{8, 16, 32}) {
     r.fail("holds a model with strides " + nlohmann::json(out.strides).dump() + "; YOLO11's are [8, 16, 32]");

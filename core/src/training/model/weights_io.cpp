@@ -14,6 +14,7 @@
 #include "training/model/state_dict_pickle.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
+#include "yoloflow/atomic_file.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -159,28 +160,32 @@ void write_weights(const std::string& path, const NamedTensors& tensors) {
   }
   const auto pickle = pickle_state_dict(entries);
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error("cannot write weights file '" + path + "'");
+  // Streamed through the atomic writer: the archive goes to a temporary file that replaces
+  // the target only once complete, so a full disk, an I/O error or a kill leaves the old file.
+  // The zip writer is told every write succeeded: it throws on a short write, and its
+  // destructor finishes the archive, which would throw again while that exception unwinds and
+  // end the process. The writer keeps the first failure instead, swallows what follows, and
+  // commit() reports it in one line.
+  AtomicFileWriter out(path);
   try {
     // The records torch.save writes, in its order: data.pkl, byteorder, data/<key>..., version
     // (the writer adds `version` when it finishes). Writing to a function names the archive
     // folder "archive", as PyTorch 2.x does.
     caffe2::serialize::PyTorchStreamWriter zip([&out](const void* buf, std::size_t n) -> std::size_t {
-      out.write(static_cast<const char*>(buf), static_cast<std::streamsize>(n));
-      return out ? n : 0;
+      out.write(buf, n);
+      return n;
     });
     zip.writeRecord("data.pkl", pickle.data(), pickle.size());
     const std::string byteorder = "little";
     zip.writeRecord("byteorder", byteorder.data(), byteorder.size());
-    for (std::size_t i = 0; i < data.size(); ++i) {
+    for (std::size_t i = 0; i < data.size() && out.ok(); ++i) {
       zip.writeRecord("data/" + entries[i].storage_key, data[i].data_ptr(), data[i].nbytes());
     }
     zip.writeEndOfFile();
   } catch (const c10::Error& e) {
     throw Error("failed writing weights file '" + path + "': " + e.what_without_backtrace());
   }
-  out.close();
-  if (!out) throw Error("failed writing weights file '" + path + "'");
+  out.commit();
 }
 
 NamedTensors module_state(const torch::nn::Module& module) {
@@ -198,7 +203,34 @@ std::string WeightsMismatch::describe(std::size_t limit) const {
   list(missing, "missing in file");
   list(unexpected, "not in model");
   list(wrong_shape, "wrong shape");
+  list(wrong_dtype, "wrong dtype");
   return os.str();
+}
+
+std::string dtype_mismatch(const torch::Tensor& into, const torch::Tensor& from_file) {
+  // What a tensor's numbers are: a copy between two of a kind only changes their precision.
+  auto kind = [](const torch::Tensor& t) -> const char* {
+    if (t.is_complex()) return "complex";
+    if (t.is_floating_point()) return "floating-point";
+    if (t.scalar_type() == torch::kBool) return "bool";
+    return "integer";
+  };
+  const char* want = kind(into);
+  const char* have = kind(from_file);
+  if (std::string(want) == have) return "";
+  return "holds " + dtype_name(from_file.scalar_type()) + " values where the model's " + dtype_name(into.scalar_type()) +
+         " tensor takes " + want + " ones";
+}
+
+void check_fits(const torch::Tensor& into, const torch::Tensor& from_file, const std::string& name,
+                const std::string& source) {
+  if (from_file.sizes() != into.sizes()) {
+    throw InvalidInput(source + ": tensor '" + name + "' has shape " + shape_str(from_file.sizes()) + " where the model's has " +
+                       shape_str(into.sizes()));
+  }
+  if (const std::string why = dtype_mismatch(into, from_file); !why.empty()) {
+    throw InvalidInput(source + ": tensor '" + name + "' " + why);
+  }
 }
 
 WeightsMismatch compare_weights(const torch::nn::Module& module, const NamedTensors& weights,
@@ -213,9 +245,14 @@ WeightsMismatch compare_weights(const torch::nn::Module& module, const NamedTens
     const auto it = file.find(name);
     if (it == file.end()) {
       mm.missing.push_back(name);
-    } else if (it->second->sizes() != t.sizes() && !(options.may_differ && options.may_differ(name))) {
-      mm.wrong_shape.push_back(name + ": file " + shape_str(it->second->sizes()) + " vs model " +
-                               shape_str(t.sizes()));
+    } else if (it->second->sizes() != t.sizes()) {
+      if (!(options.may_differ && options.may_differ(name))) {
+        mm.wrong_shape.push_back(name + ": file " + shape_str(it->second->sizes()) + " vs model " +
+                                 shape_str(t.sizes()));
+      }
+    } else if (!dtype_mismatch(t, *it->second).empty()) {
+      mm.wrong_dtype.push_back(name + ": file " + dtype_name(it->second->scalar_type()) + " vs model " +
+                               dtype_name(t.scalar_type()));
     }
   }
   for (const auto& [n, t] : weights) {
@@ -227,10 +264,24 @@ WeightsMismatch compare_weights(const torch::nn::Module& module, const NamedTens
 LoadReport load_weights(torch::nn::Module& module, const NamedTensors& weights,
                         const std::string& source, const LoadOptions& options) {
   const auto mm = compare_weights(module, weights, options);
+  if (mm.missing.empty() && mm.unexpected.empty() && mm.wrong_shape.empty() && !mm.wrong_dtype.empty()) {
+    // Names and shapes fit, so the file is meant for this model: one line says what is wrong.
+    const std::map<std::string, torch::Tensor> file(weights.begin(), weights.end());
+    for (const auto& [name, t] : module_state(module)) {
+      const auto it = file.find(name);
+      if (it == file.end() || it->second.sizes() != t.sizes()) continue;
+      if (const std::string why = dtype_mismatch(t, it->second); !why.empty()) {
+        throw InvalidInput("weights '" + source + "': tensor '" + name + "' " + why +
+                           (mm.wrong_dtype.size() > 1 ? " (" + std::to_string(mm.wrong_dtype.size()) + " tensors do)" : ""));
+      }
+    }
+  }
   if (!mm.empty()) {
     throw InvalidInput("weights '" + source + "' do not fit the model (" + std::to_string(mm.missing.size()) +
                        " missing, " + std::to_string(mm.unexpected.size()) + " unexpected, " +
-                       std::to_string(mm.wrong_shape.size()) + " wrong shape):\n" + mm.describe());
+                       std::to_string(mm.wrong_shape.size()) + " wrong shape" +
+                       (mm.wrong_dtype.empty() ? std::string() : ", " + std::to_string(mm.wrong_dtype.size()) + " wrong dtype") +
+                       "):\n" + mm.describe());
   }
   std::map<std::string, torch::Tensor> file(weights.begin(), weights.end());
   LoadReport report;

@@ -43,7 +43,8 @@ struct WeightsMismatch {
   std::vector<std::string> missing;     // in the model, not in the file
   std::vector<std::string> unexpected;  // in the file, not in the model
   std::vector<std::string> wrong_shape; // "name: file [a, b] vs model [c, d]"
-  bool empty() const { return missing.empty() && unexpected.empty() && wrong_shape.empty(); }
+  std::vector<std::string> wrong_dtype; // "name: file int64 vs model float32" (dtype_mismatch)
+  bool empty() const { return missing.empty() && unexpected.empty() && wrong_shape.empty() && wrong_dtype.empty(); }
   // The problems, one per line: at most `limit` of each kind, then "... and N more".
   std::string describe(std::size_t limit = 10) const;
 };
@@ -68,13 +69,28 @@ bool is_class_head_tensor(const std::string& name);
 // conv bias, "model.<detect>.cv3.0.2.bias"); 0 when there is none.
 int classes_in(const NamedTensors& weights);
 
-// Compares names and shapes first; when anything does not match (beyond `may_differ`),
-// throws InvalidInput counting the mismatches of each kind and listing the first ones, with
-// `source` (the file) in the message, and changes nothing. Otherwise copies every value into the module (converting dtype/device).
+// Why a tensor of the file cannot be put into the model's tensor `into`, as a phrase ("holds
+// int64 values where the model's float32 tensor takes floating-point ones"); "" when it can.
+// Precision may differ (released weights are float16, the model float32: the copy converts),
+// the kind of number may not: an integer tensor where a weight belongs would be taken as
+// weights and predict garbage, a float where a counter (num_batches_tracked) belongs would be
+// truncated.
+std::string dtype_mismatch(const torch::Tensor& into, const torch::Tensor& from_file);
+
+// Throws InvalidInput in one line naming `source` (the file) and `name` when `from_file` cannot
+// be copied into the model's `into`: another shape, or dtype_mismatch. For the places that copy
+// a file's tensors into a model one by one (a resumed run's checkpoint).
+void check_fits(const torch::Tensor& into, const torch::Tensor& from_file, const std::string& name,
+                const std::string& source);
+
+// Compares names, shapes and kinds of dtype first; when anything does not match (beyond
+// `may_differ`), throws InvalidInput counting the mismatches of each kind and listing the first
+// ones, with `source` (the file) in the message (one line when only dtypes differ), and
+// changes nothing. Otherwise copies every value into the module (converting precision/device).
 LoadReport load_weights(torch::nn::Module& module, const NamedTensors& weights,
                         const std::string& source, const LoadOptions& options = {});
 
-// Only the comparison of load_weights.
+// Only the comparison of load_weights (names and shapes; dtypes of tensors whose shapes fit).
 WeightsMismatch compare_weights(const torch::nn::Module& module, const NamedTensors& weights,
                                 const LoadOptions& options = {});
 

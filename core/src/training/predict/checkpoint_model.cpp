@@ -12,6 +12,8 @@
 #include "training/checkpoint/checkpoint.h"
 #include "training/components/guarded_components.h"
 #include "yoloflow/error.h"
+#include "runtime/pipeline/json_text.h"
+#include "runtime/util/file_checks.h"
 
 namespace yoloflow::core {
 namespace {
@@ -63,12 +65,19 @@ CheckpointModel describe_checkpoint_model(const json& meta, const std::string& c
   if (meta.contains("pipeline") && meta["pipeline"].is_object()) {
     out.pipeline = meta["pipeline"];
     out.pipeline_origin = checkpoint_path + " (its pipeline entry)";
-  } else if (std::ifstream f(run_pipeline); f) {
+  } else if (std::error_code ec; fs::exists(run_pipeline, ec)) {
+    // Read as every pipeline file is: bounded in size, strict JSON (runtime/pipeline/json_text.h).
+    Diagnostics problems;
     try {
-      out.pipeline = json::parse(f);
-      out.pipeline_origin = run_pipeline.string();
-    } catch (const std::exception&) {
-      pipeline_problem = "no 'pipeline' entry, and " + run_pipeline.string() + " is not valid JSON";
+      if (parse_json_text(read_regular_file(run_pipeline.string(), kMaxPipelineBytes, "cannot read pipeline"),
+                          out.pipeline, problems)) {
+        out.pipeline_origin = run_pipeline.string();
+      } else {
+        pipeline_problem = "no 'pipeline' entry, and " + run_pipeline.string() + " cannot be read: " +
+                           (problems.front().path.empty() ? "" : problems.front().path + ": ") + problems.front().message;
+      }
+    } catch (const Error& e) {
+      pipeline_problem = "no 'pipeline' entry, and " + std::string(e.what());
     }
   }
   if (meta.contains("model") && meta["model"].is_object() && meta["model"].contains("plugin")) {

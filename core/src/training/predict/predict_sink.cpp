@@ -10,6 +10,7 @@
 #include "training/predict/prediction_outputs.h"
 #include "training/predict/predictor.h"
 #include "yoloflow/error.h"
+#include "yoloflow/image_header.h"
 #include "yoloflow/log.h"
 #include "yoloflow/sink.h"
 #include "yoloflow/version.h"
@@ -80,8 +81,13 @@ class PredictSink final : public Sink {
       cv::Mat original;
       if (outputs_.images) {
         // Drawn on the file's own pixels, at its own size, as `yoloflow predict` draws.
-        original = cv::imread(path, cv::IMREAD_COLOR);
-        if (original.empty()) throw Error("predict: cannot read " + path + " again to draw its detections");
+        // Its header checked again first: the file may have been replaced since the source read it.
+        const std::string refusal = image_file_refusal(path);
+        if (refusal.empty()) original = cv::imread(path, cv::IMREAD_COLOR);
+        if (original.empty()) {
+          throw Error("predict: cannot read " + path + " again to draw its detections" +
+                      (refusal.empty() ? "" : ": " + refusal));
+        }
       }
       writer_->add(path, original, predictions[i]);
       ++images_;

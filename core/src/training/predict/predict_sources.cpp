@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 
 #include "training/predict/prediction_outputs.h"
+#include "yoloflow/directory_walk.h"
 #include "yoloflow/error.h"
+#include "yoloflow/user_file.h"
 
 namespace yoloflow::core {
 namespace {
@@ -29,14 +30,17 @@ void add_file(const std::string& path, std::vector<PredictSource>& out) {
   if (is_media(path)) out.push_back({path, has_video_extension(path)});
 }
 
-// A folder's images and videos (not recursive), sorted by name.
+// A folder's images and videos (not recursive), sorted by name, listed by the one folder walker
+// (yoloflow/directory_walk.h). An entry with a media name that cannot be followed (a loop of
+// symbolic links) is kept: predicting it says why it is skipped.
 std::vector<PredictSource> folder_files(const fs::path& dir, const std::string& what) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file()) files.push_back(e.path().string());
+  WalkLimits one_level;
+  one_level.recursive = false;
+  WalkResult walk = walk_folder(dir.string(), one_level, what, is_media);
+  std::vector<std::string> files = std::move(walk.files);
+  for (const auto& skip : walk.skipped) {
+    if (is_media(skip.path)) files.push_back(skip.path);
   }
-  if (ec) throw InvalidInput(what + ": cannot list the folder: " + ec.message());
   std::sort(files.begin(), files.end());
   std::vector<PredictSource> out;
   for (const auto& f : files) add_file(f, out);
@@ -78,6 +82,8 @@ void add_entry(const std::string& entry, const fs::path& list_dir, std::vector<P
     add_file((list_dir / entry).string(), out);
     return;
   }
+  const std::string why = unreachable_path(entry);
+  if (!why.empty() && why != "does not exist") throw InvalidInput(what + ": " + entry + " " + why);
   throw InvalidInput(what + ": " + entry + ": no such file or folder");
 }
 
@@ -94,15 +100,12 @@ std::vector<PredictSource> list_predict_sources(const std::string& source, const
   std::error_code ec;
   std::vector<PredictSource> out;
   if (lower(fs::path(source).extension().string()) == ".txt" && fs::is_regular_file(source, ec)) {
-    std::ifstream in(source);
-    if (!in) throw InvalidInput(what + ": cannot read the list");
     const fs::path dir = fs::absolute(source).parent_path();
-    for (std::string line; std::getline(in, line);) {
-      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-      const auto start = line.find_first_not_of(" \t");
-      if (start == std::string::npos) continue;
-      add_entry(line.substr(start), dir, out, what);
-    }
+    // A line at a time, each line and the count bounded: a list is never read whole.
+    for_each_line(source, kImageListBudget, what, [&](const std::string& line, std::size_t) {
+      if (!line.empty()) add_entry(line, dir, out, what);
+      return true;
+    });
     if (out.empty()) throw InvalidInput(what + ": the list names no image or video " + kKinds);
     return out;
   }
@@ -110,6 +113,9 @@ std::vector<PredictSource> list_predict_sources(const std::string& source, const
     add_entry(source, {}, out, what);
     if (out.empty()) throw InvalidInput(what + ": the pattern matches no image or video " + kKinds);
     return out;
+  }
+  if (const std::string why = unreachable_path(source); !why.empty() && why != "does not exist") {
+    throw InvalidInput(what + " " + why);
   }
   if (!fs::exists(source, ec)) {
     // Ultralytics' other sources, said as such rather than as a missing file.

@@ -14,6 +14,7 @@
 
 #include "training/detect/box_drawing.h"
 #include "runtime/util/atomic_file.h"
+#include "runtime/util/path_words.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -42,12 +43,26 @@ bool has_image_extension(const std::string& path) {
 
 struct PredictionWriter::Videos {
 #if YOLOFLOW_WITH_VIDEO
-  std::map<std::string, cv::VideoWriter> open;
+  // The encoder writes to the atomic writer's temporary name (which keeps the extension, so
+  // the container is the one asked for); finish() renames it, so a video is either whole or
+  // absent, and one left unfinished leaves no file behind.
+  struct Video {
+    std::unique_ptr<AtomicFileWriter> file;
+    cv::VideoWriter writer;
+  };
+  std::map<std::string, Video> open;
 #endif
 };
 
 PredictionWriter::PredictionWriter(std::string dir, std::vector<std::string> names, const PredictionOutputs& outputs)
     : dir_(std::move(dir)), names_(std::move(names)), outputs_(outputs), videos_(std::make_unique<Videos>()) {
+  check_path_word("the output folder", dir_);
+  // crops/<class name>/: a class name is a folder name there, and must stay inside crops/.
+  if (outputs_.crops) {
+    for (const auto& n : names_) {
+      if (!n.empty()) check_name_word("the class name", n);
+    }
+  }
   std::error_code ec;
   const fs::path folder = outputs_.labels ? fs::path(dir_) / "labels" : fs::path(dir_);
   fs::create_directories(folder, ec);
@@ -166,12 +181,14 @@ void PredictionWriter::add_frame(const std::string& video_path, int frame, doubl
   // Ultralytics' video on Linux: <stem>.avi, Motion JPEG, at the source's frame rate.
   const std::string out = (fs::path(dir_) / fs::path(video_path).filename()).replace_extension(".avi").string();
 #if YOLOFLOW_WITH_VIDEO
-  cv::VideoWriter& writer = videos_->open[out];
-  if (!writer.isOpened()) {
-    writer.open(out, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps > 0 ? fps : 30.0, cv::Size(image.cols, image.rows));
-    if (!writer.isOpened()) throw Error("cannot write the annotated video " + out + " (OpenCV has no MJPG writer here)");
+  Videos::Video& video = videos_->open[out];
+  if (!video.writer.isOpened()) {
+    video.file = std::make_unique<AtomicFileWriter>(out);
+    video.writer.open(video.file->temp_path(), cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps > 0 ? fps : 30.0,
+                      cv::Size(image.cols, image.rows));
+    if (!video.writer.isOpened()) throw Error("cannot write the annotated video " + out + " (OpenCV has no MJPG writer here)");
   }
-  writer.write(drawn(image, p));
+  video.writer.write(drawn(image, p));
 #else
   (void)fps;
   throw Error("cannot write the annotated video " + out + ": this yoloflow was built with an OpenCV without videoio");
@@ -180,7 +197,10 @@ void PredictionWriter::add_frame(const std::string& video_path, int frame, doubl
 
 void PredictionWriter::finish() {
 #if YOLOFLOW_WITH_VIDEO
-  for (auto& [path, writer] : videos_->open) writer.release();
+  for (auto& [path, video] : videos_->open) {
+    video.writer.release();
+    video.file->commit();
+  }
   videos_->open.clear();
 #endif
   write_file_atomic((fs::path(dir_) / "predictions.json").string(), entries_.dump(2) + "\n");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/pipeline/word_values.h"
+#include "runtime/pipeline/json_text.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
 #include "training/checkpoint/checkpoint.h"
@@ -25,8 +26,9 @@ bool ends_with(const std::string& s, const char* suffix) {
 std::string checkpoint_architecture(const TorchFile& file) {
   const PickleValue* meta = file.root().get("meta");
   if (!meta || meta->kind != PickleValue::Kind::String) return "";
-  const auto j = nlohmann::json::parse(meta->s, nullptr, false);
-  if (!j.is_object()) return "";
+  nlohmann::json j;
+  Diagnostics ignored;
+  if (!parse_json_text(meta->s, j, ignored) || !j.is_object()) return "";
   if (j.contains("model") && j["model"].is_object() && j["model"].contains("plugin") && j["model"]["plugin"].is_string()) {
     const auto& m = j["model"];
     const auto params = m.value("params", nlohmann::json::object());

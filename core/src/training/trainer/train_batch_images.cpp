@@ -1,8 +1,8 @@
 #include "training/trainer/train_batch_images.h"
 
-#include <opencv2/imgcodecs.hpp>
-
+#include "training/detect/image_file.h"
 #include "training/detect/sample_grid.h"
+#include "yoloflow/error.h"
 #include "yoloflow/callback.h"
 #include "yoloflow/log.h"
 #include "yoloflow/version.h"
@@ -34,7 +34,11 @@ class TrainBatchImages final : public Callback {
     if (static_cast<std::int64_t>(samples.size()) > max_images_) samples.resize(static_cast<std::size_t>(max_images_));
     const std::string path = run_dir_ + "/train_batch" + std::to_string(progress.step) + ".jpg";
     // Not worth failing a run over.
-    if (!cv::imwrite(path, draw_sample_grid(samples, names_, max_side_))) YF_LOG_WARN("train: cannot write " << path);
+    try {
+      write_image_file(path, draw_sample_grid(samples, names_, max_side_));
+    } catch (const Error& e) {
+      YF_LOG_WARN("train: " << e.what());
+    }
   }
 
  private:

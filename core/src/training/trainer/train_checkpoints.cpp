@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "training/model/weights_io.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 
@@ -60,13 +61,19 @@ void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, con
   }
   torch::NoGradGuard no_grad;
   const auto weights = to_map(ck.model);
-  auto copy_into = [&](const std::string& name, torch::Tensor& dst) {
+  const auto ema = to_map(ck.ema);
+  // Every tensor checked (shape and kind of dtype, the EMA's copy too: weights_io.h) before any
+  // is copied, so a refused checkpoint leaves the model as it was.
+  auto check_into = [&](const std::string& name, const torch::Tensor& dst) {
     const auto it = weights.find(name);
     if (it == weights.end()) throw InvalidInput(path + ": no entry '" + name + "' for the model");
-    dst.copy_(it->second);
+    check_fits(dst, it->second, "model." + name, path);
+    if (const auto e = ema.find(name); e != ema.end()) check_fits(dst, e->second, "ema." + name, path);
   };
-  for (auto& np : model.module().named_parameters()) copy_into(np.key(), np.value());
-  for (auto& nb : model.module().named_buffers()) copy_into(nb.key(), nb.value());
+  for (const auto& np : model.module().named_parameters()) check_into(np.key(), np.value());
+  for (const auto& nb : model.module().named_buffers()) check_into(nb.key(), nb.value());
+  for (auto& np : model.module().named_parameters()) np.value().copy_(weights.at(np.key()));
+  for (auto& nb : model.module().named_buffers()) nb.value().copy_(weights.at(nb.key()));
   parts.precision.load_state(to_map(ck.precision));
   state.global_step = ck.global_step;
   state.best_fitness = ck.best_fitness;

@@ -561,6 +561,7 @@ void Trainer::end_of_epoch(int epoch) {
 // algorithm search, the capture's warm-up steps).
 void Trainer::report_first_step() {
   first_step_reported_ = true;
+  if (options_.on_first_step) options_.on_first_step();
   if (device_.is_cuda()) torch::cuda::synchronize(device_.index());  // the step's work, not its launch
   const double now = seconds_since_process_start();
   if (now < 0.0) return;

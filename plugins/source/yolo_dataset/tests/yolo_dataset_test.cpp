@@ -399,7 +399,7 @@ TEST_CASE("yolo_dataset refuses unusable data.yaml files with the file named") {
   expect_error("train: images\nnc: 2\nnames: [a, b, c]\n", "'nc' is 2 but 'names' lists 3 classes");
   expect_error("train: images\nnames:\n  0: a\n  2: c\n", "missing id 1");
   expect_error("train: images\n", "no class names");
-  expect_error("train: nowhere\nnames: [a]\n", "is not a folder");
+  expect_error("train: nowhere\nnames: [a]\n", "nowhere' does not exist");
   expect_error("train: images\nnames: [a]\n", "has no 'test' split", "test");
   expect_error("train: images\nnames: [a]\n", "no usable images");
   expect_error("train: [images\nnames: [a]\n", "not valid YAML");
