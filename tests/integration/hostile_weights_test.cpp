@@ -63,18 +63,7 @@ Timed cli(const std::string& args) {
 Timed train(const std::string& data, const std::string& run_dir, const std::string& overrides) {
   const auto start = std::chrono::steady_clock::now();
   Timed t;
-  // The CPU pipeline with its dataset named once, as `data` (its own names one beside the repository).
-  std::string pipeline = test::read_file(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json");
-  const std::string key = "\"data\": \"";
-  const auto at = pipeline.find(key);
-  REQUIRE(at != std::string::npos);
-  pipeline.replace(at + key.size(), pipeline.find('"', at + key.size()) - at - key.size(), data);
-  const std::string pipeline_file = run_dir + ".pipeline.json";
-  test::write_file(pipeline_file, pipeline);
-  t.result = test::run_cli("train " + pipeline_file + " --run-dir " + run_dir +
-                               " device=cpu imgsz=64 workers=1 stages.batch.params.batch=2 stages.train.params.val_every=0 "
-                               "epochs=1 " + overrides,
-                           kCappedMemory + "OMP_NUM_THREADS=1 ");
+  t.result = test::train_coco128_cpu(data, run_dir, "epochs=1 " + overrides, kCappedMemory);
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return t;
 }
@@ -90,12 +79,7 @@ Timed resume(const std::string& run) {
 // `checkpoint` written as its weights/last.pt by the caller. Returns the checkpoint's path.
 std::string resumable_run(const std::string& dir, const std::string& data) {
   fs::create_directories(dir + "/run/weights");
-  std::string pipeline = test::read_file(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json");
-  const std::string key = "\"data\": \"";
-  const auto at = pipeline.find(key);
-  REQUIRE(at != std::string::npos);
-  pipeline.replace(at + key.size(), pipeline.find('"', at + key.size()) - at - key.size(), data);
-  test::write_file(dir + "/run/pipeline.json", pipeline);
+  test::write_file(dir + "/run/pipeline.json", test::read_file(test::coco128_cpu_pipeline(data)));
   return dir + "/run/weights/last.pt";
 }
 

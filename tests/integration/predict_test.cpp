@@ -244,12 +244,14 @@ TEST_CASE("export: the --nms graph keeps the detections yoloflow's own NMS keeps
   }
   const auto got = test::onnx_torch_eval(path, x, run.dir);
   REQUIRE(got.sizes() == torch::IntArrayRef({2, 300, 6}));
+  // The overfit's scores depend on the processor's float sums (one image may score below even
+  // conf 0.001 on some): the comparison needs detections in the batch, not in each image.
+  CHECK(want[0].size(0) + want[1].size(0) > 0);
   for (int b = 0; b < 2; ++b) {
     const auto& want_b = want[static_cast<std::size_t>(b)];
     const auto rows = got[b];
     const auto found = rows.select(1, 4).gt(0).sum().item<std::int64_t>();
     MESSAGE("--nms, image " << b << ": " << found << " detections, yoloflow's NMS: " << want_b.size(0));
-    CHECK(want_b.size(0) > 0);
     CHECK(found == want_b.size(0));
     // Every detection is one of theirs (same class, boxes within 0.01 px, score 1e-4), best
     // first, and the rows after the last are zero.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -95,12 +96,25 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-CliResult train_coco128_cpu(const std::string& data_yaml, const std::string& run_dir, const std::string& overrides) {
-  return run_cli("train " + std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json --run-dir " + run_dir +
-                     " stages.source.params.data=" + data_yaml + " stages.train.params.data=" + data_yaml +
+std::string coco128_cpu_pipeline(const std::string& data_yaml) {
+  std::string pipeline = read_file(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json");
+  const std::string key = "\"data\": \"";
+  const auto at = pipeline.find(key);
+  if (at == std::string::npos) throw std::runtime_error("pipelines/train-coco128-cpu.json names no \"data\"");
+  pipeline.replace(at + key.size(), pipeline.find('"', at + key.size()) - at - key.size(), data_yaml);
+  // One folder per dataset, in the build folder: the tests' own folders stay as they compare them.
+  const std::string path = build_dir() + "/test-pipelines/" + std::to_string(std::hash<std::string>{}(data_yaml)) +
+                           "/train-coco128-cpu.json";
+  write_file(path, pipeline);
+  return path;
+}
+
+CliResult train_coco128_cpu(const std::string& data_yaml, const std::string& run_dir, const std::string& overrides,
+                            const std::string& env) {
+  return run_cli("train " + coco128_cpu_pipeline(data_yaml) + " --run-dir " + run_dir +
                      " device=cpu imgsz=64 workers=1 stages.batch.params.batch=2 stages.train.params.val_every=0 " +
                      overrides,
-                 "OMP_NUM_THREADS=1 ");
+                 env + "OMP_NUM_THREADS=1 ");
 }
 
 }  // namespace yoloflow::test

@@ -11,10 +11,15 @@ struct CliResult {
 
 // `args` is appended to the CLI path as is (shell syntax); `env` is prefixed (e.g. "A=b ").
 CliResult run_cli(const std::string& args, const std::string& env = "");
+// pipelines/train-coco128-cpu.json with its dataset named once, as `data_yaml` (the file's own
+// "data" names coco128 beside the repository); returns the copy's path.
+std::string coco128_cpu_pipeline(const std::string& data_yaml);
 // `yoloflow train pipelines/train-coco128-cpu.json` into `run_dir` on the coco128 subset
 // `data_yaml` (test::write_coco128_subset): CPU, imgsz 64, one worker and one OpenMP thread,
-// batch 2, validation only after the last epoch; `overrides` follow ("epochs=2 ...").
-CliResult train_coco128_cpu(const std::string& data_yaml, const std::string& run_dir, const std::string& overrides);
+// batch 2, validation only after the last epoch; `overrides` follow ("epochs=2 ..."); `env`
+// is prefixed to the command as run_cli's.
+CliResult train_coco128_cpu(const std::string& data_yaml, const std::string& run_dir, const std::string& overrides,
+                            const std::string& env = "");
 // Any shell command (e.g. test::python() with a script), output with stderr.
 CliResult run_shell(const std::string& command);
 // Creates a fresh temporary folder for one test and returns its path.
