@@ -8,7 +8,7 @@
 
 #include "training/export/onnx_file_tensors.h"
 #include "training/model/declared_tensor.h"
-#include "training/model/file_bytes.h"
+#include "runtime/util/file_checks.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {

@@ -29,7 +29,7 @@ struct ExportedFile {
   std::string variant() const;
 };
 
-// Reads `path` (an .onnx file, a regular file: file_bytes.h) and its external data
+// Reads `path` (an .onnx file, a regular file: runtime/util/file_checks.h) and its external data
 // (onnx_file_tensors.h: every tensor complete and checked); `option` names it in messages
 // ("--weights"). Throws InvalidInput in one line when it is missing, not an ONNX model, holds
 // a tensor or external data that are refused, or is not a detector's (one input (B, 3, H, W)

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "training/model/declared_tensor.h"
-#include "training/model/file_bytes.h"
+#include "runtime/util/file_checks.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {

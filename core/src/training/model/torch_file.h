@@ -4,7 +4,7 @@
 // one `<name>/data/<key>` record of raw bytes per tensor storage. Whatever a user calls
 // "weights" comes through here: state dicts, yoloflow's training checkpoints and Ultralytics'
 // checkpoints. Read safely: the file must be a regular file and is read no further than its
-// size (file_bytes.h); the archive is checked, every entry's CRC-32 included (zip_archive.h);
+// size (runtime/util/file_checks.h); the archive is checked, every entry's CRC-32 included (zip_archive.h);
 // the pickle is read by an unpickler that calls nothing (restricted_unpickler.h); a tensor is
 // made only when its storage record holds exactly the bytes its dtype and size need, and the
 // shape it declares passes declared_tensor.h (inside that storage, within the budget of one
