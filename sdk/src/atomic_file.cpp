@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "file_kind.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow {
@@ -19,16 +20,6 @@ namespace fs = std::filesystem;
 // The system's own words ("No space left on device", "Input/output error"): what a user
 // searches for.
 std::string reason(int e) { return std::strerror(e); }
-
-// What a path that is not a regular file is, in the words of the refusal.
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 // ".NAME.tmp.PID.N.EXT" beside the target: hidden, unique per process and writer, and ending
 // in the target's extension, so a writer that picks its format by the name (a video encoder)
@@ -55,7 +46,7 @@ void check_writable_target(const std::string& path) {
   if (path.empty()) throw InvalidInput("cannot write a file with an empty name");
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    throw InvalidInput("cannot write '" + path + "': it is " + kind_of(st.st_mode) +
+    throw InvalidInput("cannot write '" + path + "': it is " + detail::file_kind(st.st_mode) +
                        ", not a regular file; give the path of a file to write");
   }
 }

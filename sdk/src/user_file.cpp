@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "file_kind.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow {
@@ -29,12 +30,8 @@ std::string errno_words(int err) {
 
 std::string type_words(mode_t mode) {
   if (S_ISREG(mode)) return "";
-  if (S_ISDIR(mode)) return "is not a regular file (a folder)";
-  if (S_ISFIFO(mode)) return "is not a regular file (a named pipe)";
-  if (S_ISCHR(mode)) return "is not a regular file (a character device)";
-  if (S_ISBLK(mode)) return "is not a regular file (a block device)";
-  if (S_ISSOCK(mode)) return "is not a regular file (a socket)";
-  return "is not a regular file";
+  const std::string kind = detail::file_kind(mode);
+  return kind == "not a regular file" ? "is not a regular file" : "is not a regular file (" + kind + ")";
 }
 
 std::uint64_t machine_memory() {

@@ -224,7 +224,7 @@ TEST_CASE("hostile writes: weights export to a device, a folder or a full disk l
   // A FIFO as the target: no reader, so writing into it would hang.
   REQUIRE(::mkfifo((dir + "/fifo.pt").c_str(), 0644) == 0);
   auto fifo = test::run_shell("timeout 60 " + test::cli() + " weights export " + weights + " --out " + dir + "/fifo.pt");
-  check_one_line(fifo, kExitInvalid, "it is a FIFO (named pipe), not a regular file");
+  check_one_line(fifo, kExitInvalid, "it is a named pipe, not a regular file");
 
   // A disk that fills up after 100 kB of the new file: one line, exit 1, the old file intact,
   // no temporary file left, and no abort while the archive writer unwinds.
