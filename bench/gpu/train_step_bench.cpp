@@ -62,14 +62,18 @@ Batch make_batch(const Options& o, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   for (std::size_t i = 0; i < bytes; ++i) b.pixels.get()[i] = static_cast<std::uint8_t>(rng());
   std::uniform_real_distribution<float> u(0.1f, 0.9f), s(0.02f, 0.3f);
+  TargetArray& boxes = b.boxes();
+  boxes.values.reserve(static_cast<std::size_t>(o.batch) * o.boxes * 6);
   for (int i = 0; i < o.batch; ++i) {
     SampleInfo info;
     info.sequence = static_cast<std::uint64_t>(i);
     b.samples.push_back(info);
     for (int k = 0; k < o.boxes; ++k) {
-      b.targets.insert(b.targets.end(), {static_cast<float>(i), static_cast<float>(rng() % 80), u(rng), u(rng), s(rng), s(rng)});
+      boxes.values.insert(boxes.values.end(),
+                          {static_cast<float>(i), static_cast<float>(rng() % 80), u(rng), u(rng), s(rng), s(rng)});
     }
   }
+  boxes.shape = {static_cast<std::int64_t>(boxes.values.size() / 6), 6};
   return b;
 }
 

@@ -33,7 +33,9 @@ class Grayscale final : public yoloflow::Augmentation {
 
 void register_components(yoloflow::Registrar& registrar) {
   registrar.add_augmentation<Grayscale>("grayscale", Grayscale::schema(),
-                                        "Turns images grey (3 channels kept) with probability p.");
+                                        "Turns images grey (3 channels kept) with probability p.",
+                                        // Pixels only: every annotation field stays valid as it is.
+                                        yoloflow::keeps(yoloflow::Fields::all()));
 }
 
 }  // namespace

@@ -111,7 +111,9 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
       const std::string label = std::string(kind_name(c.kind)) + " '" + c.name + "' (" + fs::path(path).filename().string() + ")";
       CAPTURE(label);
       // A source reads the dataset; everything else is made from its defaults alone.
-      const json params = c.schema.find_role(ParamRole::Dataset) != nullptr ? data : json::object();
+      json params = c.schema.find_role(ParamRole::Dataset) != nullptr ? data : json::object();
+      // The contract's samples carry keypoints centre, left, right: a left-right flip swaps the last two.
+      if (c.schema.find("flip_idx") != nullptr) params["flip_idx"] = {0, 2, 1};
       std::unique_ptr<Component> component, fresh;
       try {
         component.reset(library.create(c.kind, c.name, params, context));
@@ -127,11 +129,18 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
           problems = testing::source_contract(static_cast<DataSource&>(*component), kImgsz);
           break;
         case Kind::Augmentation:
-          problems = testing::augmentation_contract(static_cast<Augmentation&>(*component), samples, kImgsz, 4);
+          // Every field it declares to keep is checked to move with the pixels.
+          problems = testing::augmentation_contract(static_cast<Augmentation&>(*component), samples, kImgsz, 4,
+                                                    c.contract.declared ? c.contract.keeps : Fields(Field::Boxes));
           break;
-        case Kind::Batcher:
-          problems = testing::batcher_contract(static_cast<Batcher&>(*component), same_size);
+        case Kind::Batcher: {
+          // Samples carrying every field it declares to pack, so each target array is checked.
+          const Fields keeps = c.contract.declared ? c.contract.keeps : Fields(Field::Boxes);
+          std::vector<Sample> annotated;
+          for (const auto& s : same_size) annotated.push_back(testing::with_fields(s, keeps));
+          problems = testing::batcher_contract(static_cast<Batcher&>(*component), annotated);
           break;
+        }
         case Kind::Sink:
           problems = testing::sink_contract(static_cast<Sink&>(*component), batches);
           break;

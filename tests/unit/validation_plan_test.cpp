@@ -78,7 +78,7 @@ TEST_CASE("validation batches: rect orders by aspect ratio, letterboxes each bat
     std::size_t images = 0;
     for (const json& b : batches) {
       const int h = b["height"], w = b["width"];
-      const auto targets = b["targets"].get<std::vector<float>>();
+      const auto targets = b["targets"]["boxes"]["values"].get<std::vector<float>>();
       double lo = 1e9, hi = 0;
       for (std::size_t i = 0; i < b["samples"].size(); ++i) {
         const json& g = b["samples"][i];

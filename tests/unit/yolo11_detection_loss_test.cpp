@@ -324,6 +324,30 @@ TEST_CASE("pad_targets lays rows out per image, padding with class -1") {
   CHECK_THROWS_WITH_AS(pad_targets(rows, 1), doctest::Contains("batch index 1"), yoloflow::Error);
 }
 
+TEST_CASE("a batch's boxes array becomes the padded targets; a malformed one is refused before it is read") {
+  Batch batch;
+  batch.size = 3;
+  batch.boxes() = TargetArray{{3, 6}, {1.f, 5.f, 0.1f, 0.2f, 0.3f, 0.4f,  //
+                                       1.f, 6.f, 0.5f, 0.5f, 0.1f, 0.1f,  //
+                                       0.f, 7.f, 0.9f, 0.9f, 0.2f, 0.2f}};
+  // Keypoints beside the boxes change nothing in the detection targets.
+  batch.targets[targets::kKeypoints] = TargetArray{{3, 1, 3}, std::vector<float>(9, 0.5f)};
+  const auto rows = core::box_rows(batch);
+  CHECK((rows.sizes() == torch::IntArrayRef({3, 6})));
+  CHECK(rows.data_ptr<float>() == batch.boxes().values.data());  // a view, no copy
+  core::BatchTargets padded(core::TargetRows{});
+  CHECK(torch::equal(padded(batch, false, 0, 0), pad_targets(rows, 3)));
+  // A batch without a boxes array has no boxes.
+  Batch empty;
+  empty.size = 2;
+  CHECK((core::box_rows(empty).sizes() == torch::IntArrayRef({0, 6})));
+  CHECK((padded(empty, false, 0, 0).sizes() == torch::IntArrayRef({2, 0, 5})));
+  batch.boxes().values.pop_back();
+  CHECK_THROWS_WITH_AS(core::box_rows(batch), doctest::Contains("has shape (3, 6) and 17 values"), yoloflow::Error);
+  batch.boxes() = TargetArray{{2, 9}, std::vector<float>(18, 0.f)};
+  CHECK_THROWS_WITH_AS(core::box_rows(batch), doctest::Contains("must be (N, 6)"), yoloflow::Error);
+}
+
 TEST_CASE("pad_targets rounds rows up to a multiple, and the loss ignores the extra padding") {
   auto rows = torch::tensor({0.f, 1.f, 0.3f, 0.4f, 0.3f, 0.2f,  //
                              0.f, 0.f, 0.7f, 0.6f, 0.2f, 0.3f,  //

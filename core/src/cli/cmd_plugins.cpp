@@ -2,17 +2,19 @@
 // the command is for: it succeeds (0) when it could list everything, refused libraries included
 // (they are the answer, not a failure of the command). --strict makes a refused library exit 3
 // (kExitPluginError), for scripts that check an installation.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
 #include "cli/cli.h"
+#include "runtime/plugin/stage_flow.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
 
 void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
-  auto* cmd = app.add_subcommand("plugins", "List loaded plugin components (name, kind, version, file) "
-                                            "and every library that was refused, with the reason");
+  auto* cmd = app.add_subcommand("plugins", "List loaded plugin components (name, kind, version, file, annotation "
+                                            "fields) and every library that was refused, with the reason");
   auto json_out = std::make_shared<bool>(false);
   auto strict = std::make_shared<bool>(false);
   auto allow_refused = std::make_shared<bool>(false);
@@ -38,7 +40,8 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
                                        {"plugin", rc->plugin},
                                        {"version", rc->plugin_version},
                                        {"file", rc->file},
-                                       {"summary", rc->info.summary}});
+                                       {"summary", rc->info.summary},
+                                       {"fields", core::annotation_contract_text(rc->info)}});
         }
         out["refused"] = json::array();
         for (const auto& r : pm.reports()) {
@@ -47,12 +50,20 @@ void add_plugins_command(CLI::App& app, CliContext& ctx, Action& selected) {
         std::cout << out.dump(2) << std::endl;
         return code;
       }
-      std::cout << std::left << std::setw(22) << "NAME" << std::setw(14) << "KIND" << std::setw(10)
-                << "VERSION" << "FILE\n";
+      // The annotation fields last, after the file: scripts read the first four columns.
+      std::size_t file_width = 4;
+      for (const auto* rc : pm.registry().all()) file_width = std::max(file_width, rc->file.size());
+      std::cout << std::left << std::setw(22) << "NAME" << std::setw(14) << "KIND" << std::setw(10) << "VERSION"
+                << std::setw(static_cast<int>(file_width + 2)) << "FILE" << "FIELDS\n";
       for (const auto* rc : pm.registry().all()) {
-        std::cout << std::left << std::setw(22) << rc->info.name << std::setw(14)
-                  << kind_name(rc->info.kind) << std::setw(10) << rc->plugin_version << rc->file
-                  << "\n";
+        const std::string fields = core::annotation_contract_text(rc->info);
+        std::cout << std::left << std::setw(22) << rc->info.name << std::setw(14) << kind_name(rc->info.kind)
+                  << std::setw(10) << rc->plugin_version;
+        if (fields.empty()) {
+          std::cout << rc->file << "\n";
+        } else {
+          std::cout << std::setw(static_cast<int>(file_width + 2)) << rc->file << fields << "\n";
+        }
       }
       bool any_refused = false;
       for (const auto& r : pm.reports()) {

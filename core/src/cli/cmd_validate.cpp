@@ -12,7 +12,7 @@ namespace yoloflow::cli {
 
 void add_validate_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand(
-      "validate", "Check a pipeline file (plugins, parameters, edges, datasets) without running it");
+      "validate", "Check a pipeline file (plugins, parameters, edges, datasets, annotation fields) without running it");
   struct Opts {
     std::string file;
     std::vector<std::string> overrides;

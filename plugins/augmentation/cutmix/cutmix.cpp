@@ -3,9 +3,12 @@
 // The rectangle: num_areas candidates are drawn, each with a side ratio sqrt(1 - lam),
 // lam ~ Beta(beta, beta), and a uniform centre, clipped to the image; only the candidates that
 // overlap none of this sample's boxes may be chosen, so its boxes never lose pixels and are
-// kept as they are. The other sample's boxes that have at least a tenth of their area inside
-// the rectangle come along, clipped to it. Where no candidate is free, or no box of the other
-// sample would come along, the sample is left as it is.
+// kept as they are. The other sample's instances whose box has at least a tenth of its area
+// inside the rectangle (a hundredth when this sample carries polygons, as Ultralytics) come
+// along, clipped to it: boxes and polygon points clamped, keypoints outside made invisible.
+// Where no candidate is free, or no instance of the other sample would come along, the sample
+// is left as it is. Masks and the image class describe whole images: the contract does not
+// keep them.
 // The other sample comes from the host as it reaches this stage (through mosaic and
 // random_perspective in the default chain, as Ultralytics' pre-transform; cutmix goes after
 // mixup, where Ultralytics has it). Where it is not this sample's size it is letterboxed
@@ -21,6 +24,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "geometry/fit_sample.h"
+#include "yoloflow/annotations.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"
@@ -84,22 +88,36 @@ class CutMix final : public Augmentation {
     fit_sample(other, W, H);
 
     // A box comes along when at least a tenth of its area is inside (Ultralytics' threshold
-    // for boxes without segments): a sliver would label pixels that barely show the object.
-    // The share is taken in single precision, as Ultralytics takes it, so that a box exactly
-    // a tenth inside is kept there and here alike.
-    std::vector<Box> pasted;
-    for (const Box& b : other.boxes) {
+    // for boxes without segments; a hundredth with them): a sliver would label pixels that
+    // barely show the object. The share is taken in single precision, as Ultralytics takes it,
+    // so that a box exactly a tenth inside is kept there and here alike.
+    const float min_share = sample.polygons.empty() ? 0.1f : 0.01f;
+    const float ax1 = static_cast<float>(area.x1), ax2 = static_cast<float>(area.x2);
+    const float ay1 = static_cast<float>(area.y1), ay2 = static_cast<float>(area.y2);
+    Sample pasted;
+    for (std::size_t i = 0; i < other.boxes.size(); ++i) {
+      const Box& b = other.boxes[i];
       const float own = std::max(0.0f, b.width()) * std::max(0.0f, b.height());
-      if (static_cast<float>(overlap(area, b)) / (own + 1e-7f) < 0.1f) continue;
-      Box c = b;
-      c.x1 = std::clamp(c.x1, static_cast<float>(area.x1), static_cast<float>(area.x2));
-      c.x2 = std::clamp(c.x2, static_cast<float>(area.x1), static_cast<float>(area.x2));
-      c.y1 = std::clamp(c.y1, static_cast<float>(area.y1), static_cast<float>(area.y2));
-      c.y2 = std::clamp(c.y2, static_cast<float>(area.y1), static_cast<float>(area.y2));
-      pasted.push_back(c);
+      if (static_cast<float>(overlap(area, b)) / (own + 1e-7f) < min_share) continue;
+      const std::size_t k = pasted.boxes.size();
+      append_instance(pasted, other, i);
+      Box& c = pasted.boxes[k];
+      c.x1 = std::clamp(c.x1, ax1, ax2);
+      c.x2 = std::clamp(c.x2, ax1, ax2);
+      c.y1 = std::clamp(c.y1, ay1, ay2);
+      c.y2 = std::clamp(c.y2, ay1, ay2);
+      if (!pasted.polygons.empty()) {
+        for (auto& q : pasted.polygons[k]) q.x = std::clamp(q.x, ax1, ax2), q.y = std::clamp(q.y, ay1, ay2);
+      }
+      if (!pasted.keypoints.empty() && !other.keypoints.empty()) {
+        for (auto& q : pasted.keypoints[k]) {
+          if (q.x < ax1 || q.x > ax2 || q.y < ay1 || q.y > ay2) q.visible = 0;
+          q.x = std::clamp(q.x, ax1, ax2), q.y = std::clamp(q.y, ay1, ay2);
+        }
+      }
     }
     // Nothing to label in the rectangle: Ultralytics leaves the image alone then too.
-    if (pasted.empty()) return;
+    if (pasted.boxes.empty()) return;
 
     // Pasted in place only when the sample owns its pixels: another holder of them (a cache of
     // decoded images) must not see the patch.
@@ -107,7 +125,10 @@ class CutMix final : public Augmentation {
     if (!owned) sample.image = sample.image.clone();
     const cv::Rect r(area.x1, area.y1, area.x2 - area.x1, area.y2 - area.y1);
     other.image(r).copyTo(sample.image(r));
-    sample.boxes.insert(sample.boxes.end(), pasted.begin(), pasted.end());
+    sample.masks.clear();
+    pasted.masks.clear();
+    sample.image_class = -1;
+    for (std::size_t i = 0; i < pasted.boxes.size(); ++i) append_instance(sample, pasted, i);
   }
 
  private:
@@ -136,7 +157,8 @@ void register_cutmix(Registrar& r) {
   r.add_augmentation<CutMix>(
       "cutmix", CutMix::schema(),
       "Pastes a random rectangle of another sample where it covers none of this sample's boxes, "
-      "with the other sample's boxes mostly inside it, clipped (Ultralytics' CutMix).");
+      "with the other sample's instances mostly inside it, clipped (Ultralytics' CutMix).",
+      keeps(Field::Boxes | Field::Polygons | Field::Keypoints));
 }
 
 }  // namespace

@@ -1,9 +1,15 @@
 // flip: mirrors the image left-right with probability `fliplr` and up-down with
-// probability `flipud` (Ultralytics' RandomFlip pair: vertical drawn first), boxes with it.
+// probability `flipud` (Ultralytics' RandomFlip pair: vertical drawn first), every instance
+// field with it; a left-right flip reorders keypoints by `flip_idx` (the left eye becomes the
+// right one), as Ultralytics does with data.yaml's flip_idx.
 // The pixels are mirrored in place when the sample owns them (no new image, whose fresh pages
 // fault on first write: 0.25 ms instead of 0.3-0.7 ms per 640 image on one core).
+#include <cstdint>
+#include <vector>
+
 #include <opencv2/core.hpp>
 
+#include "yoloflow/annotations.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/plugin.h"
 
@@ -16,12 +22,16 @@ class Flip final : public Augmentation {
     Schema s;
     s.add_float("fliplr", 0.5).range(0.0, 1.0).doc("Probability of a left-right flip.");
     s.add_float("flipud", 0.0).range(0.0, 1.0).doc("Probability of an up-down flip.");
+    s.add_int_list("flip_idx", {}).doc(
+        "Keypoint order after a left-right flip: keypoint i becomes the old keypoint flip_idx[i] (data.yaml's "
+        "flip_idx). Needed when samples carry keypoints and fliplr > 0.");
     return s;
   }
 
   void configure(const Params& p, const StageContext&) override {
     fliplr_ = p.get_float("fliplr");
     flipud_ = p.get_float("flipud");
+    flip_idx_ = p.get_ints("flip_idx");
   }
 
   void apply(Sample& s, AugmentContext& ctx) override {
@@ -36,29 +46,24 @@ class Flip final : public Augmentation {
     }
     if (ud) {
       cv::flip(s.image, s.image, 0);
-      for (auto& b : s.boxes) {
-        const float y1 = H - b.y2, y2 = H - b.y1;
-        b.y1 = y1;
-        b.y2 = y2;
-      }
+      flip_instances_ud(s, H);
     }
     if (lr) {
       cv::flip(s.image, s.image, 1);
-      for (auto& b : s.boxes) {
-        const float x1 = W - b.x2, x2 = W - b.x1;
-        b.x1 = x1;
-        b.x2 = x2;
-      }
+      flip_instances_lr(s, W, flip_idx_);
     }
   }
 
  private:
   double fliplr_ = 0.5, flipud_ = 0.0;
+  std::vector<std::int64_t> flip_idx_;
 };
 
 void register_flip(Registrar& r) {
   r.add_augmentation<Flip>("flip", Flip::schema(),
-                           "Random left-right (fliplr) and up-down (flipud) flips, boxes included.");
+                           "Random left-right (fliplr) and up-down (flipud) flips, every instance field "
+                           "included (keypoints reordered by flip_idx).",
+                           keeps(Fields::all()));
 }
 
 }  // namespace

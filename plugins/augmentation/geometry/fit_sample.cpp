@@ -5,6 +5,8 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include "yoloflow/annotations.h"
+
 namespace yoloflow::plugins {
 
 void fit_sample(Sample& other, int width, int height) {
@@ -21,12 +23,7 @@ void fit_sample(Sample& other, int width, int height) {
     cv::resize(other.image, fitted(cv::Rect(left, top, nw, nh)), cv::Size(nw, nh), 0, 0, cv::INTER_LINEAR);
   }
   const double sx = static_cast<double>(nw) / w, sy = static_cast<double>(nh) / h;
-  for (Box& b : other.boxes) {
-    b.x1 = static_cast<float>(b.x1 * sx + left);
-    b.x2 = static_cast<float>(b.x2 * sx + left);
-    b.y1 = static_cast<float>(b.y1 * sy + top);
-    b.y2 = static_cast<float>(b.y2 * sy + top);
-  }
+  scale_instances(other, sx, sy, left, top, cv::Size(width, height));
   other.image = fitted;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Another sample brought to this one's size before it is mixed in (mixup, cutmix): letterboxed
-// (the largest scale that fits, centred, grey 114 around it), its boxes following the pixels.
+// (the largest scale that fits, centred, grey 114 around it), its instances (every field)
+// following the pixels.
 #include "yoloflow/sample.h"
 
 namespace yoloflow::plugins {

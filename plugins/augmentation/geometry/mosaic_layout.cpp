@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "yoloflow/annotations.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::plugins {
@@ -70,18 +71,37 @@ TilePlacement place_tile(int i, int xc, int yc, int w, int h, int imgsz) {
   return t;
 }
 
-void place_boxes(const std::vector<Box>& tile_boxes, const TilePlacement& t, std::vector<Box>& out) {
+void place_instances(const Sample& tile, const TilePlacement& t, Sample& out) {
   if (t.canvas.empty()) return;
   const float x0 = static_cast<float>(t.canvas.x), x1 = static_cast<float>(t.canvas.x + t.canvas.width);
   const float y0 = static_cast<float>(t.canvas.y), y1 = static_cast<float>(t.canvas.y + t.canvas.height);
   const float dx = static_cast<float>(t.shift.x), dy = static_cast<float>(t.shift.y);
-  for (Box b : tile_boxes) {
+  for (std::size_t i = 0; i < tile.boxes.size(); ++i) {
+    Box b = tile.boxes[i];
     b.x1 = std::clamp(b.x1 + dx, x0, x1);
     b.x2 = std::clamp(b.x2 + dx, x0, x1);
     b.y1 = std::clamp(b.y1 + dy, y0, y1);
     b.y2 = std::clamp(b.y2 + dy, y0, y1);
-    if (b.x2 > b.x1 && b.y2 > b.y1) out.push_back(b);
+    if (!(b.x2 > b.x1 && b.y2 > b.y1)) continue;
+    const std::size_t k = out.boxes.size();
+    append_instance(out, tile, i);
+    out.boxes[k] = b;
+    if (!out.polygons.empty()) {
+      for (auto& p : out.polygons[k]) {
+        p.x = std::clamp(p.x + dx, x0, x1);
+        p.y = std::clamp(p.y + dy, y0, y1);
+      }
+    }
+    if (!out.keypoints.empty() && !tile.keypoints.empty()) {
+      for (auto& p : out.keypoints[k]) {
+        p.x += dx, p.y += dy;
+        if (p.x < x0 || p.x > x1 || p.y < y0 || p.y > y1) p.visible = 0;
+        p.x = std::clamp(p.x, x0, x1);
+        p.y = std::clamp(p.y, y0, y1);
+      }
+    }
   }
+  out.masks.clear();  // a mask is one image's: a mosaic does not keep masks
 }
 
 }  // namespace yoloflow::plugins

@@ -45,8 +45,10 @@ struct TilePlacement {
 };
 TilePlacement place_tile(int i, int xc, int yc, int w, int h, int imgsz);
 
-// Appends the tile's boxes moved onto the canvas and clipped to what of the tile stays there
-// (tiles only lose what falls off the canvas); boxes with nothing left are dropped.
-void place_boxes(const std::vector<Box>& tile_boxes, const TilePlacement& placement, std::vector<Box>& out);
+// Appends the tile's instances to `out`, moved onto the canvas and clipped to what of the tile
+// stays there (tiles only lose what falls off the canvas), every field: boxes and polygon
+// points clamped, keypoints outside made invisible and clamped (Ultralytics' clip of its
+// mosaic); instances whose box has nothing left are dropped.
+void place_instances(const Sample& tile, const TilePlacement& placement, Sample& out);
 
 }  // namespace yoloflow::plugins

@@ -5,8 +5,6 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "geometry/box_filter.h"
-
 namespace yoloflow::plugins {
 
 void add_perspective_params(Schema& s) {
@@ -54,25 +52,14 @@ PerspectiveDraw draw_perspective(Rng& rng, const PerspectiveRanges& r, int in_w,
   return d;
 }
 
-std::optional<Box> warp_box(const Box& b, const cv::Matx33d& M, double s, bool projective, const cv::Rect2d& clip) {
-  const double xs[4] = {b.x1, b.x2, b.x1, b.x2}, ys[4] = {b.y1, b.y2, b.y2, b.y1};
-  double x1 = INFINITY, y1 = INFINITY, x2 = -INFINITY, y2 = -INFINITY;
-  for (int k = 0; k < 4; ++k) {
-    const cv::Vec3d p = M * cv::Vec3d(xs[k], ys[k], 1.0);
-    const double x = projective ? p[0] / p[2] : p[0];
-    const double y = projective ? p[1] / p[2] : p[1];
-    x1 = std::min(x1, x);
-    x2 = std::max(x2, x);
-    y1 = std::min(y1, y);
-    y2 = std::max(y2, y);
-  }
-  const Box nb{static_cast<float>(std::clamp(x1, clip.x, clip.x + clip.width)),
-               static_cast<float>(std::clamp(y1, clip.y, clip.y + clip.height)),
-               static_cast<float>(std::clamp(x2, clip.x, clip.x + clip.width)),
-               static_cast<float>(std::clamp(y2, clip.y, clip.y + clip.height)), b.cls};
-  const Box scaled{0, 0, static_cast<float>(b.width() * s), static_cast<float>(b.height() * s), b.cls};
-  if (!keep_box(scaled, nb)) return std::nullopt;
-  return nb;
+PixelMap pixel_map(const PerspectiveDraw& d, int out_w, int out_h) {
+  PixelMap map;
+  map.M = d.M;
+  map.projective = d.projective;
+  map.size = cv::Size(out_w, out_h);
+  map.scale = d.s;
+  map.clip = cv::Rect2d(0, 0, out_w, out_h);
+  return map;
 }
 
 void warp_geometry(Geometry& g, const PerspectiveDraw& d) {

@@ -2,10 +2,9 @@
 // Ultralytics' RandomPerspective matrix, shared by random_perspective (which warps its whole
 // input) and mosaic_perspective (which warps each mosaic tile's visible part): the same
 // parameters, the same random draws in the same order, the same box rule.
-#include <optional>
-
 #include <opencv2/core.hpp>
 
+#include "yoloflow/annotations.h"
 #include "yoloflow/params.h"
 #include "yoloflow/rng.h"
 #include "yoloflow/sample.h"
@@ -33,10 +32,10 @@ struct PerspectiveDraw {
 // mosaic canvas lands centre-cropped (Ultralytics' mosaic border of -imgsz/2).
 PerspectiveDraw draw_perspective(Rng& rng, const PerspectiveRanges& r, int in_w, int in_h, int out_w, int out_h);
 
-// Box after `M`: the bounding box of its four transformed corners clipped to `clip`, or
-// nothing when Ultralytics' filter drops it (sides > 2 px, area > 10% of the box scaled by
-// `s`, aspect < 100).
-std::optional<Box> warp_box(const Box& b, const cv::Matx33d& M, double s, bool projective, const cv::Rect2d& clip);
+// The map a draw applies, for move_instances (yoloflow/annotations.h): every instance moved with
+// the pixels into an out_w x out_h output and filtered by Ultralytics' rule (sides > 2 px, area
+// over 10% of the box scaled by `s` (1% for an instance with a polygon), aspect < 100).
+PixelMap pixel_map(const PerspectiveDraw& d, int out_w, int out_h);
 
 // The sample's Geometry after the warp: exact for scale + translation; with rotation, shear
 // or perspective (no (ratio, pad) form) it records the scale and the centre's move.

@@ -82,7 +82,8 @@ class Hsv final : public Augmentation {
 void register_hsv(Registrar& r) {
   r.add_augmentation<Hsv>("hsv", Hsv::schema(),
                           "Random hue, saturation and value gains (Ultralytics' RandomHSV); "
-                          "boxes unchanged.");
+                          "annotations unchanged.",
+                          keeps(Fields::all()));
 }
 
 }  // namespace

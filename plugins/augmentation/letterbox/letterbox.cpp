@@ -8,6 +8,7 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include "yoloflow/annotations.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"
@@ -83,12 +84,7 @@ class Letterbox final : public Augmentation {
     cv::copyMakeBorder(resized, out, top, bottom, left, right, cv::BORDER_CONSTANT,
                        cv::Scalar(pad_value_, pad_value_, pad_value_));
     const double sx = static_cast<double>(new_w) / w, sy = static_cast<double>(new_h) / h;
-    for (auto& b : sample.boxes) {
-      b.x1 = static_cast<float>(b.x1 * sx + left);
-      b.x2 = static_cast<float>(b.x2 * sx + left);
-      b.y1 = static_cast<float>(b.y1 * sy + top);
-      b.y2 = static_cast<float>(b.y2 * sy + top);
-    }
+    scale_instances(sample, sx, sy, left, top, out.size());
     // current = original * ratio + pad, composed with this step's scale and offset.
     Geometry& g = sample.geometry;
     if (g.original_width == 0 || g.original_height == 0) {
@@ -112,7 +108,8 @@ void register_letterbox(Registrar& r) {
   r.add_augmentation<Letterbox>(
       "letterbox", Letterbox::schema(),
       "Resizes keeping the aspect ratio to fit the output size and pads with grey "
-      "(Ultralytics' LetterBox); boxes and geometry follow the pixels exactly.");
+      "(Ultralytics' LetterBox); every instance field and the geometry follow the pixels exactly.",
+      keeps(Field::Boxes | Field::Polygons | Field::Keypoints | Field::Masks | Field::ImageClass));
 }
 
 }  // namespace

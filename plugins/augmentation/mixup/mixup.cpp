@@ -1,10 +1,12 @@
 // mixup: Ultralytics' MixUp. With probability p, another sample drawn uniformly from the
 // source is blended in: image = r * image + (1 - r) * other (rounded; Ultralytics
-// truncates), r ~ Beta(32, 32) (about 0.5 +- 0.06), and the boxes of both are kept.
+// truncates), r ~ Beta(32, 32) (about 0.5 +- 0.06), and the instances of both are kept,
+// every field (masks included: both images have the same size). The image class describes one
+// image, not a blend: the contract does not keep it.
 // The other sample comes from the host as it reaches this stage: through the stages before
 // mixup (the default chain: mosaic and random_perspective, as Ultralytics' pre-transform).
 // Where it is not this sample's size (mixup placed before the crop) it is letterboxed
-// (fitted, centred, grey 114 padding) to it, its boxes with it.
+// (fitted, centred, grey 114 padding) to it, its instances with it.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -13,6 +15,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "geometry/fit_sample.h"
+#include "yoloflow/annotations.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"
@@ -53,7 +56,8 @@ class MixUp final : public Augmentation {
     cv::Mat blended;
     cv::addWeighted(sample.image, r, other.image, 1.0 - r, 0.0, blended);
     sample.image = blended;
-    sample.boxes.insert(sample.boxes.end(), other.boxes.begin(), other.boxes.end());
+    for (std::size_t i = 0; i < other.boxes.size(); ++i) append_instance(sample, other, i);
+    sample.image_class = -1;
   }
 
  private:
@@ -65,7 +69,8 @@ void register_mixup(Registrar& r) {
   r.add_augmentation<MixUp>(
       "mixup", MixUp::schema(),
       "Blends another random sample into this one with a Beta(32, 32) ratio, keeping both "
-      "samples' boxes (Ultralytics' MixUp).");
+      "samples' instances (Ultralytics' MixUp).",
+      keeps(Field::Boxes | Field::Polygons | Field::Keypoints | Field::Masks));
 }
 
 }  // namespace

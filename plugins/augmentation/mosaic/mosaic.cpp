@@ -1,9 +1,11 @@
 // mosaic: Ultralytics' 2x2 Mosaic. With probability p, the sample and three others (drawn
 // among the samples loaded just before it, or the whole source: `others`) are placed around a random centre (xc, yc), each drawn from
 // [imgsz/2, 3*imgsz/2), on a 2*imgsz grey canvas: top-left, top-right, bottom-left,
-// bottom-right, each cut where it crosses the canvas edge. Boxes are shifted with their
-// image, clipped to what of their tile stays on the canvas, and dropped when nothing of
-// them is left (plugins/augmentation/geometry/mosaic_layout.h, shared with mosaic_perspective).
+// bottom-right, each cut where it crosses the canvas edge. Instances (boxes, polygons,
+// keypoints) are shifted with their image, clipped to what of their tile stays on the canvas,
+// and dropped when nothing of their box is left (plugins/augmentation/geometry/mosaic_layout.h,
+// shared with mosaic_perspective). Masks and the image class describe one image, not a mosaic:
+// the contract does not keep them.
 // A random_perspective stage after it brings the canvas back to imgsz (its centre crop).
 #include <opencv2/core.hpp>
 
@@ -35,7 +37,7 @@ class Mosaic final : public Augmentation {
     const MosaicDraw d = draw_mosaic(ctx.rng, settings_, s, ctx, "mosaic '" + where_ + "'");
     if (!d.apply) return;
     cv::Mat canvas(2 * s, 2 * s, CV_8UC3, cv::Scalar(pad_value_, pad_value_, pad_value_));
-    std::vector<Box> boxes;
+    Sample mosaic;
     Geometry geometry = sample.geometry;
     for (int i = 0; i < 4; ++i) {
       Sample other;
@@ -50,10 +52,14 @@ class Mosaic final : public Augmentation {
         geometry.pad_x += t.shift.x;
         geometry.pad_y += t.shift.y;
       }
-      place_boxes(tile.boxes, t, boxes);
+      place_instances(tile, t, mosaic);
     }
     sample.image = canvas;
-    sample.boxes = std::move(boxes);
+    sample.boxes = std::move(mosaic.boxes);
+    sample.polygons = std::move(mosaic.polygons);
+    sample.keypoints = std::move(mosaic.keypoints);
+    sample.masks.clear();
+    sample.image_class = -1;
     sample.geometry = geometry;
   }
 
@@ -68,7 +74,8 @@ void register_mosaic(Registrar& r) {
       "mosaic", Mosaic::schema(),
       "Ultralytics' 2x2 mosaic: the sample and three others (by default among those loaded just "
       "before it, as Ultralytics' buffer) on a 2*imgsz canvas "
-      "around a random centre; follow it with random_perspective.");
+      "around a random centre; follow it with random_perspective.",
+      keeps(Field::Boxes | Field::Polygons | Field::Keypoints));
 }
 
 }  // namespace

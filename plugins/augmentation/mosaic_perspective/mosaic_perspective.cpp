@@ -12,9 +12,11 @@
 // - Otherwise: cv::warpAffine (warpPerspective) of the part, grown by one replicated pixel
 //   so tiles meet without a grey seam, with BORDER_TRANSPARENT into the bounding rectangle
 //   of where it lands; boxes are mapped with M as random_perspective does.
-// Boxes are first clipped to their tile's visible part (as mosaic does), then filtered with
-// Ultralytics' rule (sides > 2 px, area > 10% of the box scaled by the drawn scale, aspect
-// < 100). Without a mosaic (probability 1 - p) it is random_perspective on the sample alone.
+// Instances are first clipped to their tile's visible part (as mosaic does), then moved as
+// random_perspective moves them (boxes from moved polygons where there are polygons, keypoints
+// with them) and filtered with Ultralytics' rule (sides > 2 px, area > 10% of the box scaled
+// by the drawn scale (1% with a polygon), aspect < 100). Without a mosaic (probability 1 - p)
+// it is random_perspective on the sample alone.
 #include <algorithm>
 #include <cmath>
 
@@ -95,31 +97,37 @@ class MosaicPerspective final : public Augmentation {
     const PerspectiveDraw d = draw_perspective(ctx.rng, ranges_, in_w, in_h, s, s);
 
     cv::Mat out(s, s, CV_8UC3, cv::Scalar(pad_value_, pad_value_, pad_value_));
-    std::vector<Box> boxes, placed;
+    Sample moved;  // the instances of every tile, in the output
     for (int i = 0; i < n_tiles; ++i) {
       const TilePlacement& t = placements[i];
       if (t.canvas.empty()) continue;
-      placed.clear();
-      place_boxes(tiles[i]->boxes, t, placed);
+      Sample placed;
+      place_instances(*tiles[i], t, placed);
       if (d.scale_translate_only()) {
-        resize_tile(tiles[i]->image, t, d, out, placed, boxes);
+        resize_tile(tiles[i]->image, t, d, out, placed);
       } else {
-        warp_tile(tiles[i]->image, t, d, out, placed, boxes);
+        warp_tile(tiles[i]->image, t, d, out, placed);
       }
+      for (std::size_t k = 0; k < placed.boxes.size(); ++k) append_instance(moved, placed, k);
     }
     warp_geometry(geometry, d);
     sample.image = out;
-    sample.boxes = std::move(boxes);
+    sample.boxes = std::move(moved.boxes);
+    sample.polygons = std::move(moved.polygons);
+    sample.keypoints = std::move(moved.keypoints);
+    sample.masks.clear();
+    sample.image_class = -1;
     sample.geometry = geometry;
   }
 
  private:
   // Scale + translation: resize the visible part into the output pixels it covers.
   static void resize_tile(const cv::Mat& image, const TilePlacement& t, const PerspectiveDraw& d, cv::Mat& out,
-                          const std::vector<Box>& placed, std::vector<Box>& boxes) {
+                          Sample& placed) {
     Span x, y;
     if (!visible_span(d.M(0, 0), d.M(0, 2), t.canvas.x, t.canvas.x + t.canvas.width, out.cols, x) ||
         !visible_span(d.M(1, 1), d.M(1, 2), t.canvas.y, t.canvas.y + t.canvas.height, out.rows, y)) {
+      placed = Sample();  // nothing of this tile shows
       return;
     }
     const cv::Rect src(x.src0 - t.shift.x, y.src0 - t.shift.y, x.src1 - x.src0, y.src1 - y.src0);
@@ -128,16 +136,19 @@ class MosaicPerspective final : public Augmentation {
     cv::resize(image(src), roi, dst.size(), 0, 0, cv::INTER_LINEAR);
     // The map these pixels took, canvas edge coordinates -> output edge coordinates.
     const double kx = static_cast<double>(dst.width) / src.width, ky = static_cast<double>(dst.height) / src.height;
-    const cv::Matx33d E(kx, 0, x.dst0 - kx * x.src0, 0, ky, y.dst0 - ky * y.src0, 0, 0, 1);
-    for (const Box& b : placed) {
-      if (auto nb = warp_box(b, E, d.s, false, cv::Rect2d(dst))) boxes.push_back(*nb);
-    }
+    PixelMap map;
+    map.M = cv::Matx33d(kx, 0, x.dst0 - kx * x.src0, 0, ky, y.dst0 - ky * y.src0, 0, 0, 1);
+    map.size = out.size();
+    map.scale = d.s;
+    map.clip = cv::Rect2d(dst);
+    const InstanceFilter filter;
+    move_instances(placed, map, &filter);
   }
 
   // Rotation, shear or perspective: warp the visible part (grown by one replicated pixel)
   // into the bounding rectangle of where it lands; pixels outside the part stay as they are.
   static void warp_tile(const cv::Mat& image, const TilePlacement& t, const PerspectiveDraw& d, cv::Mat& out,
-                        const std::vector<Box>& placed, std::vector<Box>& boxes) {
+                        Sample& placed) {
     const cv::Rect whole(0, 0, out.cols, out.rows);
     cv::Rect roi = whole;
     bool finite = true;
@@ -179,10 +190,8 @@ class MosaicPerspective final : public Augmentation {
         cv::warpAffine(part, dst, cv::Mat(A), roi.size(), cv::INTER_LINEAR, cv::BORDER_TRANSPARENT);
       }
     }
-    const cv::Rect2d clip(0, 0, out.cols, out.rows);
-    for (const Box& b : placed) {
-      if (auto nb = warp_box(b, d.M, d.s, d.projective, clip)) boxes.push_back(*nb);
-    }
+    const InstanceFilter filter;
+    move_instances(placed, pixel_map(d, out.cols, out.rows), &filter);
   }
 
   MosaicSettings settings_;
@@ -195,7 +204,8 @@ void register_mosaic_perspective(Registrar& r) {
   r.add_augmentation<MosaicPerspective>(
       "mosaic_perspective", MosaicPerspective::schema(),
       "mosaic then random_perspective in one pass (same parameters, same random draws): each of "
-      "the four images is warped straight into the imgsz x imgsz output, without the 2*imgsz canvas.");
+      "the four images is warped straight into the imgsz x imgsz output, without the 2*imgsz canvas.",
+      keeps(Field::Boxes | Field::Polygons | Field::Keypoints));
 }
 
 }  // namespace

@@ -2,9 +2,11 @@
 //   M = T * S * R * P * C
 // (centre the input, perspective, rotation + scale, shear, translation into the output),
 // drawn in that order from the sample's generator, warps the pixels (grey 114 outside)
-// and the four corners of every box; a box becomes the bounding box of its corners,
-// clipped to the output, and is kept only if it passes Ultralytics' filter (sides > 2 px,
-// area > 10% of the scaled original, aspect < 100).
+// and every instance (move_instances, yoloflow/annotations.h): a box with a polygon becomes
+// the extent of its moved polygon's points inside the output, one without the bounding box of
+// its four moved corners, clipped to the output; keypoints and masks move with them. An
+// instance is kept only if it passes Ultralytics' filter (sides > 2 px, area > 10% of the
+// scaled original (1% with a polygon), aspect < 100).
 //
 // The output is imgsz x imgsz, or height x width when given (a rectangular training batch's
 // shape: Ultralytics letterboxes to it before its RandomPerspective, whose output keeps that
@@ -53,13 +55,8 @@ class RandomPerspective final : public Augmentation {
       cv::warpAffine(sample.image, out, cv::Mat(A), cv::Size(out_w, out_h), cv::INTER_LINEAR,
                      cv::BORDER_CONSTANT, pad);
     }
-    std::vector<Box> kept;
-    kept.reserve(sample.boxes.size());
-    const cv::Rect2d clip(0, 0, out_w, out_h);
-    for (const Box& b : sample.boxes) {
-      if (auto nb = warp_box(b, d.M, d.s, d.projective, clip)) kept.push_back(*nb);
-    }
-    sample.boxes = std::move(kept);
+    const InstanceFilter filter;
+    move_instances(sample, pixel_map(d, out_w, out_h), &filter);
     sample.image = out;
     warp_geometry(sample.geometry, d);
   }
@@ -74,7 +71,9 @@ void register_random_perspective(Registrar& r) {
   r.add_augmentation<RandomPerspective>(
       "random_perspective", RandomPerspective::schema(),
       "Random rotation, scale, shear, translation and perspective into an imgsz x imgsz "
-      "output (Ultralytics' RandomPerspective), with its box filter.");
+      "output (Ultralytics' RandomPerspective), with its box filter; polygons, keypoints and masks "
+      "move with the pixels and boxes come from the moved polygons.",
+      keeps(Field::Boxes | Field::Polygons | Field::Keypoints | Field::Masks | Field::ImageClass));
 }
 
 }  // namespace

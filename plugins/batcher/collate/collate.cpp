@@ -1,11 +1,15 @@
 // collate: stacks samples into a Batch. add() keeps each sample's image (a reference, no
-// copy) and writes its targets, [batch_idx, cls, cx, cy, w, h] normalised by the batch's width
-// and height; when the batch is complete, every image is converted BGR -> RGB straight into
-// the batch buffer (one pass each), in parallel across the samples: add() runs on the graph's
-// one serial batcher node, so a per-sample copy there would cap the whole data path.
+// copy) and writes its targets, normalised by the batch's width and height, into the target
+// arrays of yoloflow/sample.h: boxes [batch_idx, cls, cx, cy, w, h] always, the instances'
+// keypoints [x, y, visible] when the batch's samples carry them, and each image's class when
+// any sample has one. When the batch is complete, every image is converted BGR -> RGB straight
+// into the batch buffer (one pass each), in parallel across the samples: add() runs on the
+// graph's one serial batcher node, so a per-sample copy there would cap the whole data path.
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <opencv2/imgproc.hpp>
@@ -17,6 +21,7 @@
 
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
+#include "yoloflow/fields.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -67,15 +72,42 @@ class Collate final : public Batcher {
            "the batcher";
       throw Error(s.str());
     }
+    check_keypoints(sample);  // before anything is written: a refused sample leaves the batch as it was
     const std::int64_t i = b.size;
     images_.push_back(im);
     const float W = static_cast<float>(b.width), H = static_cast<float>(b.height);
+    const std::size_t n = sample.boxes.size();
+    // One resize per sample (growing geometrically), rows written in place: no allocation per box.
+    const std::size_t at = boxes_.size();
+    boxes_.resize(at + 6 * n);
+    float* row = boxes_.data() + at;
     for (const auto& box : sample.boxes) {
-      b.targets.insert(b.targets.end(),
-                       {static_cast<float>(i), static_cast<float>(box.cls),
-                        (box.x1 + box.x2) * 0.5f / W, (box.y1 + box.y2) * 0.5f / H,
-                        box.width() / W, box.height() / H});
+      row[0] = static_cast<float>(i);
+      row[1] = static_cast<float>(box.cls);
+      row[2] = (box.x1 + box.x2) * 0.5f / W;
+      row[3] = (box.y1 + box.y2) * 0.5f / H;
+      row[4] = box.width() / W;
+      row[5] = box.height() / H;
+      row += 6;
     }
+    if (!sample.keypoints.empty()) {
+      const std::size_t k = static_cast<std::size_t>(keypoints_per_box_);
+      const std::size_t kat = keypoints_.size();
+      keypoints_.resize(kat + 3 * k * n);
+      float* p = keypoints_.data() + kat;
+      for (const auto& points : sample.keypoints) {
+        for (const Keypoint& q : points) {
+          p[0] = q.x / W;
+          p[1] = q.y / H;
+          p[2] = q.visible;
+          p += 3;
+        }
+      }
+    } else if (n > 0 && bare_ == kNone) {
+      bare_ = b.samples.size();  // this sample's boxes have no keypoints
+    }
+    image_classes_.push_back(static_cast<float>(sample.image_class >= 0 ? sample.image_class : -1));
+    if (sample.image_class >= 0) any_image_class_ = true;
     b.samples.push_back(SampleInfo{sample.index, std::move(sample.path), sample.geometry, sample.sequence});
     ++b.size;
     if (b.size < capacity_) return std::nullopt;
@@ -87,6 +119,7 @@ class Collate final : public Batcher {
     if (pending_ && pending_->size > 0 && !drop_last_) out = finish();
     pending_.reset();
     images_.clear();
+    clear_targets();
     // The epoch is over: numbering restarts, and configure() is only called again when a
     // scheduled value changes, so the epoch count advances here.
     next_index_ = 0;
@@ -108,11 +141,71 @@ class Collate final : public Batcher {
     b.samples.reserve(static_cast<std::size_t>(capacity_));
     images_.clear();
     images_.reserve(static_cast<std::size_t>(capacity_));
+    clear_targets();
+    // Room for as many rows as the last batch had: batches of an epoch hold similar counts, so
+    // the rows are rarely moved while the batch fills.
+    boxes_.reserve(rows_hint_ * 6);
+    image_classes_.reserve(static_cast<std::size_t>(capacity_));
+  }
+
+  void clear_targets() {
+    boxes_.clear();
+    keypoints_.clear();
+    image_classes_.clear();
+    keypoints_per_box_ = -1;
+    bare_ = kNone;
+    any_image_class_ = false;
+  }
+
+  // A batch's keypoints array has a row for every box, so either every sample of the batch
+  // that has boxes carries keypoints, the same number per instance, or none does. Sets the
+  // batch's keypoint count from its first sample with keypoints.
+  void check_keypoints(const Sample& s) {
+    const Batch& b = *pending_;
+    if (s.keypoints.empty()) {
+      if (keypoints_per_box_ >= 0 && !s.boxes.empty()) {
+        throw Error("collate '" + where_ + "': sample '" + s.path + "' has " + std::to_string(s.boxes.size()) +
+                    " box(es) without keypoints in a batch whose other samples carry keypoints; every sample "
+                    "must carry keypoints for its boxes or none must (check the source's labels and that every "
+                    "augmentation keeps keypoints)");
+      }
+      return;
+    }
+    if (s.keypoints.size() != s.boxes.size()) {
+      throw Error("collate '" + where_ + "': sample '" + s.path + "' has " + std::to_string(s.keypoints.size()) +
+                  " keypoint sets for " + std::to_string(s.boxes.size()) + " box(es); it needs one per box");
+    }
+    const auto k = static_cast<std::int64_t>(s.keypoints.front().size());
+    for (std::size_t j = 0; j < s.keypoints.size(); ++j) {
+      const auto kj = static_cast<std::int64_t>(s.keypoints[j].size());
+      const std::int64_t want = keypoints_per_box_ >= 0 ? keypoints_per_box_ : k;
+      if (kj != want) {
+        throw Error("collate '" + where_ + "': sample '" + s.path + "' has " + std::to_string(kj) +
+                    " keypoints on instance " + std::to_string(j) + " where " +
+                    (keypoints_per_box_ >= 0 ? "this batch's instances have " : "its instance 0 has ") +
+                    std::to_string(want) + "; every instance of a batch needs the same number");
+      }
+    }
+    if (bare_ != kNone) {
+      throw Error("collate '" + where_ + "': sample '" + b.samples[bare_].path +
+                  "' has box(es) without keypoints in a batch whose other samples (such as '" + s.path +
+                  "') carry keypoints; every sample must carry keypoints for its boxes or none must (check the "
+                  "source's labels and that every augmentation keeps keypoints)");
+    }
+    keypoints_per_box_ = k;
   }
 
   Batch finish() {
     Batch b = std::move(*pending_);
     pending_.reset();
+    const auto rows = static_cast<std::int64_t>(boxes_.size() / 6);
+    rows_hint_ = static_cast<std::size_t>(rows);
+    b.targets[targets::kBoxes] = TargetArray{{rows, 6}, std::move(boxes_)};
+    if (keypoints_per_box_ >= 0) {
+      b.targets[targets::kKeypoints] = TargetArray{{rows, keypoints_per_box_, 3}, std::move(keypoints_)};
+    }
+    if (any_image_class_) b.targets[targets::kImageClasses] = TargetArray{{b.size}, std::move(image_classes_)};
+    clear_targets();
     // A full batch's bytes even for the epoch's partial last batch: buffers of one size are
     // reused for every batch.
     const std::size_t bytes = static_cast<std::size_t>(capacity_) * b.height * b.width * 3;
@@ -152,6 +245,15 @@ class Collate final : public Batcher {
   std::string where_;
   std::optional<Batch> pending_;
   std::vector<cv::Mat> images_;  // the pending batch's images, BGR
+  // The pending batch's target arrays, filled by add() and moved into the batch by finish().
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<float> boxes_;          // rows of 6
+  std::vector<float> keypoints_;      // rows of keypoints_per_box_ x 3
+  std::vector<float> image_classes_;  // one per sample, -1 for none
+  std::int64_t keypoints_per_box_ = -1;  // -1: no sample of the batch has keypoints yet
+  std::size_t bare_ = kNone;             // the batch's first sample with boxes but no keypoints
+  bool any_image_class_ = false;
+  std::size_t rows_hint_ = 0;  // the last batch's box rows
   PixelAllocator allocator_;
   // Up to two returned buffers wait for reuse: batches come back one at a time, each as the
   // sink finishes it, and the next batch takes one (the graph's limiter bounds how many exist).
@@ -161,8 +263,10 @@ class Collate final : public Batcher {
 void register_collate(Registrar& r) {
   r.add_batcher<Collate>(
       "collate", Collate::schema(),
-      "Stacks same-size samples into NHWC RGB uint8 batches with [batch_idx, cls, cx, cy, w, "
-      "h] targets normalised to the batch size.");
+      "Stacks same-size samples into NHWC RGB uint8 batches with targets normalised to the batch size: "
+      "boxes [batch_idx, cls, cx, cy, w, h] (N, 6); keypoints [x, y, visible] (N, K, 3) when the samples "
+      "carry keypoints; image_classes (B,) when they carry image classes (-1 where an image has none).",
+      keeps(Field::Boxes | Field::Keypoints | Field::ImageClass));
 }
 
 }  // namespace

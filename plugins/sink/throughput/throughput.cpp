@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "yoloflow/log.h"
@@ -75,8 +76,11 @@ class Throughput final : public Sink {
     ++epoch_batches_;
     std::vector<std::size_t> per_image(static_cast<std::size_t>(batch.size), 0);
     const double W = static_cast<double>(batch.width), H = static_cast<double>(batch.height);
-    for (std::int64_t r = 0; r < batch.num_boxes(); ++r) {
-      const float* t = batch.targets.data() + r * 6;
+    const TargetArray& boxes = std::as_const(batch).boxes();
+    // Rows the values hold in full: a batcher's malformed array is not read past its end.
+    const auto rows = std::min<std::int64_t>(boxes.rows(), static_cast<std::int64_t>(boxes.values.size() / 6));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* t = boxes.values.data() + r * 6;
       const auto image = static_cast<std::size_t>(t[0]);
       if (image < per_image.size()) ++per_image[image];
       ++class_counts_[static_cast<int>(t[1])];

@@ -21,6 +21,8 @@ struct ResizedImage {
 
 // One slot per dataset index, filled on first use from any thread. Entries are immutable
 // once stored; get() hands out a deep copy so augmentations may write into their sample.
+// Pixels only: labels (boxes and polygon outlines) live once per image in the source's label
+// table whatever the cache, so the budget counts pixel bytes, as Ultralytics' check_cache_ram.
 class RamImageCache {
  public:
   void reset(std::size_t slots, std::uint64_t budget_bytes);

@@ -80,10 +80,17 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     const std::string where = "line " + std::to_string(line_no);
     const bool polygon = tokens.size() >= 7 && tokens.size() % 2 == 1;
     if (tokens.size() != 5 && !polygon) {
+      // Up to 6 values is neither a box nor a polygon (3 points or more: 7 values); 6 is often
+      // a prediction saved with its confidence. 8 or more is a polygon with an odd number of
+      // coordinates: a value missing or one too many.
+      const std::size_t coordinates = tokens.size() - 1;
       report({path, "bad label line " + std::to_string(line_no) +
-                                      ": expected 5 values (class cx cy w h), found " +
-                                      std::to_string(tokens.size()),
-                            "dropped line"});
+                        (tokens.size() <= 6
+                             ? ": expected 5 values (class cx cy w h) or a polygon of 3 points or more "
+                               "(class x1 y1 x2 y2 x3 y3 ...), found " + std::to_string(tokens.size()) + " values"
+                             : ": polygon with an odd number of coordinates (" + std::to_string(coordinates) +
+                                   "): expected class then x y pairs"),
+              "dropped line"});
       return;
     }
     std::vector<double> v(tokens.size());
@@ -134,6 +141,8 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
       b.y1 = v[2] - v[4] / 2;
       b.y2 = v[2] + v[4] / 2;
     }
+    // Duplicates as Ultralytics finds them: rows equal in class and box (a polygon's row is its
+    // box), the outline going with its row.
     const auto key = std::make_tuple(b.cls, b.x1, b.y1, b.x2, b.y2);
     if (auto it = seen.find(key); it != seen.end()) {
       report({path, "duplicate box on " + where + " (same as line " +
@@ -153,13 +162,32 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     if (b.x2 - b.x1 <= 0 || b.y2 - b.y1 <= 0) {
       report({path, (outside ? "box outside image on " : "degenerate box on ") + where +
                                       " " + corners,
-                            "dropped box"});
+                            polygon ? "dropped box and polygon" : "dropped box"});
       return;
     }
     if (outside) {
       report({path, "box partly outside image on " + where + " " + corners,
-                            "clipped box"});
+                            polygon ? "clipped box and polygon" : "clipped box"});
     }
+    // The outline clipped as its box is (clipping is monotonic: the box stays the extent of
+    // the clipped vertices), so that both describe the same instance. Ultralytics clips
+    // neither here (it refuses files with points over 1% outside); its augmentations clip both
+    // to the image later, after resampling. For the usual case, vertices outside by rounding,
+    // the outlines differ by less than kRoundingTolerance of the image.
+    NormalizedPolygons& polys = out.polygons;
+    if (polygon) {
+      // The first outline of the file: the instances before it (box lines) have none.
+      if (polys.start.empty()) polys.start.assign(out.boxes.size() + 1, 0);
+      for (std::size_t i = 1; i + 1 < v.size(); i += 2) {
+        polys.xy.push_back(static_cast<float>(std::clamp(v[i], 0.0, 1.0)));
+        polys.xy.push_back(static_cast<float>(std::clamp(v[i + 1], 0.0, 1.0)));
+      }
+    }
+    // A box line keeps its box and has no outline, in a file of polygons too. Ultralytics, once
+    // one line of a file is a polygon, reads every line of it as one, so a box line `c cx cy w
+    // h` there becomes the 2-point outline (cx, cy), (w, h) and a box spanning those numbers:
+    // a wrong instance, which is not copied here.
+    if (!polys.start.empty()) polys.start.push_back(static_cast<std::uint32_t>(polys.xy.size() / 2));
     out.boxes.push_back(b);
   };
   try {
@@ -171,11 +199,46 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     // A line longer than any label, or the file gone since it was checked: the image is skipped.
     out.readable = false;
     out.boxes.clear();
+    out.polygons = {};
     out.issues.push_back({path, e.what(), "skipped image"});
     return out;
   }
   if (more_issues > 0) out.issues.push_back({path, std::to_string(more_issues) + " more problems in this file", "as above"});
+  // The table keeps these for the whole run: no spare capacity.
+  out.polygons.xy.shrink_to_fit();
+  out.polygons.start.shrink_to_fit();
   return out;
+}
+
+void keep_instances(std::vector<NormalizedBox>& boxes, NormalizedPolygons& polygons, const std::vector<bool>& keep) {
+  std::size_t kept = 0, kept_points = 0;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (!keep[i]) continue;
+    boxes[kept] = boxes[i];
+    if (!polygons.empty()) {
+      // Moved down in place: kept_points <= start[i], so nothing unread is overwritten.
+      const std::size_t from = polygons.start[i], n = polygons.points(i);
+      if (from != kept_points) {
+        std::copy(polygons.xy.begin() + static_cast<std::ptrdiff_t>(2 * from),
+                  polygons.xy.begin() + static_cast<std::ptrdiff_t>(2 * (from + n)),
+                  polygons.xy.begin() + static_cast<std::ptrdiff_t>(2 * kept_points));
+      }
+      polygons.start[kept] = static_cast<std::uint32_t>(kept_points);
+      kept_points += n;
+    }
+    ++kept;
+  }
+  boxes.resize(kept);
+  if (polygons.empty()) return;
+  if (kept_points == 0) {
+    polygons = {};  // no outline left: the image carries none
+    return;
+  }
+  polygons.start[kept] = static_cast<std::uint32_t>(kept_points);
+  polygons.start.resize(kept + 1);
+  polygons.xy.resize(2 * kept_points);
+  polygons.xy.shrink_to_fit();
+  polygons.start.shrink_to_fit();
 }
 
 }  // namespace yoloflow::plugins::yolo

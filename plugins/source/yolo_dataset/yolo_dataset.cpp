@@ -3,7 +3,8 @@
 // configure() scans the split once: every image is checked (header, end marker, a cheap
 // reduced decode) and every label file parsed; bad data is skipped or fixed and recorded
 // as a DataIssue, never fatal. load() decodes one image and resizes it so its long side
-// is the epoch's imgsz, like Ultralytics' load_image.
+// is the epoch's imgsz, like Ultralytics' load_image. Polygon labels are kept: load() gives
+// them in pixels, resampled as Ultralytics' dataset gives its segments.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include "image_files.h"
 #include "label_file.h"
 #include "reduced_decode.h"
+#include "yoloflow/annotations.h"
 #include "yoloflow/data_yaml.h"
 #include "yoloflow/directory_walk.h"
 #include "yoloflow/error.h"
@@ -82,6 +84,7 @@ bool image_exists_for_label(const std::string& label) {
 struct Entry {
   std::string image;
   std::vector<NormalizedBox> boxes;
+  NormalizedPolygons polygons;  // empty unless a label line of the image is a polygon
   int width = 0, height = 0;  // from the scan, for the RAM cache's estimate
 };
 
@@ -214,6 +217,21 @@ class YoloDataset final : public DataSource {
       p.x2 = static_cast<float>(b.x2 * W);
       p.y2 = static_cast<float>(b.y2 * H);
       s.boxes.push_back(p);
+    }
+    // Outlines only for an image that has some: a detection dataset's load() allocates nothing
+    // more than it did without them.
+    if (!e.polygons.empty()) {
+      // In pixels of the loaded image, as Ultralytics denormalises segments (x * w, y * h with
+      // the resized shape, in float32), then every outline resampled to the same count (1000
+      // points, or one more than the longest), as its dataset does before any augmentation.
+      const NormalizedPolygons& np = e.polygons;
+      s.polygons.resize(e.boxes.size());
+      for (std::size_t i = 0; i < e.boxes.size(); ++i) {
+        Polygon& poly = s.polygons[i];
+        poly.reserve(np.points(i));
+        for (std::size_t k = np.start[i]; k < np.start[i + 1]; ++k) poly.emplace_back(np.xy[2 * k] * W, np.xy[2 * k + 1] * H);
+      }
+      resample_polygons(s.polygons);
     }
     return s;
   }
@@ -443,7 +461,7 @@ class YoloDataset final : public DataSource {
     std::vector<Entry> entries;
     std::vector<std::size_t> sample_entries;
     std::set<std::string> expected_labels;
-    std::size_t background = 0, missing_labels = 0, boxes = 0, max_boxes = 0;
+    std::size_t background = 0, missing_labels = 0, boxes = 0, max_boxes = 0, outlined = 0;
     for (const auto& issue : issues) expected_labels.insert(label_path_for(issue.path));
     for (std::size_t i = 0; i < checked.size(); ++i) {
       const std::string& image = listing.images[i];
@@ -466,9 +484,9 @@ class YoloDataset final : public DataSource {
                           "kept as background image"});
       }
       if (!selection.classes.empty()) {
-        auto& b = c.label.boxes;
-        b.erase(std::remove_if(b.begin(), b.end(), [&](const NormalizedBox& x) { return selection.classes.count(x.cls) == 0; }),
-                b.end());
+        std::vector<bool> keep(c.label.boxes.size());
+        for (std::size_t k = 0; k < keep.size(); ++k) keep[k] = selection.classes.count(c.label.boxes[k].cls) > 0;
+        keep_instances(c.label.boxes, c.label.polygons, keep);
       }
       if (selection.single_cls) {
         for (auto& x : c.label.boxes) x.cls = 0;
@@ -477,8 +495,11 @@ class YoloDataset final : public DataSource {
       boxes += c.label.boxes.size();
       boxes += c.label.boxes.size() * (listing.repeats[i] - 1);
       max_boxes = std::max(max_boxes, c.label.boxes.size());
+      for (std::size_t k = 0; k + 1 < c.label.polygons.start.size(); ++k) {
+        if (c.label.polygons.points(k) > 0) outlined += listing.repeats[i];
+      }
       for (std::size_t r = 0; r < listing.repeats[i]; ++r) sample_entries.push_back(entries.size());
-      entries.push_back({image, std::move(c.label.boxes), c.image.width, c.image.height});
+      entries.push_back({image, std::move(c.label.boxes), std::move(c.label.polygons), c.image.width, c.image.height});
     }
     for (const auto& dir : listing.label_dirs) {
       std::vector<std::string> orphans;
@@ -521,6 +542,7 @@ class YoloDataset final : public DataSource {
     info_ = DatasetInfo{yaml.root, yaml.names, sample_entries_.size(), boxes, max_boxes};
     background_ = background;
     missing_labels_ = missing_labels;
+    outlined_ = outlined;
     log_summary(split);
   }
 
@@ -537,7 +559,8 @@ class YoloDataset final : public DataSource {
     std::ostringstream s;
     s << "yolo_dataset '" << where_ << "': " << split << " split of " << info_.root << ": "
       << info_.images << " samples of " << entries_.size() << " images (" << background_ << " background), " << info_.boxes
-      << " boxes, " << info_.names.size() << " classes";
+      << " boxes" << (outlined_ > 0 ? " (" + std::to_string(outlined_) + " with polygons)" : std::string()) << ", "
+      << info_.names.size() << " classes";
     if (!all.empty()) {
       s << "; " << total << " data issues:";
       for (const auto& [cat, n] : by_category) s << " " << n << " " << cat << ";";
@@ -577,7 +600,7 @@ class YoloDataset final : public DataSource {
   std::vector<Entry> entries_;              // one per distinct image (what caches hold)
   std::vector<std::size_t> sample_entries_;  // sample -> entry; an image listed N times appears N times
   DatasetInfo info_;
-  std::size_t background_ = 0, missing_labels_ = 0;
+  std::size_t background_ = 0, missing_labels_ = 0, outlined_ = 0;
   mutable std::mutex issues_mutex_;
   std::vector<DataIssue> issues_;
 };
@@ -586,7 +609,8 @@ void register_yolo_dataset(Registrar& r) {
   r.add_source<YoloDataset>(
       "yolo_dataset", YoloDataset::schema(),
       "Reads an Ultralytics-layout dataset (data.yaml, images/, labels/); checks every image "
-      "and label at configure time, skipping or fixing bad data with a counted issue.");
+      "and label at configure time, skipping or fixing bad data with a counted issue.",
+      gives(Field::Boxes | Field::Polygons));
 }
 
 }  // namespace

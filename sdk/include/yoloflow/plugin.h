@@ -22,6 +22,7 @@
 
 #include "yoloflow/component.h"
 #include "yoloflow/export.h"
+#include "yoloflow/fields.h"
 #include "yoloflow/params.h"
 #include "yoloflow/version.h"
 
@@ -54,6 +55,9 @@ struct ComponentInfo {
   std::string summary;  // one or two sentences for `plugins`, `describe` and the docs
   Schema schema;
   ComponentFactory factory = nullptr;
+  // The annotation fields it gives, keeps and needs (yoloflow/fields.h); undeclared, the
+  // kind's default (a detection component's).
+  AnnotationContract contract;
 };
 
 // The host's side of registration. Components are created by the host through the
@@ -65,21 +69,24 @@ class YOLOFLOW_SDK_API Registrar {
   virtual void add(ComponentInfo info) = 0;
 
   template <class T>
-  void add_source(std::string name, Schema schema, std::string summary) {
-    add_typed<T, DataSource>(Kind::Source, std::move(name), std::move(schema), std::move(summary));
+  void add_source(std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {
+    add_typed<T, DataSource>(Kind::Source, std::move(name), std::move(schema), std::move(summary),
+                             std::move(contract));
   }
   template <class T>
-  void add_augmentation(std::string name, Schema schema, std::string summary) {
+  void add_augmentation(std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {
     add_typed<T, Augmentation>(Kind::Augmentation, std::move(name), std::move(schema),
-                               std::move(summary));
+                               std::move(summary), std::move(contract));
   }
   template <class T>
-  void add_batcher(std::string name, Schema schema, std::string summary) {
-    add_typed<T, Batcher>(Kind::Batcher, std::move(name), std::move(schema), std::move(summary));
+  void add_batcher(std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {
+    add_typed<T, Batcher>(Kind::Batcher, std::move(name), std::move(schema), std::move(summary),
+                             std::move(contract));
   }
   template <class T>
-  void add_sink(std::string name, Schema schema, std::string summary) {
-    add_typed<T, Sink>(Kind::Sink, std::move(name), std::move(schema), std::move(summary));
+  void add_sink(std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {
+    add_typed<T, Sink>(Kind::Sink, std::move(name), std::move(schema), std::move(summary),
+                             std::move(contract));
   }
   template <class T>
   void add_model(std::string name, Schema schema, std::string summary) {
@@ -109,13 +116,14 @@ class YOLOFLOW_SDK_API Registrar {
     add_typed<T, Callback>(Kind::Callback, std::move(name), std::move(schema), std::move(summary));
   }
   template <class T>
-  void add_loss(std::string name, Schema schema, std::string summary) {
-    add_typed<T, Loss>(Kind::Loss, std::move(name), std::move(schema), std::move(summary));
+  void add_loss(std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {
+    add_typed<T, Loss>(Kind::Loss, std::move(name), std::move(schema), std::move(summary),
+                             std::move(contract));
   }
 
  private:
   template <class T, class Interface>
-  void add_typed(Kind kind, std::string name, Schema schema, std::string summary) {
+  void add_typed(Kind kind, std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {
     static_assert(std::is_base_of<Interface, T>::value,
                   "the component class does not implement this kind's interface");
     ComponentInfo info;
@@ -123,6 +131,7 @@ class YOLOFLOW_SDK_API Registrar {
     info.name = std::move(name);
     info.summary = std::move(summary);
     info.schema = std::move(schema);
+    info.contract = std::move(contract);
     // Upcast through the kind's interface so the host may downcast with static_cast.
     info.factory = []() -> Component* { return static_cast<Interface*>(new T()); };
     add(std::move(info));

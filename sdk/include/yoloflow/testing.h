@@ -23,6 +23,7 @@
 #include "yoloflow/batcher.h"
 #include "yoloflow/callback.h"
 #include "yoloflow/component.h"
+#include "yoloflow/fields.h"
 #include "yoloflow/monitor.h"
 #include "yoloflow/params.h"
 #include "yoloflow/plugin.h"
@@ -92,14 +93,34 @@ class YOLOFLOW_SDK_API SampleList final : public SampleLoader {
 // applies it (the loader and recent samples are what mosaic-like augmentations combine).
 YOLOFLOW_SDK_API Sample augmented(Augmentation& augmentation, const Sample& sample, std::uint64_t seed, int imgsz,
                                   SampleLoader& loader, RecentSamples recent = {});
+// The same with the host's removal of the fields the augmentation does not keep: `keeps` (its
+// contract's, lib.info(Kind::Augmentation, name).contract.keeps; empty, as undeclared, keeps boxes
+// only) decides what is left of `sample` and of every sample `loader` gives before it runs.
+YOLOFLOW_SDK_API Sample augmented(Augmentation& augmentation, const Sample& sample, std::uint64_t seed, int imgsz,
+                                  SampleLoader& loader, Fields keeps, RecentSamples recent = {});
 
 // What an augmentation must do on every sample and seed (0..seeds-1), with `samples` as its
 // other samples: leave an 8-bit 3-channel continuous image; keep every box inside its image
 // with x1 <= x2 and y1 <= y2 and a class it had; give the same output for the same seed; and
 // not change the loader's samples. Returns one line per problem found (empty: none).
+// `keeps` is the augmentation's contract (ComponentInfo::contract.keeps, or what the kind's
+// default is: boxes). The samples, loader's included, are given every kept field they lack,
+// made from their boxes (a diamond touching the box's sides, resampled as a source resamples
+// outlines; keypoints at the centre, a quarter from the left and a quarter from the right, in
+// that order; the diamond filled as a mask; image class 7), and stripped of the others, as the
+// host strips them; then every output must keep the fields in step (annotations.h
+// instance_problem), each polygon's extent within 1 px of its box, visible keypoints inside
+// their box with the left one still left of the right one (a left-right flip must reorder
+// them: configure flip_idx [0, 2, 1]), masks inside their box and the image class unchanged
+// ("inside": within 2 px, plus one step of the outline where the box comes from one, plus 2 px
+// for masks, which move by whole pixels).
 YOLOFLOW_SDK_API std::vector<std::string> augmentation_contract(Augmentation& augmentation,
                                                                 const std::vector<Sample>& samples, int imgsz,
-                                                                int seeds = 8);
+                                                                int seeds = 8, Fields keeps = Field::Boxes);
+
+// `sample` given every field of `fields` it lacks, made from its boxes as augmentation_contract
+// makes them, and stripped of the others.
+YOLOFLOW_SDK_API Sample with_fields(const Sample& sample, Fields fields);
 
 // What a source must do for its first `count` samples: a positive size, loads that give 8-bit
 // 3-channel continuous images whose long side is at most imgsz, boxes inside the image,
@@ -108,8 +129,13 @@ YOLOFLOW_SDK_API std::vector<std::string> augmentation_contract(Augmentation& au
 YOLOFLOW_SDK_API std::vector<std::string> source_contract(DataSource& source, int imgsz, std::size_t count = 8);
 
 // What a batcher must do with `samples` (all of one size): batches of batch_size() (the
-// last may be partial, from flush()), pixels RGB in the batch layout, one target row per box
-// with batch-relative indexes and coordinates in 0..1, and every sample accounted for once.
+// last may be partial, from flush()), pixels RGB in the batch layout, and every sample
+// accounted for once, in order; target arrays (yoloflow/sample.h, namespace targets) with
+// coordinates normalised to 0..1 by the batch's width and height: a boxes array, (N, 6), with
+// one row per box, each [batch_idx, cls, cx, cy, w, h] of an instance of image batch_idx;
+// when the batch's samples carry keypoints, a keypoints array, (N, K, 3), with one row per box,
+// row i the keypoints of boxes row i's instance; when they carry image classes, an
+// image_classes array, (B,), with each image's class (-1 where it has none).
 YOLOFLOW_SDK_API std::vector<std::string> batcher_contract(Batcher& batcher, const std::vector<Sample>& samples);
 
 // What a sink must do with `batches`, as the graph hands them over: two epochs of begin_epoch,

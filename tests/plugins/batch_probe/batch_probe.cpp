@@ -1,6 +1,7 @@
 // Test plugin: `batch_probe`, a sink that writes every batch it receives as one JSON line (its
-// index, height and width, each sample's source index and geometry, the target rows), so a
-// test can check what a pipeline delivered without a model.
+// index, height and width, each sample's source index and geometry, every target array as
+// {"shape", "values"} under its name), so a test can check what a pipeline delivered without a
+// model.
 #include <fstream>
 
 #include "yoloflow/error.h"
@@ -16,7 +17,9 @@ class BatchProbe final : public Sink {
   void configure(const Params& p, const StageContext&) override { out_ = p.get_string("out"); }
 
   void consume(Batch& batch) override {
-    json line = {{"index", batch.index}, {"height", batch.height}, {"width", batch.width}, {"targets", batch.targets}};
+    json targets = json::object();
+    for (const auto& [name, array] : batch.targets) targets[name] = {{"shape", array.shape}, {"values", array.values}};
+    json line = {{"index", batch.index}, {"height", batch.height}, {"width", batch.width}, {"targets", targets}};
     json samples = json::array();
     for (const auto& s : batch.samples) {
       const Geometry& g = s.geometry;

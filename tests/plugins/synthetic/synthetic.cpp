@@ -145,17 +145,19 @@ class SyntheticBatcher final : public Batcher {
     b.pixels = allocator_ ? allocator_(bytes)
                           : std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes],
                                                           std::default_delete<std::uint8_t[]>());
+    TargetArray& boxes = b.boxes();
     for (std::int64_t i = 0; i < b.size; ++i) {
       const Sample& s = pending_[static_cast<std::size_t>(i)];
       std::memcpy(b.image_data(i), s.image.data, static_cast<std::size_t>(b.height * b.width * 3));
       for (const auto& box : s.boxes) {
-        b.targets.insert(b.targets.end(),
-                         {static_cast<float>(i), static_cast<float>(box.cls),
-                          (box.x1 + box.x2) / 2 / b.width, (box.y1 + box.y2) / 2 / b.height,
-                          box.width() / b.width, box.height() / b.height});
+        boxes.values.insert(boxes.values.end(),
+                            {static_cast<float>(i), static_cast<float>(box.cls),
+                             (box.x1 + box.x2) / 2 / b.width, (box.y1 + box.y2) / 2 / b.height,
+                             box.width() / b.width, box.height() / b.height});
       }
       b.samples.push_back({s.index, s.path, s.geometry});
     }
+    boxes.shape = {static_cast<std::int64_t>(boxes.values.size() / 6), 6};
     pending_.clear();
     return b;
   }
@@ -189,7 +191,10 @@ class SyntheticSink final : public Sink {
     mix(&b.index, sizeof(b.index));
     for (const auto& s : b.samples) mix(&s.index, sizeof(s.index));
     mix(b.pixels.get(), static_cast<std::size_t>(b.size * b.height * b.width * 3));
-    mix(b.targets.data(), b.targets.size() * sizeof(float));
+    for (const auto& [name, array] : b.targets) {
+      mix(name.data(), name.size());
+      mix(array.values.data(), array.values.size() * sizeof(float));
+    }
     samples_ += static_cast<std::size_t>(b.size);
     ++batches_;
     liveness().consumed += static_cast<long>(b.size);

@@ -38,7 +38,8 @@ AugmentedSamples::AugmentedSamples(const Pipeline& p, const Registry& registry, 
   const json batch = p.stage_params(p.batcher, epoch).value("batch", json());
   recent_window_ = recent_window(source_->size(), batch.is_number_integer() ? batch.get<std::int64_t>() : 0);
   recent_images_.reset(recent_window_);
-  loaders_ = std::make_unique<StageSampleLoaders>(*source_, chain, epoch_seed_, imgsz_, epoch, &recent_images_);
+  loaders_ = std::make_unique<StageSampleLoaders>(*source_, chain, epoch_seed_, imgsz_, epoch, &recent_images_,
+                                                  chain_fields(p));
   order_ = epoch_order(source_->size(), p.shuffle, p.seed, epoch);
   if (epoch > 0) previous_order_ = epoch_order(source_->size(), p.shuffle, p.seed, epoch - 1);
 }

@@ -73,7 +73,8 @@ class GraphPass {
             std::size_t& peak_in_flight)
       : plan_(plan), stages_(stages), stats_(stats), next_batch_index_(next_batch_index),
         peak_in_flight_(peak_in_flight), peak_(peak_in_flight),
-        loaders_(stages.source, stages.chain, plan.epoch_seed, plan.imgsz, plan.epoch, &stages.recent_images) {}
+        loaders_(stages.source, stages.chain, plan.epoch_seed, plan.imgsz, plan.epoch, &stages.recent_images,
+                 stages.fields) {}
 
   void run() {
     // The graph's workers are the data path's parallelism. OpenCV's own pool inside every

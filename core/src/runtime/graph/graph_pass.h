@@ -12,6 +12,7 @@
 #include "runtime/graph/epoch_order.h"
 #include "runtime/graph/recent_images.h"
 #include "runtime/graph/epoch_stats.h"
+#include "runtime/graph/stage_sample_loaders.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/source.h"
@@ -39,6 +40,7 @@ struct PassStages {
   Batcher& batcher;
   RecentImages& recent_images;
   std::vector<Augmentation*> chain{};
+  ChainFields fields{};  // the fields each augmentation keeps; names the source
   std::size_t batcher_stage = 0;
   std::function<std::string(std::size_t stage)> label{};  // "augmentation 'flip' (stage augment)"
   std::function<bool()> stop_requested{};

@@ -352,6 +352,7 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
   plan.world_size = dist::current_env().world_size;
   PassStages parts{*source_, *batcher_, recent_images_};
   for (auto& a : augmentations_) parts.chain.push_back(a.get());
+  parts.fields = chain_fields(pipeline_);
   parts.label = [this](std::size_t stage) { return stage_label(stages_[stage]); };
   parts.batcher_stage = stages_.size() - 2;
   // The pass stops taking samples, and drains, for a stop of the run and for an epoch ended early.

@@ -2,9 +2,23 @@
 
 #include <utility>
 
+#include "runtime/pipeline/component_spec.h"
+#include "runtime/plugin/stage_flow.h"
+#include "yoloflow/annotations.h"
+#include "yoloflow/error.h"
 #include "yoloflow/rng.h"
 
 namespace yoloflow::core {
+
+ChainFields chain_fields(const Pipeline& pipeline) {
+  ChainFields fields;
+  const StageSpec& source = pipeline.stage(pipeline.source);
+  fields.source = source.label() + " (" + source.path() + ")";
+  for (const auto& name : pipeline.augmentations) {
+    fields.keeps.push_back(annotation_contract(pipeline.stage(name).component->info).keeps);
+  }
+  return fields;
+}
 
 // What stage `stage` sees as its loader while one sample is made: that sample's recent samples
 // go with every other sample it loads.
@@ -22,8 +36,10 @@ class StageSampleLoaders::Loader final : public SampleLoader {
 };
 
 StageSampleLoaders::StageSampleLoaders(DataSource& source, std::vector<Augmentation*> chain,
-                                       std::uint64_t epoch_seed, int imgsz, int epoch, RecentImages* recent)
-    : source_(source), chain_(std::move(chain)), imgsz_(imgsz), epoch_(epoch), recent_(recent) {
+                                       std::uint64_t epoch_seed, int imgsz, int epoch, RecentImages* recent,
+                                       ChainFields fields)
+    : source_(source), chain_(std::move(chain)), imgsz_(imgsz), epoch_(epoch), recent_(recent),
+      fields_(std::move(fields)) {
   // A stream per stage, apart from the one the pipeline's own samples draw from.
   constexpr std::uint64_t kOtherSamples = 0x6f74686572ULL;  // "other"
   for (std::size_t i = 0; i < chain_.size(); ++i) {
@@ -32,11 +48,21 @@ StageSampleLoaders::StageSampleLoaders(DataSource& source, std::vector<Augmentat
   }
 }
 
+Sample StageSampleLoaders::from_source(std::size_t index) {
+  Sample sample = source_.load(index);
+  // A source's bug, or a label file it read wrongly: every stage after it selects and moves
+  // instances by index, and would pair a box with another instance's outline.
+  if (const std::string problem = instance_problem(sample); !problem.empty()) {
+    throw Error(fields_.source + " gave a sample whose instances do not match: " + problem);
+  }
+  return sample;
+}
+
 Sample StageSampleLoaders::load_source(std::size_t index) {
   if (recent_ != nullptr && recent_->wanted()) {
     if (auto kept = recent_->get(index)) return std::move(*kept);
   }
-  Sample sample = source_.load(index);
+  Sample sample = from_source(index);
   if (recent_ != nullptr) recent_->put(index, sample);
   return sample;
 }
@@ -44,15 +70,20 @@ Sample StageSampleLoaders::load_source(std::size_t index) {
 Sample StageSampleLoaders::load(std::size_t stage, std::size_t index, RecentSamples recent) {
   std::optional<Sample> kept;
   if (recent_ != nullptr) kept = recent_->get(index);
-  Sample sample = kept ? std::move(*kept) : source_.load(index);
-  if (stage == 0) return sample;
-  Rng rng(Rng::mix(seeds_[stage], static_cast<std::uint64_t>(index)));
-  apply(sample, rng, stage, recent);
+  Sample sample = kept ? std::move(*kept) : from_source(index);
+  if (stage > 0) {
+    Rng rng(Rng::mix(seeds_[stage], static_cast<std::uint64_t>(index)));
+    apply(sample, rng, stage, recent);
+  }
+  // As stage `stage`'s own sample: without the fields it does not keep.
+  remove_fields(sample, keeps(stage));
   return sample;
 }
 
 void StageSampleLoaders::apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent) {
   for (std::size_t i = 0; i < stages && i < chain_.size(); ++i) {
+    // Clearing vectors: no copy. A field the stage does not handle would come out unmoved.
+    remove_fields(sample, keeps(i));
     try {
       Loader loader(*this, i, recent);
       AugmentContext context{rng, loader, imgsz_, epoch_, recent};
@@ -61,6 +92,12 @@ void StageSampleLoaders::apply(Sample& sample, Rng& rng, std::size_t stages, Rec
       throw ChainStageError(i, e.what());
     } catch (...) {
       throw ChainStageError(i, "unknown exception");
+    }
+    if (const std::string problem = instance_problem(sample); !problem.empty()) {
+      throw ChainStageError(i, "it gave back a sample whose instances do not match: " + problem +
+                                   " (each field it keeps, " + (keeps(i) | Field::Boxes).names() +
+                                   ", holds one entry per box or none: yoloflow/annotations.h selects and moves "
+                                   "them together)");
     }
   }
 }

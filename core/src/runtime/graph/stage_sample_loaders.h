@@ -6,6 +6,12 @@
 // stage (mosaic, usually) gets the source's samples as they are. Each load draws from its own
 // generator (epoch seed, stage, sample index): results do not depend on threads.
 // Samples come from the RecentImages store when it holds them (the main path's loads fill it).
+//
+// The annotation fields are held to the components' contracts (yoloflow/annotations.h): before
+// an augmentation runs, the fields it does not keep are removed from the sample and from every
+// other sample it loads (it never sees, so never leaves unmoved, a field it does not handle), and
+// every sample the source gives and each augmentation gives back must have its instances in step
+// (one entry per box in each field, or none).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,7 +20,9 @@
 #include <vector>
 
 #include "runtime/graph/recent_images.h"
+#include "runtime/pipeline/pipeline.h"
 #include "yoloflow/augmentation.h"
+#include "yoloflow/fields.h"
 #include "yoloflow/rng.h"
 #include "yoloflow/source.h"
 
@@ -31,12 +39,24 @@ class ChainStageError : public std::runtime_error {
   std::size_t stage_;
 };
 
+// The contracts of a chain as its loaders enforce them.
+struct ChainFields {
+  // Names the source when a sample it gives has instances out of step: "source 'x' (stages.source)".
+  std::string source = "the source";
+  // The fields each augmentation keeps, in chain order. An augmentation left out keeps boxes only
+  // (the default of one that declares nothing).
+  std::vector<Fields> keeps;
+};
+// A pipeline's: its source's name and its augmentations' contracts (their kind's default where
+// they declare none).
+ChainFields chain_fields(const Pipeline& pipeline);
+
 class StageSampleLoaders {
  public:
   // `chain`: the pipeline's augmentations in order (not owned; they outlive this object).
   // `recent`: decoded samples to reuse and to fill (not owned; null: none).
   StageSampleLoaders(DataSource& source, std::vector<Augmentation*> chain, std::uint64_t epoch_seed, int imgsz,
-                     int epoch, RecentImages* recent = nullptr);
+                     int epoch, RecentImages* recent = nullptr, ChainFields fields = {});
   ~StageSampleLoaders();
   StageSampleLoaders(const StageSampleLoaders&) = delete;
   StageSampleLoaders& operator=(const StageSampleLoaders&) = delete;
@@ -46,7 +66,8 @@ class StageSampleLoaders {
   SampleLoader& for_stage(std::size_t stage);
 
   // The source's sample `index` as the pipeline's own sample: from the RecentImages store
-  // when it holds it, else loaded and kept there. Throws what the source throws.
+  // when it holds it, else loaded and kept there. Throws what the source throws, and
+  // yoloflow::Error naming the source when the sample's instances are out of step.
   Sample load_source(std::size_t index);
 
   // Runs the chain's first `stages` augmentations over `sample`, drawing from `rng`, each with
@@ -54,18 +75,22 @@ class StageSampleLoaders {
   // stage loads are made with the same): the one per-sample loop of the graph runner,
   // AugmentedSamples and the loaders themselves. Throws ChainStageError naming the stage that
   // failed on `sample` (a mosaic whose other sample failed in an earlier stage: the mosaic,
-  // with that message). Thread-safe.
+  // with that message), or that gave it back with its instances out of step. Thread-safe.
   void apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent = {});
 
  private:
   class Loader;
   // Sample `index` as it reaches stage `stage`, its earlier stages made with `recent`.
   Sample load(std::size_t stage, std::size_t index, RecentSamples recent);
+  // The source's sample `index`, its instances checked.
+  Sample from_source(std::size_t index);
+  Fields keeps(std::size_t stage) const { return stage < fields_.keeps.size() ? fields_.keeps[stage] : Fields(); }
 
   DataSource& source_;
   std::vector<Augmentation*> chain_;
   int imgsz_, epoch_;
   RecentImages* recent_;
+  ChainFields fields_;
   std::vector<std::uint64_t> seeds_;              // each stage's generator stream for other samples
   std::vector<std::unique_ptr<Loader>> loaders_;  // for_stage()
 };

@@ -1,5 +1,6 @@
 #include "runtime/pipeline/pipeline.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "runtime/pipeline/annotation_flow.h"
 #include "runtime/pipeline/component_spec.h"
 #include "runtime/pipeline/device_word.h"
 #include "runtime/pipeline/json_text.h"
@@ -464,6 +466,19 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
   std::set<std::string> all_names;
   for (const auto& d : drafts) all_names.insert(d.name);
   Topology topology = check_topology(topo, all_names, out);
+  // The annotation fields along the chain, once there is one: a field the loss needs that a stage
+  // drops would otherwise surface as a failed step, or as a model trained without it.
+  if (!topology.source.empty()) {
+    std::vector<std::string> names = {topology.source};
+    names.insert(names.end(), topology.augmentations.begin(), topology.augmentations.end());
+    names.push_back(topology.batcher);
+    names.push_back(topology.sink);
+    std::vector<TopologyStage> chain;
+    for (const auto& name : names) {
+      chain.push_back(*std::find_if(topo.begin(), topo.end(), [&](const TopologyStage& s) { return s.name == name; }));
+    }
+    check_annotation_flow(chain, registry, out);
+  }
   if (!out.empty()) return result;
 
   // Everything is valid: resolve.

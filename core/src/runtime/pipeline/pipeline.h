@@ -2,8 +2,8 @@
 // A pipeline file, validated and resolved (docs/pipeline-format.md).
 //
 // Everything is checked before any component is constructed: JSON syntax, top-level
-// settings, plugins and their parameters (nested components too), ports, edges, cycles and
-// types. Every problem is reported at once, each with its JSON path. The result is either
+// settings, plugins and their parameters (nested components too), ports, edges, cycles,
+// types and the annotation fields each stage needs (annotation_flow.h). Every problem is reported at once, each with its JSON path. The result is either
 // a list of diagnostics or a Pipeline that the graph runner (runtime/graph/graph_runner.h) and the
 // training engine can build without further checks.
 #include <cstdint>

@@ -29,6 +29,9 @@ std::string describe_text(const RegisteredComponent& rc) {
     os << "  reads:   " << flow_text(flow.reads) << " (from the stage its \"input\" names)\n";
     os << "  gives:   " << flow_text(flow.gives) << "\n";
   }
+  if (const std::string fields = annotation_contract_text(info); !fields.empty()) {
+    os << "  fields:  " << fields << "\n";
+  }
   os << "\nParameters:\n";
   if (info.schema.params().empty()) os << "  (none)\n";
   for (const auto& p : info.schema.params()) {
@@ -51,6 +54,21 @@ json describe_json(const RegisteredComponent& rc) {
   const StageFlow flow = stage_flow(rc.info.kind);
   j["reads"] = flow.reads ? json(flow.reads) : json(nullptr);
   j["gives"] = flow.gives ? json(flow.gives) : json(nullptr);
+  // The annotation fields, for the kinds that have a contract: a name list per word.
+  if (!annotation_contract_text(rc.info).empty()) {
+    const AnnotationContract c = annotation_contract(rc.info);
+    auto names = [](Fields fields) {
+      json list = json::array();
+      for (Field f : all_fields()) {
+        if (fields.has(f)) list.push_back(field_name(f));
+      }
+      return list;
+    };
+    j["fields"] = {{"gives", names(c.gives)},
+                   {"keeps", names(c.keeps)},
+                   {"needs", names(c.needs)},
+                   {"declared", rc.info.contract.declared}};
+  }
   j["params"] = rc.info.schema.to_json();
   return j;
 }
@@ -63,6 +81,9 @@ std::string describe_markdown(const RegisteredComponent& rc) {
   os << "Plugin `" << rc.plugin << "` " << rc.plugin_version << ".";
   const StageFlow flow = stage_flow(info.kind);
   if (flow.reads || flow.gives) os << " Reads " << flow_text(flow.reads) << ", gives " << flow_text(flow.gives) << ".";
+  if (const std::string fields = annotation_contract_text(info); !fields.empty()) {
+    os << " Annotation fields: " << fields << ".";
+  }
   os << "\n\n";
   if (info.schema.params().empty()) {
     os << "No parameters.\n\n";

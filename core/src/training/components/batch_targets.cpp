@@ -10,8 +10,23 @@
 
 namespace yoloflow::core {
 
+torch::Tensor box_rows(const Batch& batch) {
+  const TargetArray& boxes = batch.boxes();
+  const std::int64_t n = boxes.rows();
+  if (boxes.shape.size() != 2 || boxes.shape[1] != 6 || n < 0 ||
+      boxes.values.size() != static_cast<std::size_t>(n) * 6) {
+    std::string shape;
+    for (std::int64_t d : boxes.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    throw Error("the batch's '" + std::string(targets::kBoxes) + "' target array has shape (" + shape + ") and " +
+                std::to_string(boxes.values.size()) +
+                " values; it must be (N, 6) with N * 6 values [batch_idx, cls, cx, cy, w, h]: the batcher wrote it "
+                "wrongly");
+  }
+  return torch::from_blob(const_cast<float*>(boxes.values.data()), {n, 6}, torch::kFloat);
+}
+
 torch::Tensor BatchTargets::operator()(const Batch& batch, bool captured, int epoch, std::int64_t step) {
-  auto rows = torch::from_blob(const_cast<float*>(batch.targets.data()), {batch.num_boxes(), 6}, torch::kFloat).clone();
+  auto rows = box_rows(batch).clone();
   std::int64_t dropped = 0;
   // Padded per image: a micro-batch's targets are its images' rows, a slice on dim 0. With a
   // captured step, every batch that fits takes its shape.

@@ -17,6 +17,11 @@ struct TargetRows {
   std::int64_t fit = 0;       // a captured step's row count (cuda_graph_rows), 0 = none
 };
 
+// The batch's boxes array as an (N, 6) float tensor that views its values (no copy; read it,
+// do not write it). Throws yoloflow::Error when the array is not N rows of 6 values (a batcher
+// plugin's mistake), before anything reads past its values.
+torch::Tensor box_rows(const Batch& batch);
+
 class BatchTargets {
  public:
   explicit BatchTargets(TargetRows rows) : rows_(rows) {}

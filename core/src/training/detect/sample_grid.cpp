@@ -64,8 +64,11 @@ std::vector<Sample> samples_of_batch(const Batch& batch) {
     cv::cvtColor(rgb, s.image, cv::COLOR_RGB2BGR);
     if (static_cast<std::size_t>(i) < batch.samples.size()) s.path = batch.samples[static_cast<std::size_t>(i)].path;
   }
-  for (std::int64_t k = 0; k < batch.num_boxes(); ++k) {
-    const float* r = batch.targets.data() + k * 6;
+  const TargetArray& boxes = batch.boxes();
+  // Rows the values hold in full: a drawing never reads past a malformed array.
+  const auto rows = std::min<std::int64_t>(boxes.rows(), static_cast<std::int64_t>(boxes.values.size() / 6));
+  for (std::int64_t k = 0; k < rows; ++k) {
+    const float* r = boxes.values.data() + k * 6;
     const auto i = static_cast<std::int64_t>(r[0]);
     if (i < 0 || i >= batch.size) continue;
     Box b;

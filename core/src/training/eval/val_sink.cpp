@@ -2,12 +2,14 @@
 
 #include <filesystem>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "runtime/plugin/builtin_sink.h"
 #include "training/checkpoint/checkpoint_model.h"
+#include "training/components/batch_targets.h"
 #include "training/eval/metrics_report.h"
 #include "training/eval/validation_batch.h"
 #include "runtime/util/atomic_file.h"
@@ -98,10 +100,12 @@ class ValSink final : public HostedValidationSink {
   void consume(Batch& batch) override {
     if (batch.size == 0) return;
     const int nc = model_->head().nc;
+    auto rows = box_rows(batch);
+    const std::vector<float>& boxes = std::as_const(batch).boxes().values;
     for (std::int64_t k = 0; k < batch.num_boxes(); ++k) {
-      const int cls = static_cast<int>(batch.targets[static_cast<std::size_t>(k * 6 + 1)]);
+      const int cls = static_cast<int>(boxes[static_cast<std::size_t>(k * 6 + 1)]);
       if (cls < 0 || cls >= nc) {
-        const auto& info = batch.samples.at(static_cast<std::size_t>(batch.targets[static_cast<std::size_t>(k * 6)]));
+        const auto& info = batch.samples.at(static_cast<std::size_t>(boxes[static_cast<std::size_t>(k * 6)]));
         throw InvalidInput(where_ + ": " + info.path + " has a box of class " + std::to_string(cls) + ", but " +
                            (weights_.empty() ? std::string("the model") : weights_) + " detects " + std::to_string(nc) + " classes (0.." + std::to_string(nc - 1) +
                            "): validate on the dataset the weights were trained for");
@@ -109,7 +113,6 @@ class ValSink final : public HostedValidationSink {
     }
     torch::NoGradGuard no_grad;
     auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
-    auto rows = torch::from_blob(batch.targets.data(), {batch.num_boxes(), 6}, torch::kFloat);
     std::vector<torch::Tensor> kept;
     const auto items =
         validate_batch(*model_, device_, precision_, loss_, pixels, rows, nms_, *metrics_, kept_ ? &kept : nullptr, &times_);

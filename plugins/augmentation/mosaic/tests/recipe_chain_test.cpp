@@ -39,8 +39,9 @@ std::vector<std::uint8_t> run_recipe(plugin_test::PluginSet& pm, std::uint64_t s
       CHECK(batch->size == 8);
       boxes += static_cast<std::size_t>(batch->num_boxes());
       bytes.insert(bytes.end(), batch->pixels.get(), batch->pixels.get() + 8 * imgsz * imgsz * 3);
-      const auto* t = reinterpret_cast<const std::uint8_t*>(batch->targets.data());
-      bytes.insert(bytes.end(), t, t + batch->targets.size() * sizeof(float));
+      const auto& rows = batch->boxes().values;
+      const auto* t = reinterpret_cast<const std::uint8_t*>(rows.data());
+      bytes.insert(bytes.end(), t, t + rows.size() * sizeof(float));
     }
   }
   return bytes;

@@ -1,7 +1,10 @@
 // collate, loaded as a real plugin: NHWC RGB layout, normalised targets with batch_idx,
-// partial batches, the allocator hook, and the mixed-size error.
+// partial batches, the allocator hook, and the mixed-size error; keypoints and image classes
+// packed into their own arrays, and the batcher contract over all of them.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 #include <opencv2/imgproc.hpp>
@@ -9,6 +12,8 @@
 #include "support/plugin_set.h"
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
+#include "yoloflow/fields.h"
+#include "yoloflow/testing.h"
 
 using namespace yoloflow;
 
@@ -59,6 +64,7 @@ TEST_CASE("collate builds NHWC RGB batches with normalised [batch_idx, cls, cx, 
   }
   CHECK(batch->image_data(1) == batch->pixels.get() + H * W * 3);
   REQUIRE(batch->num_boxes() == 3);
+  CHECK(batch->boxes().shape == std::vector<std::int64_t>{3, 6});
   const std::vector<float> expected = {
       0, 3, 2.0f / 8, 1.0f / 4, 4.0f / 8, 2.0f / 4,  // box (0,0)-(4,2) of image 0
       0, 7, 5.0f / 8, 2.5f / 4, 6.0f / 8, 3.0f / 4,  // box (2,1)-(8,4) of image 0
@@ -66,7 +72,7 @@ TEST_CASE("collate builds NHWC RGB batches with normalised [batch_idx, cls, cx, 
   };
   for (std::size_t i = 0; i < expected.size(); ++i) {
     CAPTURE(i);
-    CHECK(batch->targets[i] == doctest::Approx(expected[i]));
+    CHECK(batch->boxes().values[i] == doctest::Approx(expected[i]));
   }
   REQUIRE(batch->samples.size() == 2);
   CHECK(batch->samples[0].index == 10);
@@ -164,4 +170,226 @@ TEST_CASE("collate copies large batches in parallel, reuses returned buffers, an
   check_pixels(*third, 150);
   c.reset();  // the collate goes first; its batches stay valid and free their memory later
   check_pixels(*third, 150);
+}
+
+namespace {
+
+// Instance i of `s`: K keypoints spread across its box, the last one absent (visibility 0).
+void add_keypoints(Sample& s, int k) {
+  s.keypoints.clear();
+  for (const Box& b : s.boxes) {
+    std::vector<Keypoint> points;
+    for (int j = 0; j < k; ++j) {
+      const float f = static_cast<float>(j + 1) / static_cast<float>(k + 1);
+      points.push_back({b.x1 + f * b.width(), b.y1 + f * b.height(), j + 1 == k ? 0.0f : 2.0f});
+    }
+    s.keypoints.push_back(std::move(points));
+  }
+}
+
+// A batcher that passes collate's batches on with one change, as a faulty plugin would.
+class Altered final : public Batcher {
+ public:
+  Altered(std::unique_ptr<Batcher> inner, std::function<void(Batch&)> change)
+      : inner_(std::move(inner)), change_(std::move(change)) {}
+  std::int64_t batch_size() const override { return inner_->batch_size(); }
+  void set_allocator(PixelAllocator allocator) override { inner_->set_allocator(std::move(allocator)); }
+  std::optional<Batch> add(Sample&& s) override { return changed(inner_->add(std::move(s))); }
+  std::optional<Batch> flush() override { return changed(inner_->flush()); }
+
+ private:
+  std::optional<Batch> changed(std::optional<Batch> b) {
+    if (b) change_(*b);
+    return b;
+  }
+  std::unique_ptr<Batcher> inner_;
+  std::function<void(Batch&)> change_;
+};
+
+}  // namespace
+
+TEST_CASE("collate registers the fields it packs: boxes, keypoints and image classes") {
+  plugin_test::PluginSet pm;
+  pm.load("collate");
+  const ComponentInfo& info = pm.component(Kind::Batcher, "collate");
+  CHECK(info.contract.declared);
+  CHECK(info.contract.keeps == (Field::Boxes | Field::Keypoints | Field::ImageClass));
+}
+
+TEST_CASE("collate packs keypoints (N, K, 3) and image classes (B,) normalised, keypoints row i for boxes row i") {
+  plugin_test::PluginSet pm;
+  auto c = make_collate(pm, {{"batch", 3}});
+  const int W = 8, H = 4;
+  Sample a = coded_sample(0, W, H, 1, {Box{0, 0, 4, 2, 3}, Box{2, 1, 8, 4, 7}});
+  add_keypoints(a, 3);
+  a.image_class = 5;
+  Sample none = coded_sample(1, W, H, 2);  // no boxes, so no keypoints; no image class
+  Sample b = coded_sample(2, W, H, 3, {Box{4, 2, 6, 4, 1}});
+  add_keypoints(b, 3);
+  b.image_class = 0;
+  const Sample a_copy = a, b_copy = b;
+  CHECK_FALSE(c->add(std::move(a)));
+  CHECK_FALSE(c->add(std::move(none)));
+  auto batch = c->add(std::move(b));
+  REQUIRE(batch);
+
+  // The boxes array is exactly the detection layout, in sample order.
+  const TargetArray& boxes = batch->target(targets::kBoxes);
+  CHECK(boxes.shape == std::vector<std::int64_t>{3, 6});
+  REQUIRE(boxes.values.size() == 18);
+  CHECK(boxes.values[0] == 0);
+  CHECK(boxes.values[6] == 0);
+  CHECK(boxes.values[12] == 2);
+
+  REQUIRE(batch->has_target(targets::kKeypoints));
+  const TargetArray& kp = batch->target(targets::kKeypoints);
+  CHECK(kp.shape == std::vector<std::int64_t>{3, 3, 3});
+  CHECK(kp.rows() == 3);
+  CHECK(kp.row_size() == 9);
+  REQUIRE(kp.values.size() == 27);
+  const std::vector<const Keypoint*> rows = {a_copy.keypoints[0].data(), a_copy.keypoints[1].data(),
+                                             b_copy.keypoints[0].data()};
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (std::size_t j = 0; j < 3; ++j) {
+      CAPTURE(r);
+      CAPTURE(j);
+      const float* p = kp.values.data() + (r * 3 + j) * 3;
+      CHECK(p[0] == doctest::Approx(rows[r][j].x / W));
+      CHECK(p[1] == doctest::Approx(rows[r][j].y / H));
+      CHECK(p[2] == rows[r][j].visible);
+      CHECK(p[0] >= 0.0f);
+      CHECK(p[0] <= 1.0f);
+      CHECK(p[1] >= 0.0f);
+      CHECK(p[1] <= 1.0f);
+    }
+  }
+  CHECK(kp.values[2] == 2.0f);   // row 0, keypoint 0: visible
+  CHECK(kp.values[8] == 0.0f);   // row 0, keypoint 2: absent
+  // Row 2 is image 2's box (4,2)-(6,4): its first keypoint a quarter into it.
+  CHECK(kp.values[18] == doctest::Approx(4.5f / W));
+  CHECK(kp.values[19] == doctest::Approx(2.5f / H));
+
+  REQUIRE(batch->has_target(targets::kImageClasses));
+  const TargetArray& classes = batch->target(targets::kImageClasses);
+  CHECK(classes.shape == std::vector<std::int64_t>{3});
+  CHECK(classes.values == std::vector<float>{5, -1, 0});
+}
+
+TEST_CASE("collate: a boxes-only batch has a boxes array and no keypoints or image classes; an empty one (0, 6)") {
+  plugin_test::PluginSet pm;
+  auto c = make_collate(pm, {{"batch", 2}});
+  c->add(coded_sample(0, 8, 4, 0, {Box{0, 0, 4, 2, 3}}));
+  auto batch = c->add(coded_sample(1, 8, 4, 0, {Box{2, 1, 8, 4, 7}}));
+  REQUIRE(batch);
+  CHECK(batch->targets.size() == 1);
+  CHECK(batch->boxes().shape == std::vector<std::int64_t>{2, 6});
+  CHECK_FALSE(batch->has_target(targets::kKeypoints));
+  CHECK_FALSE(batch->has_target(targets::kImageClasses));
+  CHECK_THROWS_WITH_AS(batch->target(targets::kKeypoints), doctest::Contains("it has boxes"), Error);
+
+  // A batch after a keypoints batch starts clean: nothing carries over.
+  Sample with = coded_sample(2, 8, 4, 0, {Box{0, 0, 4, 2, 3}});
+  add_keypoints(with, 2);
+  with.image_class = 1;
+  c->add(std::move(with));
+  REQUIRE(c->add(coded_sample(3, 8, 4, 0)));
+  c->add(coded_sample(4, 8, 4, 0));
+  auto empty = c->add(coded_sample(5, 8, 4, 0));
+  REQUIRE(empty);
+  REQUIRE(empty->has_target(targets::kBoxes));
+  CHECK(empty->boxes().shape == std::vector<std::int64_t>{0, 6});
+  CHECK(empty->boxes().values.empty());
+  CHECK(empty->targets.size() == 1);
+}
+
+TEST_CASE("collate refuses boxes without keypoints in a batch whose other samples carry them, naming the sample") {
+  plugin_test::PluginSet pm;
+  const int W = 8, H = 4;
+  auto with_keypoints = [&](std::size_t index, int k) {
+    Sample s = coded_sample(index, W, H, 0, {Box{0, 0, 4, 2, 3}});
+    add_keypoints(s, k);
+    return s;
+  };
+  SUBCASE("the bare sample comes second") {
+    auto c = make_collate(pm, {{"batch", 4}});
+    c->add(with_keypoints(0, 3));
+    CHECK_NOTHROW(c->add(coded_sample(1, W, H, 0)));  // no boxes: nothing to pair keypoints with
+    CHECK_THROWS_WITH_AS(c->add(coded_sample(2, W, H, 0, {Box{2, 1, 8, 4, 7}})),
+                         doctest::Contains("sample 'img2.jpg' has 1 box(es) without keypoints"), Error);
+    // The refused sample left the batch as it was: it completes with the others' rows.
+    c->add(with_keypoints(3, 3));
+    auto batch = c->add(with_keypoints(4, 3));
+    REQUIRE(batch);
+    CHECK(batch->size == 4);
+    CHECK(batch->target(targets::kKeypoints).shape == std::vector<std::int64_t>{3, 3, 3});
+    CHECK(batch->boxes().shape == std::vector<std::int64_t>{3, 6});
+  }
+  SUBCASE("the bare sample comes first") {
+    auto c = make_collate(pm, {{"batch", 4}});
+    c->add(coded_sample(0, W, H, 0, {Box{2, 1, 8, 4, 7}}));
+    CHECK_THROWS_WITH_AS(c->add(with_keypoints(1, 3)), doctest::Contains("sample 'img0.jpg' has box(es) without keypoints"),
+                         Error);
+  }
+  SUBCASE("another keypoint count") {
+    auto c = make_collate(pm, {{"batch", 4}});
+    c->add(with_keypoints(0, 3));
+    CHECK_THROWS_WITH_AS(c->add(with_keypoints(1, 2)), doctest::Contains("sample 'img1.jpg' has 2 keypoints"), Error);
+  }
+  SUBCASE("not one keypoint set per box") {
+    auto c = make_collate(pm, {{"batch", 4}});
+    Sample s = with_keypoints(0, 3);
+    s.boxes.push_back(Box{2, 1, 8, 4, 7});
+    CHECK_THROWS_WITH_AS(c->add(std::move(s)), doctest::Contains("1 keypoint sets for 2 box(es)"), Error);
+  }
+}
+
+TEST_CASE("batcher_contract checks collate's keypoints and image classes, and catches a batcher that packs them wrongly") {
+  plugin_test::PluginSet pm;
+  const int W = 16, H = 8;
+  std::vector<Sample> samples;
+  for (std::size_t i = 0; i < 5; ++i) {
+    std::vector<Box> boxes;
+    for (std::size_t j = 0; j < i % 3; ++j) {
+      const float x = static_cast<float>(2 * j + i % 2);
+      boxes.push_back(Box{x, 1, x + 6, 7, static_cast<int>(i + j)});
+    }
+    Sample s = coded_sample(i, W, H, static_cast<int>(10 * i), boxes);
+    add_keypoints(s, 4);
+    s.image_class = i == 2 ? -1 : static_cast<int>(i);
+    samples.push_back(std::move(s));
+  }
+  auto collate = [&] { return make_collate(pm, {{"batch", 2}}); };
+  CHECK(testing::batcher_contract(*collate(), samples).empty());
+
+  auto problems = [&](std::function<void(Batch&)> change) {
+    Altered altered(collate(), std::move(change));
+    const auto found = testing::batcher_contract(altered, samples);
+    std::string all;
+    for (const auto& p : found) all += p + "\n";
+    return all;
+  };
+  CHECK(problems([](Batch& b) { b.targets.erase(targets::kKeypoints); }).find("no 'keypoints' target array") !=
+        std::string::npos);
+  CHECK(problems([](Batch& b) { b.targets.erase(targets::kImageClasses); }).find("no 'image_classes' target array") !=
+        std::string::npos);
+  CHECK(problems([](Batch& b) { b.targets.erase(targets::kBoxes); }).find("no 'boxes' target array") !=
+        std::string::npos);
+  CHECK(problems([](Batch& b) {
+          auto& kp = b.targets.at(targets::kKeypoints);
+          kp.shape = {kp.rows(), 2, 6};
+        }).find("the keypoints array has shape") != std::string::npos);
+  // Keypoints in pixels instead of normalised.
+  CHECK(problems([](Batch& b) {
+          auto& kp = b.targets.at(targets::kKeypoints).values;
+          for (std::size_t i = 0; i < kp.size(); i += 3) kp[i] *= static_cast<float>(b.width);
+        }).find("its keypoints are not an instance") != std::string::npos);
+  // Keypoints rows in another order than the boxes rows.
+  CHECK(problems([](Batch& b) {
+          auto& kp = b.targets.at(targets::kKeypoints);
+          if (kp.rows() < 2) return;
+          const auto n = static_cast<std::ptrdiff_t>(kp.row_size());
+          std::swap_ranges(kp.values.begin(), kp.values.begin() + n, kp.values.begin() + n);
+        }).find("its keypoints are not an instance") != std::string::npos);
+  CHECK(problems([](Batch& b) { b.targets.at(targets::kImageClasses).values[0] = 9; }).find("has image class 9") !=
+        std::string::npos);
 }

@@ -24,14 +24,14 @@ std::unique_ptr<T> make(plugin_test::PluginSet& pm, Kind kind, const std::string
   return plugin_test::make_component<T>(pm, kind, name, params, {imgsz});
 }
 
-// A 640x640 batch of `n` images with the given target rows.
-Batch make_batch(std::int64_t n, std::vector<float> targets) {
+// A 640x640 batch of `n` images with the given boxes rows [batch_idx, cls, cx, cy, w, h].
+Batch make_batch(std::int64_t n, std::vector<float> rows) {
   Batch b;
   b.size = n;
   b.width = b.height = 640;
   b.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[n * 640 * 640 * 3](),
                                            std::default_delete<std::uint8_t[]>());
-  b.targets = std::move(targets);
+  b.boxes() = TargetArray{{static_cast<std::int64_t>(rows.size() / 6), 6}, std::move(rows)};
   return b;
 }
 

@@ -1,0 +1,2 @@
+# Its loss uses tensors: the library links LibTorch.
+set(_torch TORCH)
