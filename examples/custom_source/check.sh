@@ -142,4 +142,73 @@ row = list(csv.DictReader(open(sys.argv[1])))[-1]
 assert row["metrics/mAP50-95(B)"] != "", "no validation metrics in results.csv"
 print("validated with coco_json: mAP50-95", row["metrics/mAP50-95(B)"])
 PY
+# Outlines: coco128-seg's polygons written as COCO segmentations, read by coco_json and, as YOLO
+# segment labels, by yolo_dataset, then rotated and sheared by random_perspective: both sources'
+# samples carry the same outlines, so the boxes taken from the moved outlines, and the drawn
+# grids, are the same.
+seg="$coco/../coco128-seg"
+if [ -d "$seg/labels" ]; then
+  sdata="$work/seg"
+  mkdir -p "$sdata/images" "$sdata/labels"
+  n=0
+  for img in $(ls "$seg"/images/train2017/*.jpg | sort); do
+    label="$seg/labels/train2017/$(basename "${img%.jpg}").txt"
+    [ -s "$label" ] || continue
+    cp "$img" "$sdata/images/"; cp "$label" "$sdata/labels/"
+    n=$((n + 1)); [ "$n" -lt 3 ] || break
+  done
+  cp "$data/data.yaml" "$sdata/data.yaml"
+  python3 - "$sdata" "$data/instances.json" <<'PY'
+import json, os, sys
+sdata, ref = sys.argv[1], json.load(open(sys.argv[2]))
+ids = {c["name"]: c["id"] for c in ref["categories"]}
+names = [line.split(":", 1)[1].strip() for line in open(os.path.join(sdata, "data.yaml")) if line.startswith("  ")]
+doc = {"images": [], "annotations": [], "categories": ref["categories"]}
+import struct  # JPEG sizes, as above
+def jpeg_size(path):
+    b = open(path, "rb").read(); i = 2
+    while i < len(b):
+        marker, length = b[i + 1], struct.unpack(">H", b[i + 2:i + 4])[0]
+        if marker in (0xC0, 0xC1, 0xC2):
+            h, w = struct.unpack(">HH", b[i + 5:i + 9]); return w, h
+        i += 2 + length
+for k, file in enumerate(sorted(os.listdir(os.path.join(sdata, "images")))):
+    w, h = jpeg_size(os.path.join(sdata, "images", file))
+    doc["images"].append({"id": k + 1, "file_name": file, "width": w, "height": h})
+    for line in open(os.path.join(sdata, "labels", file[:-4] + ".txt")):
+        v = line.split()
+        xy = [float(t) * (w if j % 2 == 0 else h) for j, t in enumerate(v[1:])]
+        xs, ys = xy[0::2], xy[1::2]
+        doc["annotations"].append({"id": len(doc["annotations"]) + 1, "image_id": k + 1, "iscrowd": 0,
+                                   "category_id": ids[names[int(v[0])]], "segmentation": [xy],
+                                   "bbox": [min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)]})
+json.dump(doc, open(os.path.join(sdata, "instances.json"), "w"))
+PY
+  warped() {  # $1: name, $2: the source stage
+    cat <<JSON
+{
+  "name": "$1", "epochs": 1, "imgsz": 640, "seed": 0, "shuffle": false, "ordered": true, "workers": 1,
+  "stages": {
+    "source": $2,
+    "warp": {"plugin": "random_perspective", "input": "source", "params": {"degrees": 10, "shear": 5}},
+    "batch": {"plugin": "collate", "input": "warp", "params": {"batch": 3}},
+    "sink": {"plugin": "throughput", "input": "batch", "params": {"top_classes": 80}}
+  }
+}
+JSON
+  }
+  warped seg-yolo '{"plugin": "yolo_dataset", "params": {"data": "seg/data.yaml"}}' > "$work/seg-yolo.json"
+  warped seg-coco '{"plugin": "coco_json", "params": {"folder": "seg"}}' > "$work/seg-coco.json"
+  for p in seg-yolo seg-coco; do
+    "$cli" --plugin-path "$plugins" preview "$work/$p.json" --out "$work/preview-$p" --per-grid 3 --max-side 8192 \
+      --format png > "$work/preview-$p.log" 2>&1 || { cat "$work/preview-$p.log"; exit 1; }
+  done
+  cmp "$work/preview-seg-yolo/preview_0.png" "$work/preview-seg-coco/preview_0.png" || {
+    echo "coco_json's outlines differ from yolo_dataset's after random_perspective (see $work/preview-seg-*/)"; exit 1; }
+  "$cli" --plugin-path "$plugins" plugins | grep "coco_json" | grep -q "gives boxes, polygons" || {
+    echo "coco_json does not declare its outlines"; exit 1; }
+  echo "coco_json outlines: the same boxes as yolo_dataset's after a rotation and shear"
+else
+  echo "no $seg: the outline check is skipped"
+fi
 echo "custom_source: OK"

@@ -4,6 +4,11 @@
 //     [x1, y1, x2, y2] in pixels of the resized image, so boxes are scaled with it.
 //   - Category ids are sparse (COCO's run 1..90 with gaps): sorted by id they become the
 //     contiguous class indices 0..N-1, named by the categories' names.
+//   - An annotation's `segmentation` polygon, when it is one part, is the instance's outline
+//     (Sample::polygons, declared with gives(Boxes | Polygons)): every shipped augmentation
+//     moves it with the pixels and takes the box from it after a warp, as for YOLO segment
+//     labels. An object in several parts keeps its box alone: one part's outline would shrink
+//     its box after a warp.
 //   - Bad annotations never stop a run: each is dropped (or clipped) and reported with the
 //     file and its index in `annotations`; crowd annotations are skipped, as YOLO
 //     converters do. Images missing on disk are skipped and reported.
@@ -22,6 +27,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "yoloflow/annotations.h"
 #include "yoloflow/error.h"
 #include "yoloflow/plugin.h"
 #include "yoloflow/source.h"
@@ -34,6 +40,7 @@ using yoloflow::json;
 struct NormalizedBox {
   int cls = 0;
   double x1 = 0, y1 = 0, x2 = 0, y2 = 0;  // 0..1 of the original image
+  std::vector<double> outline;            // x, y, x, y, ... 0..1 of the original image; empty: none
 };
 
 struct Entry {
@@ -103,6 +110,7 @@ class CocoJson final : public yoloflow::DataSource {
     s.geometry.ratio_x = static_cast<double>(s.image.cols) / original.cols;
     s.geometry.ratio_y = static_cast<double>(s.image.rows) / original.rows;
     const double W = s.image.cols, H = s.image.rows;
+    bool outlined = false;
     for (const auto& b : e.boxes) {
       yoloflow::Box p;
       p.cls = b.cls;
@@ -111,6 +119,19 @@ class CocoJson final : public yoloflow::DataSource {
       p.x2 = static_cast<float>(b.x2 * W);
       p.y2 = static_cast<float>(b.y2 * H);
       s.boxes.push_back(p);
+      outlined = outlined || !b.outline.empty();
+    }
+    if (outlined) {  // one outline per box, empty where an instance has none
+      for (const auto& b : e.boxes) {
+        yoloflow::Polygon poly;
+        for (std::size_t k = 0; k + 1 < b.outline.size(); k += 2) {
+          poly.emplace_back(static_cast<float>(b.outline[k] * W), static_cast<float>(b.outline[k + 1] * H));
+        }
+        s.polygons.push_back(std::move(poly));
+      }
+      // As Ultralytics resamples outlines (and yolo_dataset does): boxes after a warp then
+      // come from the same points.
+      yoloflow::resample_polygons(s.polygons);
     }
     return s;
   }
@@ -242,12 +263,37 @@ class CocoJson final : public yoloflow::DataSource {
       if (x1 != x || y1 != y || x2 != x + w || y2 != y + h) {
         annotation_issue(i, "bbox " + bbox.dump() + " extends beyond its image", "clipped box");
       }
-      e.boxes.push_back({cls->second, x1 / e.width, y1 / e.height, x2 / e.width, y2 / e.height});
+      NormalizedBox box{cls->second, x1 / e.width, y1 / e.height, x2 / e.width, y2 / e.height, {}};
+      box.outline = outline(a, i, e.width, e.height);
+      e.boxes.push_back(std::move(box));
     }
     entries_ = std::move(all);
     info_.images = entries_.size();
     for (const auto& e : entries_) info_.boxes += e.boxes.size();
     if (entries_.empty()) throw yoloflow::InvalidInput("coco_json: " + json_file + ": no usable image");
+  }
+
+  // The annotation's `segmentation` as one outline, 0..1 of the image and clipped to it; empty
+  // when it has none, is in several parts or is a run-length mask (reported when malformed).
+  std::vector<double> outline(const json& a, std::size_t i, int width, int height) {
+    if (!a.contains("segmentation")) return {};
+    const json& seg = a["segmentation"];
+    if (!seg.is_array() || seg.size() != 1) return {};  // none, several parts, or a run-length mask
+    const json& part = seg[0];
+    const bool numbers = part.is_array() && std::all_of(part.begin(), part.end(), [](const json& v) {
+      return v.is_number() && std::isfinite(v.get<double>());
+    });
+    if (!numbers || part.size() % 2 != 0 || part.size() < 6) {
+      annotation_issue(i, "segmentation is not one polygon of 3 points or more", "kept box without outline");
+      return {};
+    }
+    std::vector<double> out;
+    out.reserve(part.size());
+    for (std::size_t k = 0; k < part.size(); k += 2) {
+      out.push_back(std::clamp(part[k].get<double>() / width, 0.0, 1.0));
+      out.push_back(std::clamp(part[k + 1].get<double>() / height, 0.0, 1.0));
+    }
+    return out;
   }
 
   int imgsz_ = 640;
@@ -262,7 +308,9 @@ void register_components(yoloflow::Registrar& registrar) {
   registrar.add_source<CocoJson>(
       "coco_json", CocoJson::schema(),
       "Reads a COCO detection JSON (images, annotations, categories) and its image folder; sparse category ids "
-      "become contiguous classes, bad annotations are dropped and reported.");
+      "become contiguous classes, one-part segmentation polygons become outlines, bad annotations are dropped "
+      "and reported.",
+      yoloflow::gives(yoloflow::Field::Boxes | yoloflow::Field::Polygons));
 }
 
 }  // namespace
