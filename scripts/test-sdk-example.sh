@@ -26,7 +26,9 @@ for cited in $(grep -o 'examples/[a-z_]*/' "$docs/plugin-guide.md" | sort -u); d
   [ -d "$docs/$cited" ] || { echo "plugin-guide.md cites $cited, which the install lacks"; exit 1; }
 done
 # The installed CLI finds the installed built-in plugins too.
-"$cli" plugins | grep -q "lib/yoloflow/plugins" || { echo "installed CLI did not load installed plugins"; exit 1; }
+# The whole listing first: a grep -q that quits at its first match could end the CLI with SIGPIPE.
+listing=$("$cli" plugins)
+grep -q "lib/yoloflow/plugins" <<<"$listing" || { echo "installed CLI did not load installed plugins"; exit 1; }
 
 for ex in "${examples[@]}"; do
   # Built from the installed copy: what a plugin author who has only the SDK starts from.

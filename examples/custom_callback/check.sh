@@ -6,7 +6,8 @@
 set -euo pipefail
 cli="$1"; plugins="$2"; coco="$3"; work="$4"
 ls "$plugins"/yoloflow_loss_history.so >/dev/null
-"$cli" --plugin-path "$plugins" describe loss_history | grep -q "loss_history (callback, plugin example_loss_history 1.0.0)"
+described=$("$cli" --plugin-path "$plugins" describe loss_history)
+grep -q "loss_history (callback, plugin example_loss_history 1.0.0)" <<<"$described"
 mkdir -p "$work"
 train() {
   local log="$1"; shift

@@ -6,7 +6,8 @@
 set -euo pipefail
 cli="$1"; plugins="$2"; coco="$3"; work="$4"
 ls "$plugins"/yoloflow_centre_cell.so >/dev/null
-"$cli" --plugin-path "$plugins" describe centre_cell | grep -q "centre_cell (loss, plugin example_centre_cell 1.0.0)"
+described=$("$cli" --plugin-path "$plugins" describe centre_cell)
+grep -q "centre_cell (loss, plugin example_centre_cell 1.0.0)" <<<"$described"
 mkdir -p "$work"
 common=(data="$coco/data.yaml" imgsz=64 batch=16 device=cpu workers=1 epochs=1)
 

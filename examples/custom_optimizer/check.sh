@@ -5,7 +5,8 @@
 set -euo pipefail
 cli="$1"; plugins="$2"; coco="$3"; work="$4"
 ls "$plugins"/yoloflow_signsgd.so >/dev/null
-"$cli" --plugin-path "$plugins" describe signsgd | grep -q "signsgd (optimizer, plugin example_signsgd 1.0.0)"
+described=$("$cli" --plugin-path "$plugins" describe signsgd)
+grep -q "signsgd (optimizer, plugin example_signsgd 1.0.0)" <<<"$described"
 mkdir -p "$work"
 log="$work/train.log"
 "$cli" --plugin-path "$plugins" train data="$coco/data.yaml" stages.train.params.optimizer.plugin=signsgd \

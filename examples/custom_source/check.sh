@@ -9,24 +9,24 @@
 set -euo pipefail
 cli="$1"; plugins="$2"; coco="$3"; work="$4"
 data="$work/data"
-mkdir -p "$data/images" "$data/labels"
-# The first 6 labelled train images, with their labels (the yolo_dataset side).
-n=0
-for img in $(ls "$coco"/images/train2017/*.jpg | sort); do
-  label="$coco/labels/train2017/$(basename "${img%.jpg}").txt"
-  [ -s "$label" ] || continue
-  cp "$img" "$data/images/"; cp "$label" "$data/labels/"
-  n=$((n + 1)); [ "$n" -lt 6 ] || break
-done
-{ printf 'path: .\ntrain: images\nval: images\nnames:\n'; sed -n '/^names:/,$p' "$coco/data.yaml" | grep '^  '; } \
-  > "$data/data.yaml"
-
-python3 - "$data" <<'PY'
-import json, os, struct, sys
-data = sys.argv[1]
+# copy_labelled DATASET FOLDER N: the first N labelled train images of DATASET, with their labels
+# (the yolo_dataset side), into FOLDER/images and FOLDER/labels.
+copy_labelled() {
+  mkdir -p "$2/images" "$2/labels"
+  local n=0 img label
+  for img in $(ls "$1"/images/train2017/*.jpg | sort); do
+    label="$1/labels/train2017/$(basename "${img%.jpg}").txt"
+    [ -s "$label" ] || continue
+    cp "$img" "$2/images/"; cp "$label" "$2/labels/"
+    n=$((n + 1)); [ "$n" -lt "$3" ] || break
+  done
+}
+copy_labelled "$coco" "$data" 6
+# Width and height of a JPEG from its first start-of-frame marker, for both COCO files written here.
+cat > "$work/jpeg_size.py" <<'PY'
+import struct
 
 def jpeg_size(path):
-    # Width and height from the first start-of-frame marker.
     with open(path, "rb") as f:
         b = f.read()
     i = 2
@@ -37,6 +37,14 @@ def jpeg_size(path):
             return w, h
         i += 2 + length
     raise ValueError(path)
+PY
+{ printf 'path: .\ntrain: images\nval: images\nnames:\n'; sed -n '/^names:/,$p' "$coco/data.yaml" | grep '^  '; } \
+  > "$data/data.yaml"
+
+PYTHONPATH="$work" python3 - "$data" <<'PY'
+import json, os, sys
+from jpeg_size import jpeg_size
+data = sys.argv[1]
 
 names = []
 for line in open(os.path.join(data, "data.yaml")):
@@ -73,14 +81,15 @@ open(os.path.join(data, "first_bad_index"), "w").write(str(good))
 PY
 first_bad=$(cat "$data/first_bad_index")
 
-pipeline() {  # $1: name, $2: the source stage
+pipeline() {  # $1: name, $2: the source stage, $3: the augmentation's plugin and params (letterbox)
+  local augment=${3:-'"plugin": "letterbox"'}
   cat <<JSON
 {
   "name": "$1", "epochs": 1, "imgsz": 640, "seed": 0, "shuffle": false, "ordered": true, "workers": 1,
   "stages": {
     "source": $2,
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "batch": {"plugin": "collate", "input": "letterbox", "params": {"batch": 3}},
+    "augment": {$augment, "input": "source"},
+    "batch": {"plugin": "collate", "input": "augment", "params": {"batch": 3}},
     "sink": {"plugin": "throughput", "input": "batch", "params": {"top_classes": 80}}
   }
 }
@@ -114,7 +123,8 @@ done
 if grep -q "annotations\[$((first_bad + 4))\]" "$log"; then echo "crowd annotation reported"; exit 1; fi
 grep -q "$work/data/images/missing.jpg: image missing (images\[6\]) -> skipped image" "$log" || {
   echo "missing image not reported"; cat "$log"; exit 1; }
-"$cli" --plugin-path "$plugins" describe coco_json | grep -q "coco_json (source, plugin example_coco_json 1.0.0)"
+described=$("$cli" --plugin-path "$plugins" describe coco_json)
+grep -q "coco_json (source, plugin example_coco_json 1.0.0)" <<<"$described"
 
 # A third-party source trains and validates: the train sink's val_source names it too, and the
 # epoch's metrics come from its annotations.
@@ -149,29 +159,15 @@ PY
 seg="$coco/../coco128-seg"
 if [ -d "$seg/labels" ]; then
   sdata="$work/seg"
-  mkdir -p "$sdata/images" "$sdata/labels"
-  n=0
-  for img in $(ls "$seg"/images/train2017/*.jpg | sort); do
-    label="$seg/labels/train2017/$(basename "${img%.jpg}").txt"
-    [ -s "$label" ] || continue
-    cp "$img" "$sdata/images/"; cp "$label" "$sdata/labels/"
-    n=$((n + 1)); [ "$n" -lt 3 ] || break
-  done
+  copy_labelled "$seg" "$sdata" 3
   cp "$data/data.yaml" "$sdata/data.yaml"
-  python3 - "$sdata" "$data/instances.json" <<'PY'
+  PYTHONPATH="$work" python3 - "$sdata" "$data/instances.json" <<'PY'
 import json, os, sys
+from jpeg_size import jpeg_size
 sdata, ref = sys.argv[1], json.load(open(sys.argv[2]))
 ids = {c["name"]: c["id"] for c in ref["categories"]}
 names = [line.split(":", 1)[1].strip() for line in open(os.path.join(sdata, "data.yaml")) if line.startswith("  ")]
 doc = {"images": [], "annotations": [], "categories": ref["categories"]}
-import struct  # JPEG sizes, as above
-def jpeg_size(path):
-    b = open(path, "rb").read(); i = 2
-    while i < len(b):
-        marker, length = b[i + 1], struct.unpack(">H", b[i + 2:i + 4])[0]
-        if marker in (0xC0, 0xC1, 0xC2):
-            h, w = struct.unpack(">HH", b[i + 5:i + 9]); return w, h
-        i += 2 + length
 for k, file in enumerate(sorted(os.listdir(os.path.join(sdata, "images")))):
     w, h = jpeg_size(os.path.join(sdata, "images", file))
     doc["images"].append({"id": k + 1, "file_name": file, "width": w, "height": h})
@@ -184,28 +180,17 @@ for k, file in enumerate(sorted(os.listdir(os.path.join(sdata, "images")))):
                                    "bbox": [min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)]})
 json.dump(doc, open(os.path.join(sdata, "instances.json"), "w"))
 PY
-  warped() {  # $1: name, $2: the source stage
-    cat <<JSON
-{
-  "name": "$1", "epochs": 1, "imgsz": 640, "seed": 0, "shuffle": false, "ordered": true, "workers": 1,
-  "stages": {
-    "source": $2,
-    "warp": {"plugin": "random_perspective", "input": "source", "params": {"degrees": 10, "shear": 5}},
-    "batch": {"plugin": "collate", "input": "warp", "params": {"batch": 3}},
-    "sink": {"plugin": "throughput", "input": "batch", "params": {"top_classes": 80}}
-  }
-}
-JSON
-  }
-  warped seg-yolo '{"plugin": "yolo_dataset", "params": {"data": "seg/data.yaml"}}' > "$work/seg-yolo.json"
-  warped seg-coco '{"plugin": "coco_json", "params": {"folder": "seg"}}' > "$work/seg-coco.json"
+  warp='"plugin": "random_perspective", "params": {"degrees": 10, "shear": 5}'
+  pipeline seg-yolo '{"plugin": "yolo_dataset", "params": {"data": "seg/data.yaml"}}' "$warp" > "$work/seg-yolo.json"
+  pipeline seg-coco '{"plugin": "coco_json", "params": {"folder": "seg"}}' "$warp" > "$work/seg-coco.json"
   for p in seg-yolo seg-coco; do
     "$cli" --plugin-path "$plugins" preview "$work/$p.json" --out "$work/preview-$p" --per-grid 3 --max-side 8192 \
       --format png > "$work/preview-$p.log" 2>&1 || { cat "$work/preview-$p.log"; exit 1; }
   done
   cmp "$work/preview-seg-yolo/preview_0.png" "$work/preview-seg-coco/preview_0.png" || {
     echo "coco_json's outlines differ from yolo_dataset's after random_perspective (see $work/preview-seg-*/)"; exit 1; }
-  "$cli" --plugin-path "$plugins" plugins | grep "coco_json" | grep -q "gives boxes, polygons" || {
+  listing=$("$cli" --plugin-path "$plugins" plugins)
+  grep "coco_json" <<<"$listing" | grep -q "gives boxes, polygons" || {
     echo "coco_json does not declare its outlines"; exit 1; }
   echo "coco_json outlines: the same boxes as yolo_dataset's after a rotation and shear"
 else
