@@ -58,7 +58,7 @@ Timing measure(core::PluginManager& pm, const std::string& arch, const Config& c
     model->forward_train(x);
   };
   auto run_train = [&] {
-    const auto out = model->forward_train(x);
+    const auto out = model->forward_train(x).levels;
     torch::Tensor loss = torch::zeros({}, x.options());
     for (const auto& o : out) loss = loss + o.to(torch::kFloat).mean();
     loss.backward();

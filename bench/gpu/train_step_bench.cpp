@@ -175,7 +175,7 @@ Result measure(const Options& o, const std::string& config) {
   auto step = [&](Batch& batch) {
     schedule.apply(state.epoch, state.step);
     auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
-    const torch::Tensor t = targets(batch, engine.captured() != nullptr, state.epoch, state.step);
+    const LossTargets t = targets(batch, engine.captured() != nullptr, state.epoch, state.step);
     engine.train(state, pixels, t, batch.pixels, 0, schedule.accumulate(), loss->key());
     ++state.step;
   };

@@ -38,14 +38,16 @@ class CentreCellLoss final : public Loss {
     cls_gain_ = p.get_float("cls");
   }
 
-  void setup(const DetectionHead& head) override {
+  void setup(const HeadDescription& head) override {
     if (head.strides.empty() || head.reg_max < 2) throw Error("centre_cell: the model's head has no strides or DFL bins");
     head_ = head;
   }
 
   std::vector<std::string> item_names() const override { return {"box_l1", "cls"}; }
 
-  LossOutput compute(const std::vector<at::Tensor>& levels, const at::Tensor& targets, double min_normaliser) override {
+  LossOutput compute(const ModelOutput& output, const LossTargets& named, double min_normaliser) override {
+    const auto& levels = output.levels;   // per level (B, 4*bins + nc, H, W), raw
+    const auto& targets = named.boxes();  // (B, M, 5) [cls, cx, cy, w, h], cls < 0: padding
     const std::int64_t nc = head_.nc, bins = head_.reg_max, batch = targets.size(0);
     const auto valid = targets.select(2, 0) >= 0;                      // (B, M) real rows, not padding
     const auto valid_f = valid.to(torch::kFloat);
@@ -93,7 +95,7 @@ class CentreCellLoss final : public Loss {
   }
 
  private:
-  DetectionHead head_;
+  HeadDescription head_;
   double box_gain_ = 1.0;
   double cls_gain_ = 1.0;
 };

@@ -18,7 +18,7 @@ namespace yoloflow {
 namespace {
 const char* const kKindNames[kKindCount] = {"source",  "augmentation", "batcher",  "sink",
                                             "model",   "optimizer",    "precision", "monitor",
-                                            "scheduler", "callback", "loss"};
+                                            "scheduler", "callback", "loss", "evaluator"};
 }
 
 const char* kind_name(Kind kind) {

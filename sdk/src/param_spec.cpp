@@ -97,6 +97,8 @@ const char* param_role_name(ParamRole role) {
     case ParamRole::Split: return "split";
     case ParamRole::ValidationSplit: return "validation split";
     case ParamRole::ValidationSource: return "validation source";
+    case ParamRole::ValidationTransform: return "validation transform";
+    case ParamRole::ValidationBatcher: return "validation batcher";
   }
   return "?";
 }

@@ -150,6 +150,9 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
         case Kind::Loss:
           problems = testing::loss_contract(static_cast<Loss&>(*component), *model, kModelImgsz);
           break;
+        case Kind::Evaluator:
+          problems = testing::evaluator_contract(static_cast<Evaluator&>(*component), *model);
+          break;
         case Kind::Optimizer:
           problems = testing::optimizer_contract(static_cast<Optimizer&>(*component), static_cast<Optimizer&>(*fresh));
           break;
@@ -315,12 +318,12 @@ TEST_CASE("conformance: the contracts of the other kinds find what breaks them")
   struct TwoLevels final : Model {
     TwoLevels() { conv = net.register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4 * 16 + 2, 1))); }
     torch::nn::Module& module() override { return net; }
-    DetectionHead head() const override { return {2, 16, {8, 16, 32}}; }
+    HeadDescription head() const override { return {2, 16, {8, 16, 32}}; }
     std::string architecture() const override { return "two_levels"; }
-    std::vector<at::Tensor> forward_train(const at::Tensor& x) override {
-      return {conv->forward(torch::avg_pool2d(x, 8)), conv->forward(torch::avg_pool2d(x, 16))};
+    ModelOutput forward_train(const at::Tensor& x) override {
+      return {{conv->forward(torch::avg_pool2d(x, 8)), conv->forward(torch::avg_pool2d(x, 16))}, {}};
     }
-    Detections decode(const std::vector<at::Tensor>&) override { return {}; }
+    Predictions decode(const ModelOutput&) override { return {}; }
     std::vector<LayerRow> layers() const override { return {LayerRow{}}; }
     void set_activation_checkpointing(bool, bool) override {}
     torch::nn::Module net;

@@ -44,12 +44,12 @@ namespace {
 const char* const kImageNames[] = {"000000000034.jpg", "000000000042.jpg"};
 constexpr int kImages = 2;
 
-struct Box {
+struct PixelBox {
   int cls;
   double x1, y1, x2, y2;
 };
 
-double iou(const Box& a, const Box& b) {
+double iou(const PixelBox& a, const PixelBox& b) {
   const double w = std::max(0.0, std::min(a.x2, b.x2) - std::max(a.x1, b.x1));
   const double h = std::max(0.0, std::min(a.y2, b.y2) - std::max(a.y1, b.y1));
   const double inter = w * h;
@@ -58,8 +58,8 @@ double iou(const Box& a, const Box& b) {
 }
 
 // YOLO label lines (class cx cy w h [conf], normalised) as pixel boxes of a w x h image.
-std::vector<Box> read_yolo_boxes(const std::string& path, int w, int h, std::vector<double>* conf = nullptr) {
-  std::vector<Box> out;
+std::vector<PixelBox> read_yolo_boxes(const std::string& path, int w, int h, std::vector<double>* conf = nullptr) {
+  std::vector<PixelBox> out;
   std::istringstream in(test::read_file(path));
   std::string line;
   while (std::getline(in, line)) {
@@ -322,7 +322,7 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
     CHECK(e.at("width") == original.cols);
     CHECK(e.at("height") == original.rows);
     REQUIRE(e.at("detections").size() == static_cast<std::size_t>(lines));
-    std::vector<Box> predicted;
+    std::vector<PixelBox> predicted;
     for (const auto& d : e.at("detections")) {
       const auto b = d.at("box_xyxy");
       predicted.push_back({d.at("class").get<int>(), b[0], b[1], b[2], b[3]});
@@ -330,7 +330,7 @@ TEST_CASE("predict: finds the labelled objects of the images it was trained on, 
       CHECK(b[2].get<double>() <= original.cols);
       CHECK(b[3].get<double>() <= original.rows);
     }
-    const std::vector<Box> txt_boxes = read_yolo_boxes(out + "/labels/" + stem + ".txt", original.cols, original.rows);
+    const std::vector<PixelBox> txt_boxes = read_yolo_boxes(out + "/labels/" + stem + ".txt", original.cols, original.rows);
     for (std::size_t k = 0; k < txt_boxes.size(); ++k) {
       CHECK(txt_boxes[k].cls == predicted[k].cls);
       CHECK(iou(txt_boxes[k], predicted[k]) > 0.99);

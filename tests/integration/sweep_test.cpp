@@ -112,14 +112,14 @@ TEST_CASE("sweep trains every valid run, records the invalid one, writes a sorte
   for (std::size_t i : {1, 2}) {
     CHECK(cell(csv, i, "status") == "done");
     CHECK(cell(csv, i, "epochs") == "1/1");
-    CHECK_FALSE(cell(csv, i, "mAP50").empty());
-    CHECK_FALSE(cell(csv, i, "mAP50-95").empty());
+    CHECK_FALSE(cell(csv, i, "mAP50(B)").empty());
+    CHECK_FALSE(cell(csv, i, "mAP50-95(B)").empty());
     CHECK(std::stod(cell(csv, i, "img_s")) > 0);
     CHECK(cell(csv, i, "peak_gpu_mem_GiB").empty());  // CPU
     CHECK(fs::exists(cell(csv, i, "dir") + "/weights/last.pt"));
   }
   CHECK(std::stod(cell(csv, 1, "fitness")) >= std::stod(cell(csv, 2, "fitness")));
-  const double f = std::stod(cell(csv, 1, "mAP50-95"));  // fitness: mAP50-95, as Ultralytics 8.4
+  const double f = std::stod(cell(csv, 1, "mAP50-95(B)"));  // fitness: mAP50-95, as Ultralytics 8.4
   CHECK(std::stod(cell(csv, 1, "fitness")) == doctest::Approx(f).epsilon(1e-3));
   CHECK(cell(csv, 3, "run") == "broken");
   CHECK(cell(csv, 3, "status") == "failed");
@@ -208,7 +208,7 @@ TEST_CASE("SIGINT stops a sweep after its training saved; the same command resum
   const auto csv = read_csv(out + "/summary.csv");
   CHECK(cell(csv, 1, "status") == "done");
   CHECK(cell(csv, 1, "epochs") == "2/2");
-  CHECK_FALSE(cell(csv, 1, "mAP50").empty());
+  CHECK_FALSE(cell(csv, 1, "mAP50(B)").empty());
   test::remove_tree(dir);
 }
 

@@ -53,7 +53,13 @@ TEST_CASE("train sink: YOLO11n overfits 8 coco128 images on the CPU and writes i
 
   core::ResultsCsv csv(run_dir + "/results.csv");
   csv.load();
-  const auto& want = core::ResultsCsv::ultralytics_columns();
+  // Ultralytics' detection columns, in its order, first; the fitness column beside them.
+  const std::vector<std::string> want = {"epoch", "time", "train/box_loss", "train/cls_loss", "train/dfl_loss",
+                                         "metrics/precision(B)", "metrics/recall(B)", "metrics/mAP50(B)",
+                                         "metrics/mAP50-95(B)", "val/box_loss", "val/cls_loss", "val/dfl_loss",
+                                         "lr/pg0", "lr/pg1", "lr/pg2"};
+  CHECK(std::vector<std::string>(csv.columns().begin(), csv.columns().begin() + want.size()) == want);
+  CHECK(std::find(csv.columns().begin(), csv.columns().end(), "fitness") != csv.columns().end());
   for (const auto& c : want) {
     CHECK_MESSAGE(std::find(csv.columns().begin(), csv.columns().end(), c) != csv.columns().end(), c);
   }

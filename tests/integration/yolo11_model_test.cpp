@@ -135,7 +135,7 @@ TEST_CASE("yolo11 training output shapes at 320 and 640") {
   auto m = make("yolo11n", 5);
   m->module().train();
   for (int sz : {320, 640}) {
-    const auto out = m->forward_train(torch::rand({2, 3, sz, sz}));
+    const auto out = m->forward_train(torch::rand({2, 3, sz, sz})).levels;
     REQUIRE(out.size() == 3);
     for (int i = 0; i < 3; ++i) {
       const int s = 8 << i;
@@ -143,7 +143,7 @@ TEST_CASE("yolo11 training output shapes at 320 and 640") {
     }
   }
   // Non-square sizes that are multiples of 32 work too.
-  const auto out = m->forward_train(torch::rand({1, 3, 256, 384}));
+  const auto out = m->forward_train(torch::rand({1, 3, 256, 384})).levels;
   CHECK(out[2].sizes() == torch::IntArrayRef({1, 69, 8, 12}));
 }
 
@@ -183,7 +183,7 @@ TEST_CASE("yolo11 decode: DFL expectation, anchors at cell centres times stride,
   // All-zero logits: every DFL bin equally likely, expectation 7.5 per side; scores 0.5.
   std::vector<torch::Tensor> levels{torch::zeros({1, 66, 4, 4}), torch::zeros({1, 66, 2, 2}),
                                     torch::zeros({1, 66, 1, 1})};
-  auto d = m->decode(levels);
+  auto d = m->decode(ModelOutput{levels, {}});
   REQUIRE(d.boxes.sizes() == torch::IntArrayRef({1, 21, 4}));
   REQUIRE(d.scores.sizes() == torch::IntArrayRef({1, 21, 2}));
   CHECK(d.scores.eq(0.5).all().item<bool>());
@@ -200,7 +200,7 @@ TEST_CASE("yolo11 decode: DFL expectation, anchors at cell centres times stride,
   CHECK(b[20][2].item<float>() == doctest::Approx((0.5 + 7.5) * 32));
   // A peaked distribution: all mass on bin 3 for the left side -> x1 = (0.5 - 3) * 8.
   levels[0].index_put_({0, 3, 0, 0}, 100.0);
-  d = m->decode(levels);
+  d = m->decode(ModelOutput{levels, {}});
   CHECK(d.boxes[0][0][0].item<float>() == doctest::Approx((0.5 - 3) * 8).epsilon(1e-4));
 }
 
@@ -240,7 +240,7 @@ TEST_CASE("yolo11 weights round trip through a file, and Python's torch.load rea
   for (auto& m : {a.get(), b.get()}) m->module().eval();
   torch::NoGradGuard ng;
   const auto x = torch::rand({1, 3, 64, 64});
-  const auto ya = a->forward_train(x), yb = b->forward_train(x);
+  const auto ya = a->forward_train(x).levels, yb = b->forward_train(x).levels;
   for (int i = 0; i < 3; ++i) CHECK(torch::equal(ya[i], yb[i]));
   const auto [rc, out] = test::run_shell(test::python() + " -c \"import torch; sd=torch.load('" + path +
                                "', weights_only=True); print(len(sd), tuple(sd['model.23.cv3.0.2.weight'].shape), "
@@ -501,7 +501,7 @@ StepResult train_step(bool ckpt_backbone, bool ckpt_neck, bool channels_last = f
   m->module().train();
   torch::manual_seed(1);
   const auto x = torch::rand({2, 3, 96, 128});
-  const auto out = m->forward_train(x);
+  const auto out = m->forward_train(x).levels;
   torch::Tensor loss = torch::zeros({});
   for (std::size_t i = 0; i < out.size(); ++i) loss = loss + (out[i] * out[i]).mean() * static_cast<double>(i + 1);
   loss.backward();

@@ -20,7 +20,7 @@ namespace yoloflow::test {
 
 // A model's decoded output in the exported file's layout, Ultralytics' (B, 4 + nc, A): centre x,
 // centre y, width, height in input pixels, then the class probabilities.
-inline torch::Tensor export_layout(const Detections& d) {
+inline torch::Tensor export_layout(const Predictions& d) {
   const auto& b = d.boxes;  // (B, A, 4) xyxy
   const auto xywh = torch::stack({(b.select(2, 0) + b.select(2, 2)) / 2, (b.select(2, 1) + b.select(2, 3)) / 2,
                                   b.select(2, 2) - b.select(2, 0), b.select(2, 3) - b.select(2, 1)},

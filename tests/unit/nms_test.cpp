@@ -9,7 +9,7 @@ using core::NmsOptions;
 namespace {
 
 // One image: boxes (A, 4) and per-class scores (A, nc).
-Detections one(std::vector<std::vector<float>> boxes, std::vector<std::vector<float>> scores) {
+Predictions one(std::vector<std::vector<float>> boxes, std::vector<std::vector<float>> scores) {
   const auto a = static_cast<std::int64_t>(boxes.size());
   const auto nc = a ? static_cast<std::int64_t>(scores[0].size()) : 2;
   auto b = torch::zeros({1, a, 4});
@@ -23,7 +23,7 @@ Detections one(std::vector<std::vector<float>> boxes, std::vector<std::vector<fl
 
 // `images` x `anchors` random boxes (corners in [0, extent), sides 4 to 4 + size) with uniform
 // scores over `classes`.
-Detections random_detections(int images, int anchors, int classes, float extent, float size) {
+Predictions random_detections(int images, int anchors, int classes, float extent, float size) {
   auto xy = torch::rand({images, anchors, 2}) * extent;
   auto wh = torch::rand({images, anchors, 2}) * size + 4;
   return {torch::cat({xy, xy + wh}, 2), torch::rand({images, anchors, classes})};
@@ -124,7 +124,7 @@ TEST_CASE("nms: multi_label keeps a box once per class above conf") {
 
 TEST_CASE("nms: thousands of boxes, max_candidates, and a batch of images") {
   torch::manual_seed(0);
-  const Detections det = random_detections(2, 8400, 80, 600, 60);
+  const Predictions det = random_detections(2, 8400, 80, 600, 60);
   NmsOptions o;
   o.conf = 0.001;
   o.iou = 0.7;
@@ -181,7 +181,7 @@ TEST_CASE("nms: per-class lists keep exactly what one greedy pass over all candi
   // Crowded boxes over few classes, a max_det that cuts the result short, class-aware and
   // agnostic: the cases where per-class processing and its early stop could differ.
   torch::manual_seed(3);
-  const Detections det = random_detections(1, 400, 5, 200, 80);
+  const Predictions det = random_detections(1, 400, 5, 200, 80);
   for (const bool agnostic : {false, true}) {
     for (const int max_det : {7, 40, 1000}) {
       CAPTURE(agnostic);

@@ -133,17 +133,19 @@ TEST_CASE("sweep file: comments are malformed JSON, a missing file") {
 }
 
 TEST_CASE("sweep summary sorts by fitness of the last validated epoch and fills columns from results.csv") {
+  // The fitness is the trainer's column (the evaluator's number), the metrics the evaluator's
+  // metrics/ columns, whichever they are.
   const auto dir = test::temp_dir("sweep-summary");
   const auto plan = plan_of(R"({"name": "t", "base": "p.json", "runs": [{"name": "a"}, {"name": "b"}, {"name": "c"}]})");
   const std::string header =
       "epoch,time,train/box_loss,train/cls_loss,train/dfl_loss,metrics/precision(B),metrics/recall(B),"
       "metrics/mAP50(B),metrics/mAP50-95(B),val/box_loss,val/cls_loss,val/dfl_loss,lr/pg0,lr/pg1,lr/pg2,"
-      "gpu_mem_GiB,images_per_second\n";
+      "gpu_mem_GiB,images_per_second,fitness\n";
   // a: 2 epochs, validated only at the end; b: better mAP; c: never started.
-  test::write_file(dir + "/a/results.csv", header + "1,10,1,1,1,,,,,,,,0.1,0.1,0.1,1.5,20\n"
-                                                     "2,21,1,1,1,0.5,0.5,0.2,0.1,1,1,1,0.1,0.1,0.1,2.5,30\n");
+  test::write_file(dir + "/a/results.csv", header + "1,10,1,1,1,,,,,,,,0.1,0.1,0.1,1.5,20,\n"
+                                                     "2,21,1,1,1,0.5,0.5,0.2,0.1,1,1,1,0.1,0.1,0.1,2.5,30,0.15\n");
   test::write_file(dir + "/a/pipeline.json", R"({"epochs": 2})");
-  test::write_file(dir + "/b/results.csv", header + "1,5,1,1,1,0.5,0.5,0.5,0.3,1,1,1,0.1,0.1,0.1,,40\n");
+  test::write_file(dir + "/b/results.csv", header + "1,5,1,1,1,0.5,0.5,0.5,0.3,1,1,1,0.1,0.1,0.1,,40,0.3\n");
   test::write_file(dir + "/b/pipeline.json", R"({"epochs": 1})");
   const auto rows = core::write_summary(plan, dir);
   REQUIRE(rows.size() == 3);
@@ -152,16 +154,21 @@ TEST_CASE("sweep summary sorts by fitness of the last validated epoch and fills 
   CHECK(rows[2].run == "c");
   CHECK(rows[0].status == "done");
   CHECK(rows[2].status == "pending");
-  CHECK(*rows[0].fitness == doctest::Approx(0.3));  // mAP50-95
-  CHECK(*rows[1].map50_95 == doctest::Approx(0.1));
+  CHECK(*rows[0].fitness == doctest::Approx(0.3));
+  CHECK(*rows[1].fitness == doctest::Approx(0.15));
+  REQUIRE(rows[1].metrics.size() == 4);
+  CHECK(rows[1].metrics[3].first == "mAP50-95(B)");
+  CHECK(rows[1].metrics[3].second == doctest::Approx(0.1));
   CHECK(*rows[1].img_s == doctest::Approx(25));
   CHECK(*rows[1].peak_gpu_mem_gib == doctest::Approx(2.5));
   CHECK(*rows[1].time_s == doctest::Approx(21));
   CHECK(rows[1].epochs == "2/2");
   CHECK_FALSE(rows[0].peak_gpu_mem_gib.has_value());
   const auto csv = test::read_file(dir + "/summary.csv");
-  CHECK(csv.rfind("run,status,epochs,time_s,img_s,peak_gpu_mem_GiB,mAP50,mAP50-95,fitness,reason,dir,overrides\n", 0) == 0);
-  CHECK(csv.find("\nb,done,1/1,5.0,40.0,,0.5000,0.3000,0.3000,") != std::string::npos);
+  CHECK(csv.rfind("run,status,epochs,time_s,img_s,peak_gpu_mem_GiB,precision(B),recall(B),mAP50(B),mAP50-95(B),fitness,"
+                  "reason,dir,overrides\n",
+                  0) == 0);
+  CHECK(csv.find("\nb,done,1/1,5.0,40.0,,0.5000,0.5000,0.5000,0.3000,0.3000,") != std::string::npos);
   CHECK(test::read_file(dir + "/summary.md").find("| b | done | 1/1 |") != std::string::npos);
   test::remove_tree(dir);
 }

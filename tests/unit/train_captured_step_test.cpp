@@ -19,20 +19,22 @@ TEST_CASE("captured step: a CPU device gets the reason and eager steps on its ow
 
   CapturedStep step(cpu, /*eager_runs=*/2, /*max_graphs=*/1);
   auto pixels = torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8);
-  auto targets = torch::rand({2, 4, 5});
+  auto targets = yoloflow::LossTargets{{{"boxes", torch::rand({2, 4, 5})}, {"keypoints", torch::rand({2, 4, 3, 3})}}};
   int calls = 0;
-  torch::Tensor seen_pixels, seen_targets;
-  const auto body = [&](const torch::Tensor& px, const torch::Tensor& tg) {
+  torch::Tensor seen_pixels, seen_targets, seen_keypoints;
+  const auto body = [&](const torch::Tensor& px, const yoloflow::LossTargets& tg) {
     ++calls;
     seen_pixels = px.clone();
-    seen_targets = tg.clone();
+    seen_targets = tg.boxes().clone();
+    seen_keypoints = tg.get("keypoints").clone();
   };
   for (int i = 0; i < 5; ++i) {
     pixels = torch::randint(0, 256, {2, 8, 8, 3}, torch::kUInt8);
     step.run(pixels, targets, "gains", body, {});
     // Each batch's own values reach the body (the static inputs are refilled every time).
     CHECK(torch::equal(seen_pixels, pixels));
-    CHECK(torch::equal(seen_targets, targets));
+    CHECK(torch::equal(seen_targets, targets.boxes()));
+    CHECK(torch::equal(seen_keypoints, targets.get("keypoints")));
   }
   CHECK(calls == 5);
   CHECK(step.eager_steps() == 5);
@@ -41,10 +43,11 @@ TEST_CASE("captured step: a CPU device gets the reason and eager steps on its ow
   CHECK_FALSE(step.failed());
 
   // Another shape (more target rows) is another static input, also filled from the batch.
-  auto wide = torch::rand({2, 9, 5});
+  auto wide = yoloflow::LossTargets{{{"boxes", torch::rand({2, 9, 5})}, {"keypoints", torch::rand({2, 9, 3, 3})}}};
   step.run(pixels, wide, "gains", body, {});
-  CHECK(seen_targets.sizes() == wide.sizes());
-  CHECK(torch::equal(seen_targets, wide));
+  CHECK(seen_targets.sizes() == wide.boxes().sizes());
+  CHECK(torch::equal(seen_targets, wide.boxes()));
+  CHECK(torch::equal(seen_keypoints, wide.get("keypoints")));
 }
 
 TEST_CASE("captured step: an epoch's last, smaller batch keeps the graph; another image size or more images start over") {

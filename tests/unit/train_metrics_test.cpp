@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "support/paths.h"
-#include "training/eval/detection_metrics.h"
+#include "evaluator/detection/detection_metrics.h"
 
-using namespace yoloflow::core;
+using namespace yoloflow::detection_eval;
 
 namespace {
 torch::Tensor rows_tensor(const std::vector<std::vector<float>>& rows, int64_t width) {

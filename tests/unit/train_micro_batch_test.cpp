@@ -92,7 +92,7 @@ TEST_CASE("the micro-batch halves from the batch and stops below one image with 
 namespace {
 
 struct LossCase {
-  DetectionHead head{4, 16, {8, 16, 32}};
+  HeadDescription head{4, 16, {8, 16, 32}};
   std::vector<torch::Tensor> levels;
   torch::Tensor targets;
   LossCase(const torch::Tensor& rows, std::int64_t fixed_rows) {

@@ -13,6 +13,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "training/checkpoint/checkpoint.h"
+#include "training/trainer/epoch_report.h"
 #include "training/checkpoint/checkpoint_writer.h"
 #include "runtime/run/results_csv.h"
 #include "training/trainer/results_plot.h"
@@ -64,7 +65,10 @@ TEST_CASE("a process killed while writing never leaves a partial file") {
 
 TEST_CASE("results.csv has Ultralytics' columns first, extras after, and reloads") {
   const auto dir = test::temp_dir("results");
-  core::ResultsCsv csv(dir + "/results.csv");
+  // The trainer's leading columns for the detection loss and evaluator: Ultralytics' order.
+  const auto leading = core::results_columns(
+      {"box", "cls", "dfl"}, {"metrics/precision(B)", "metrics/recall(B)", "metrics/mAP50(B)", "metrics/mAP50-95(B)"});
+  core::ResultsCsv csv(dir + "/results.csv", leading);
   csv.add_row({{"epoch", 1}, {"train/box_loss", 2.5}, {"metrics/mAP50(B)", 0.1}, {"gpu_mem_GiB", 1.5}});
   csv.add_row({{"epoch", 2}, {"train/box_loss", 2.0}, {"metrics/mAP50(B)", 0.2}, {"gpu_mem_GiB", 1.6}});
   csv.save();
@@ -74,12 +78,13 @@ TEST_CASE("results.csv has Ultralytics' columns first, extras after, and reloads
                    "val/dfl_loss,lr/pg0,lr/pg1,lr/pg2,gpu_mem_GiB\n", 0) == 0);
   CHECK(text.find("\n1,,2.5,,,,,0.1,,,,,,,,1.5\n") != std::string::npos);
 
-  core::ResultsCsv again(dir + "/results.csv");
+  core::ResultsCsv again(dir + "/results.csv", leading);
   again.load();
   REQUIRE(again.rows().size() == 2);
+  CHECK(again.columns() == csv.columns());
   CHECK(again.series("train/box_loss")[1] == doctest::Approx(2.0));
   CHECK(std::isnan(again.series("train/cls_loss")[0]));
-  core::ResultsCsv resumed(dir + "/results.csv");
+  core::ResultsCsv resumed(dir + "/results.csv", leading);
   resumed.load(1);  // resuming after epoch 1 drops later rows
   CHECK(resumed.rows().size() == 1);
 }

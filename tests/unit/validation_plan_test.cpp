@@ -23,7 +23,7 @@ namespace {
 // The batches a validation pipeline over `data`'s val split delivers, fitted by `transform`.
 std::vector<json> delivered(core::PluginManager& pm, const std::string& dir, const std::string& data,
                             core::ValidationOptions options, const json& transform) {
-  for (const char* lib : {"yolo_dataset", "letterbox", "collate"}) test::load_plugin(pm, lib);
+  for (const char* lib : {"yolo_dataset", "letterbox", "collate", "detection_evaluator"}) test::load_plugin(pm, lib);
   pm.load(test::test_plugin_dir("batch_probe") + "/yoloflow_test_batch_probe.so");
   const std::string out = dir + "/batches-" + std::to_string(options.rect) + ".jsonl";
   std::filesystem::remove(out);

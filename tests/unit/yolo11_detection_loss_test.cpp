@@ -17,6 +17,7 @@
 #include "training/components/batch_targets.h"
 #include "yoloflow/error.h"
 #include "yoloflow/loss.h"
+#include "yoloflow/model.h"
 #include "yoloflow/torch_compat.h"
 
 using namespace yoloflow;
@@ -208,7 +209,7 @@ TEST_CASE("assigner: with the small-object rule a box under a stride counts as t
 TEST_CASE("loss: a perfect prediction gives near-zero box and DFL loss") {
   const int64_t size = 64;
   const int nc = 2;
-  DetectionHead head{nc, 16, {8, 16, 32}};
+  HeadDescription head{nc, 16, {8, 16, 32}};
   // GT [12, 12, 52, 52] class 1: edges sit at whole stride-8 cells from the stride-8 centres.
   const std::vector<float> box{12, 12, 52, 52};
   std::vector<torch::Tensor> levels;
@@ -240,7 +241,7 @@ TEST_CASE("loss: a perfect prediction gives near-zero box and DFL loss") {
 }
 
 TEST_CASE("loss: a wrong box prediction costs box and DFL loss, more when further off") {
-  DetectionHead head{2, 16, {8, 16, 32}};
+  HeadDescription head{2, 16, {8, 16, 32}};
   auto targets = torch::tensor({1.f, 0.5f, 0.5f, 0.5f, 0.5f}).view({1, 1, 5});
   DetectionLoss loss(head);
   torch::manual_seed(1);
@@ -256,7 +257,7 @@ TEST_CASE("loss: a wrong box prediction costs box and DFL loss, more when furthe
 }
 
 TEST_CASE("loss: empty images give only class loss, finite") {
-  DetectionHead head{3, 16, {8, 16, 32}};
+  HeadDescription head{3, 16, {8, 16, 32}};
   DetectionLoss loss(head);
   auto levels = random_levels(2, 64, 3);
   auto padded = torch::zeros({2, 4, 5});
@@ -276,7 +277,7 @@ TEST_CASE("loss: empty images give only class loss, finite") {
 }
 
 TEST_CASE("loss: tiny boxes and mixed images stay finite, gradients flow") {
-  DetectionHead head{4, 16, {8, 16, 32}};
+  HeadDescription head{4, 16, {8, 16, 32}};
   DetectionLoss loss(head);
   torch::manual_seed(7);
   auto levels = random_levels(3, 64, 4, /*grad=*/true);
@@ -297,7 +298,7 @@ TEST_CASE("loss: tiny boxes and mixed images stay finite, gradients flow") {
 }
 
 TEST_CASE("loss rejects levels that do not match the head") {
-  DetectionHead head{2, 16, {8, 16, 32}};
+  HeadDescription head{2, 16, {8, 16, 32}};
   DetectionLoss loss(head);
   auto levels = random_levels(1, 64, 3);  // 3 classes for a 2-class head
   CHECK_THROWS_WITH_AS(loss(levels, torch::zeros({1, 0, 5})),
@@ -330,18 +331,38 @@ TEST_CASE("a batch's boxes array becomes the padded targets; a malformed one is 
   batch.boxes() = TargetArray{{3, 6}, {1.f, 5.f, 0.1f, 0.2f, 0.3f, 0.4f,  //
                                        1.f, 6.f, 0.5f, 0.5f, 0.1f, 0.1f,  //
                                        0.f, 7.f, 0.9f, 0.9f, 0.2f, 0.2f}};
-  // Keypoints beside the boxes change nothing in the detection targets.
-  batch.targets[targets::kKeypoints] = TargetArray{{3, 1, 3}, std::vector<float>(9, 0.5f)};
+  // Keypoints beside the boxes change nothing in the detection targets; row i's are all i + 1.
+  batch.targets[targets::kKeypoints] = TargetArray{{3, 1, 3}, {1, 1, 1, 2, 2, 2, 3, 3, 3}};
+  batch.targets[targets::kImageClasses] = TargetArray{{3}, {4.f, -1.f, 2.f}};
   const auto rows = core::box_rows(batch);
   CHECK((rows.sizes() == torch::IntArrayRef({3, 6})));
   CHECK(rows.data_ptr<float>() == batch.boxes().values.data());  // a view, no copy
   core::BatchTargets padded(core::TargetRows{});
-  CHECK(torch::equal(padded(batch, false, 0, 0), pad_targets(rows, 3)));
+  const LossTargets named = padded(batch, false, 0, 0);
+  CHECK(torch::equal(named.boxes(), pad_targets(rows, 3)));
+  // Every other per-instance array at the boxes' padded rows, padding 0; per-image ones as they are.
+  const auto keypoints = named.get(targets::kKeypoints);
+  CHECK((keypoints.sizes() == torch::IntArrayRef({3, 2, 1, 3})));
+  CHECK(torch::equal(keypoints.select(3, 0).flatten(),
+                     torch::tensor({3.f, 0.f, 1.f, 2.f, 0.f, 0.f})));  // image 0: row 2; image 1: rows 0, 1
+  CHECK(torch::equal(named.get(targets::kImageClasses), torch::tensor({4.f, -1.f, 2.f})));
+  CHECK_THROWS_WITH_AS(named.get("masks"), doctest::Contains("the batch has no 'masks' targets (it has: boxes, image_classes, keypoints)"),
+                       yoloflow::Error);
+  // A fixed row count drops an image's extra instances from every array alike.
+  const LossTargets one_row = core::loss_targets(batch, /*fixed_rows=*/1);
+  CHECK(torch::equal(one_row.get(targets::kKeypoints).select(3, 0).flatten(), torch::tensor({3.f, 1.f, 0.f})));
+  // An array whose rows are not the batch's instances names itself.
+  batch.targets[targets::kKeypoints] = TargetArray{{2, 1, 3}, std::vector<float>(6, 0.f)};
+  CHECK_THROWS_WITH_AS(padded(batch, false, 0, 0),
+                       doctest::Contains("the batch's 'keypoints' target array has shape (2, 1, 3) and 6 values; it must "
+                                         "have one row per instance (3)"),
+                       yoloflow::Error);
+  batch.targets.erase(targets::kKeypoints);
   // A batch without a boxes array has no boxes.
   Batch empty;
   empty.size = 2;
   CHECK((core::box_rows(empty).sizes() == torch::IntArrayRef({0, 6})));
-  CHECK((padded(empty, false, 0, 0).sizes() == torch::IntArrayRef({2, 0, 5})));
+  CHECK((padded(empty, false, 0, 0).boxes().sizes() == torch::IntArrayRef({2, 0, 5})));
   batch.boxes().values.pop_back();
   CHECK_THROWS_WITH_AS(core::box_rows(batch), doctest::Contains("has shape (3, 6) and 17 values"), yoloflow::Error);
   batch.boxes() = TargetArray{{2, 9}, std::vector<float>(18, 0.f)};
@@ -366,7 +387,7 @@ TEST_CASE("pad_targets rounds rows up to a multiple, and the loss ignores the ex
   CHECK(dropped == 0);
   CHECK(pad_targets(rows, 2, 3, &dropped, 32, 5).size(1) == 3);  // a fixed count still wins
 
-  DetectionHead head{3, 16, {8, 16, 32}};
+  HeadDescription head{3, 16, {8, 16, 32}};
   DetectionLoss loss(head);
   torch::manual_seed(3);
   auto levels = random_levels(2, 64, 3);
@@ -377,7 +398,7 @@ TEST_CASE("pad_targets rounds rows up to a multiple, and the loss ignores the ex
 }
 
 TEST_CASE("loss on YOLO11-sized outputs (640 px, 80 classes, 8400 anchors) is finite and trains") {
-  DetectionHead head{80, 16, {8, 16, 32}};
+  HeadDescription head{80, 16, {8, 16, 32}};
   DetectionLoss loss(head);
   torch::manual_seed(11);
   auto levels = random_levels(2, 640, 80, /*grad=*/true);
@@ -397,7 +418,7 @@ TEST_CASE("loss on YOLO11-sized outputs (640 px, 80 classes, 8400 anchors) is fi
 }
 
 TEST_CASE("loss computes in fp32 inside a bf16 autocast region") {
-  DetectionHead head{2, 16, {8, 16, 32}};
+  HeadDescription head{2, 16, {8, 16, 32}};
   DetectionLoss loss(head);
   torch::manual_seed(5);
   auto levels = random_levels(2, 64, 2);
@@ -415,7 +436,7 @@ TEST_CASE("loss computes in fp32 inside a bf16 autocast region") {
 
 namespace {
 
-std::unique_ptr<Loss> plugin_loss(const DetectionHead& head, const json& params = json::object()) {
+std::unique_ptr<Loss> plugin_loss(const HeadDescription& head, const json& params = json::object()) {
   auto loss = test::make_component<Loss>(test::plugins_with("yolo11_detection"), Kind::Loss, "yolo11_detection", params,
                                          {640, "train.params.loss", "yolo11_detection"});
   loss->setup(head);
@@ -436,41 +457,57 @@ torch::Tensor five_boxes() {
 }  // namespace
 
 TEST_CASE("yolo11_detection plugin: exactly the loss the train sink used before it was a plugin") {
-  const DetectionHead head{3, 16, {8, 16, 32}};
+  const HeadDescription head{3, 16, {8, 16, 32}};
   torch::manual_seed(21);
   auto levels = random_levels(2, 96, 3, /*grad=*/true);
   const auto targets = five_boxes();
   const auto plugin = plugin_loss(head);
   CHECK(plugin->item_names() == std::vector<std::string>{"box", "cls", "dfl"});
-  const LossOutput out = plugin->compute(levels, targets, 1.0);
+  const LossOutput out = plugin->compute(ModelOutput{levels, {}}, LossTargets{{{"boxes", targets}}}, 1.0);
   const LossResult direct = DetectionLoss(head)(levels, targets);  // Ultralytics' gains 7.5 / 0.5 / 1.5
   CHECK(torch::equal(out.total, direct.total));
   CHECK(torch::equal(out.items, direct.items));
   CHECK(torch::equal(out.normaliser, direct.score_sum));
   CHECK_FALSE(out.items.requires_grad());
   // A micro-batch's floor reaches the loss as given.
-  CHECK(torch::equal(plugin->compute(levels, targets, 0.5).total, DetectionLoss(head)(levels, targets, 0.5).total));
+  CHECK(torch::equal(plugin->compute(ModelOutput{levels, {}}, LossTargets{{{"boxes", targets}}}, 0.5).total, DetectionLoss(head)(levels, targets, 0.5).total));
   // Gradients flow from the plugin's total into the model's outputs.
   out.total.backward();
   for (const auto& l : levels) CHECK(l.grad().abs().sum().item<double>() > 0);
 }
 
 TEST_CASE("yolo11_detection plugin: its gains and assigner are its parameters") {
-  const DetectionHead head{3, 16, {8, 16, 32}};
+  const HeadDescription head{3, 16, {8, 16, 32}};
   torch::manual_seed(22);
   const auto levels = random_levels(2, 96, 3);
   const auto targets = five_boxes();
-  const auto base = plugin_loss(head)->compute(levels, targets, 1.0).items;
-  const auto gained = plugin_loss(head, {{"box", 1.0}, {"cls", 2.0}, {"dfl", 0.0}})->compute(levels, targets, 1.0);
+  const ModelOutput output{levels, {}};
+  const LossTargets named{{{"boxes", targets}}};
+  const auto base = plugin_loss(head)->compute(output, named, 1.0).items;
+  const auto gained = plugin_loss(head, {{"box", 1.0}, {"cls", 2.0}, {"dfl", 0.0}})->compute(output, named, 1.0);
   CHECK(gained.items[0].item<double>() == doctest::Approx(base[0].item<double>() / 7.5));
   CHECK(gained.items[1].item<double>() == doctest::Approx(base[1].item<double>() * 4.0));
   CHECK(gained.items[2].item<double>() == 0.0);
   CHECK(gained.total.item<double>() == doctest::Approx(gained.items.sum().item<double>() * 2));  // times the batch
   AssignerOptions wide;
   wide.topk = 3;
-  const auto topk = plugin_loss(head, {{"topk", 3}})->compute(levels, targets, 1.0);
+  const auto topk = plugin_loss(head, {{"topk", 3}})->compute(output, named, 1.0);
   CHECK(torch::equal(topk.items, DetectionLoss(head, LossGains{}, wide)(levels, targets).items));
   CHECK_FALSE(torch::equal(topk.items, base));
+}
+
+TEST_CASE("yolo11_detection plugin: refuses a head with outputs it does not train, naming them") {
+  HeadDescription head{3, 16, {8, 16, 32}};
+  head.task = "segment";
+  head.outputs.push_back({"mask_coefficients", true, 32, "mask coefficients"});
+  try {
+    plugin_loss(head);
+    FAIL("a segmentation head was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find(
+          "yolo11_detection trains boxes and classes only, but the model's 'segment' head also gives "
+          "'mask_coefficients': choose a loss for the 'segment' task") != std::string::npos);
+  }
 }
 
 TEST_CASE("yolo11_detection plugin: bad parameters are refused at their JSON path") {

@@ -60,7 +60,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
     return validate(ctx, c);
   }();
   if (r.interrupted) {
-    std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << r.metrics.images
+    std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << r.evaluation.images
               << " images; nothing was written" << std::endl;
     return kExitInterrupted;
   }
@@ -68,7 +68,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
   std::cout << "val: " << r.description << "; " << r.data << " split '" << req.split << "', "
             << (req.rect ? "rectangular" : "square") << " batches of " << req.batch << " at imgsz " << r.imgsz
             << ", conf " << req.conf << ", iou " << req.iou << ", max_det " << req.max_det << "\n"
-            << core::metrics_table(r.metrics, r.names);
+            << core::metrics_table(r.evaluation, r.table, r.names);
   if (r.skipped > 0) std::cout << r.skipped << " image(s) could not be read and were left out (see the warnings)\n";
   // Ultralytics' speed line: ms per image in each phase (val computes no loss).
   const double n = static_cast<double>(std::max<std::int64_t>(r.times.images, 1));
@@ -93,7 +93,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
   j["max_det"] = req.max_det;
   if (!req.classes.empty()) j["classes"] = req.classes;
   if (req.single_cls) j["single_cls"] = true;
-  j.update(core::metrics_json(r.metrics, r.names));
+  j.update(core::metrics_json(r.evaluation, r.table, r.names));
   core::write_file_atomic(dir + "/metrics.json", j.dump(2) + "\n");
   std::string written = "metrics.json";
   if (c.save_json) {

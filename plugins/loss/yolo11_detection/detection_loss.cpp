@@ -11,7 +11,7 @@
 
 namespace yoloflow::yolo11_loss {
 
-DetectionLoss::DetectionLoss(const DetectionHead& head, LossGains gains, AssignerOptions assigner)
+DetectionLoss::DetectionLoss(const HeadDescription& head, LossGains gains, AssignerOptions assigner)
     : head_(head), gains_(gains), assigner_(assigner) {
   if (head_.strides.empty()) throw Error("DetectionLoss: the detection head has no strides.");
   if (head_.nc <= 0 || head_.reg_max < 2) {

@@ -6,7 +6,7 @@
 
 #include <torch/torch.h>
 
-#include "yoloflow/detection_head.h"
+#include "yoloflow/head.h"
 
 namespace yoloflow::yolo11_loss {
 
@@ -37,7 +37,7 @@ struct LossResult {
 
 class DetectionLoss {
  public:
-  DetectionLoss(const DetectionHead& head, LossGains gains = {}, AssignerOptions assigner = {});
+  DetectionLoss(const HeadDescription& head, LossGains gains = {}, AssignerOptions assigner = {});
   // `levels`: the model's training output, per level (B, 4*reg_max + nc, H, W).
   // `targets`: (B, M, 5) float [cls, cx, cy, w, h], coordinates normalised to 0..1 by the
   // image width and height; rows with cls < 0 are padding. Image size is inferred from the
@@ -49,7 +49,7 @@ class DetectionLoss {
   void set_gains(const LossGains& gains) { gains_ = gains; }
 
  private:
-  DetectionHead head_;
+  HeadDescription head_;
   LossGains gains_;
   AssignerOptions assigner_;
 };

@@ -5,6 +5,7 @@
 #include "detection_loss.h"
 #include "yoloflow/error.h"
 #include "yoloflow/loss.h"
+#include "yoloflow/model.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::yolo11_loss {
@@ -33,13 +34,21 @@ class Yolo11DetectionLoss final : public Loss {
     if (loss_) loss_->set_gains(gains_);
   }
 
-  void setup(const DetectionHead& head) override { loss_ = std::make_unique<DetectionLoss>(head, gains_, assigner_); }
+  // Boxes and classes only: a head with more outputs (mask coefficients, keypoints) would
+  // train with those left untouched, so it is refused, naming what the loss cannot train.
+  void setup(const HeadDescription& head) override {
+    if (!head.outputs.empty()) {
+      throw InvalidInput("yolo11_detection trains boxes and classes only, but the model's '" + head.task +
+                  "' head also gives '" + head.outputs.front().name + "': choose a loss for the '" + head.task + "' task");
+    }
+    loss_ = std::make_unique<DetectionLoss>(head, gains_, assigner_);
+  }
 
   std::vector<std::string> item_names() const override { return {"box", "cls", "dfl"}; }
 
-  LossOutput compute(const std::vector<at::Tensor>& levels, const at::Tensor& targets, double min_normaliser) override {
+  LossOutput compute(const ModelOutput& output, const LossTargets& targets, double min_normaliser) override {
     if (!loss_) throw Error("yolo11_detection: compute() before setup()");
-    LossResult r = (*loss_)(levels, targets, min_normaliser);
+    LossResult r = (*loss_)(output.levels, targets.boxes(), min_normaliser);
     return LossOutput{r.total, r.items, r.score_sum};
   }
 

@@ -38,8 +38,9 @@ class Yolo11Model final : public Model {
 
   torch::nn::Module& module() override { return *require_net(); }
 
-  DetectionHead head() const override {
-    DetectionHead h;
+  HeadDescription head() const override {
+    HeadDescription h;
+    h.task = "detect";
     h.nc = static_cast<int>(require_net()->nc());
     h.reg_max = 16;
     h.strides = {8, 16, 32};
@@ -48,7 +49,7 @@ class Yolo11Model final : public Model {
 
   std::string architecture() const override { return std::string("yolo11") + require_net()->scale(); }
 
-  std::vector<Tensor> forward_train(const Tensor& images) override {
+  ModelOutput forward_train(const Tensor& images) override {
     auto& net = *require_net();
     if (images.dim() != 4 || images.size(1) != 3) {
       std::ostringstream os;
@@ -62,10 +63,13 @@ class Yolo11Model final : public Model {
                          "multiple of 32 (e.g. imgsz 640)");
     }
     const auto x = channels_last_ ? images.contiguous(torch::MemoryFormat::ChannelsLast) : images;
-    return net.forward(x);
+    ModelOutput out;
+    out.levels = net.forward(x);
+    return out;
   }
 
-  Detections decode(const std::vector<Tensor>& levels) override {
+  Predictions decode(const ModelOutput& output) override {
+    const auto& levels = output.levels;
     auto& net = *require_net();
     const auto& det = *net.detect();
     if (levels.size() != det.strides.size()) {
@@ -98,7 +102,7 @@ class Yolo11Model final : public Model {
     const auto dist = torch::conv2d(box, dfl_w).reshape({B, 4, A});
     // (B, A, 4) xyxy in input pixels.
     const auto xyxy = head_geometry::distances_to_boxes(dist.transpose(1, 2), anc.transpose(1, 2)) * str.transpose(1, 2);
-    Detections d;
+    Predictions d;
     d.boxes = xyxy.contiguous();
     d.scores = x.slice(1, 4 * reg, no).sigmoid().transpose(1, 2).contiguous();
     return d;

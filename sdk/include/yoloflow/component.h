@@ -36,8 +36,9 @@ enum class Kind : int {
   Scheduler = 8,
   Callback = 9,
   Loss = 10,
+  Evaluator = 11,
 };
-constexpr int kKindCount = 11;
+constexpr int kKindCount = 12;
 YOLOFLOW_SDK_API const char* kind_name(Kind kind);          // "source", "augmentation", ...
 YOLOFLOW_SDK_API bool kind_from_name(const std::string& name, Kind& out);
 YOLOFLOW_SDK_API std::vector<std::string> kind_names();

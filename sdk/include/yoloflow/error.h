@@ -35,4 +35,13 @@ class YOLOFLOW_SDK_API InvalidInput : public Error {
   ~InvalidInput() override;
 };
 
+// "a, b, c": the keys of a map, for an error that names what there is beside what is missing;
+// `none` when it is empty.
+template <class Map>
+std::string key_list(const Map& map, const std::string& none) {
+  std::string out;
+  for (const auto& entry : map) out += (out.empty() ? "" : ", ") + entry.first;
+  return out.empty() ? none : out;
+}
+
 }  // namespace yoloflow

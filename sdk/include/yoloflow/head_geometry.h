@@ -10,7 +10,7 @@
 
 #include <torch/torch.h>
 
-#include "yoloflow/detection_head.h"
+#include "yoloflow/head.h"
 
 namespace yoloflow::head_geometry {
 

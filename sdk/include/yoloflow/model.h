@@ -1,22 +1,46 @@
 #pragma once
-// Model plugins (LibTorch): a detector with a YOLO-style anchor-free head.
+// Model plugins (LibTorch): a network with a YOLO-style anchor-free head, for any task its
+// head description names (head.h): boxes and class scores on every level, and named outputs
+// beside them (mask coefficients, keypoints, ...).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
 #include "yoloflow/component.h"
-#include "yoloflow/detection_head.h"
+#include "yoloflow/head.h"
 #include "yoloflow/error.h"
 #include "yoloflow/graph_builder.h"
 
 namespace yoloflow {
 
-// Decoded predictions for every anchor: boxes xyxy in input pixels, class probabilities.
-struct Detections {
+// The training output: what a loss computes from.
+struct ModelOutput {
+  // Per level (B, 4*reg_max + nc, H, W), raw (no DFL, no sigmoid).
+  std::vector<torch::Tensor> levels;
+  // One tensor per HeadDescription::outputs entry, by name, raw: per anchor (B, channels, A)
+  // over the levels' anchors in order; per image (B, ...).
+  std::map<std::string, torch::Tensor> extras;
+
+  // The named output; throws yoloflow::Error naming those there are when it is missing.
+  const torch::Tensor& extra(const std::string& name) const {
+    auto it = extras.find(name);
+    if (it == extras.end()) {
+      throw Error("the model gave no output '" + name + "' (it gives: " + key_list(extras, "boxes and class scores only") + ")");
+    }
+    return it->second;
+  }
+};
+
+// Decoded predictions for every anchor, whatever the task: boxes xyxy in input pixels, class
+// probabilities, and the head's other outputs decoded (per anchor (B, A, channels), e.g.
+// keypoints in input pixels; per image (B, ...), e.g. mask prototypes).
+struct Predictions {
   torch::Tensor boxes;   // (B, A, 4)
   torch::Tensor scores;  // (B, A, nc), after sigmoid
+  std::map<std::string, torch::Tensor> extras;
 };
 
 // One row of `yoloflow info`: the layer table.
@@ -39,19 +63,23 @@ class Model : public Component {
   // state dict (e.g. "model.0.conv.weight"), which is what lets weights move to and from
   // PyTorch and what our checkpoints store.
   virtual torch::nn::Module& module() = 0;
-  virtual DetectionHead head() const = 0;
+  // Task, classes, strides and the outputs beside boxes and scores: forward_train's extras
+  // must be exactly these (the host checks).
+  virtual HeadDescription head() const = 0;
   virtual std::string architecture() const = 0;  // "yolo11n"
-  // Training output: per level (B, 4*reg_max + nc, H, W), raw (no DFL, no sigmoid).
-  // `images` is float in [0, 1], NCHW (any memory format), H and W multiples of max stride.
-  virtual std::vector<torch::Tensor> forward_train(const torch::Tensor& images) = 0;
-  // Decodes training-format outputs: DFL expectation, anchors, strides, sigmoid.
-  virtual Detections decode(const std::vector<torch::Tensor>& levels) = 0;
+  // Training output (ModelOutput). `images` is float in [0, 1], NCHW (any memory format), H
+  // and W multiples of max stride.
+  virtual ModelOutput forward_train(const torch::Tensor& images) = 0;
+  // Decodes training-format outputs: DFL expectation, anchors, strides, sigmoid; and the
+  // extras as the task needs them.
+  virtual Predictions decode(const ModelOutput& output) = 0;
   virtual std::vector<LayerRow> layers() const = 0;
   // Recompute activations of these parts in backward instead of storing them: less memory,
   // same results.
   virtual void set_activation_checkpointing(bool backbone, bool neck) = 0;
   // Writes the eval-mode network, decode included, into `g` (`yoloflow export`): batch norm
-  // folded into the convolutions, output (B, 4 + nc, anchors) as GraphBuilder::output says.
+  // folded into the convolutions, output (B, 4 + nc, anchors) as GraphBuilder::output says
+  // (a head with per-anchor extras appends their channels: (B, 4 + nc + extras, anchors)).
   // The default says the model cannot be exported.
   virtual void export_graph(GraphBuilder& g) {
     (void)g;

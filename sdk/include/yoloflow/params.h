@@ -43,7 +43,9 @@ YOLOFLOW_SDK_API const char* param_type_name(ParamType type);
 //   ValidationSource  a Component parameter of kind "source": what a training sink validates
 //                     with; left null, the host fills it with the pipeline's own source reading
 //                     the ValidationSplit
-enum class ParamRole { None, Dataset, Split, ValidationSplit, ValidationSource };
+// ValidationSource, ValidationTransform and ValidationBatcher: the component parameters of a sink
+// that validates, whose chain the host checks for the fields its loss and evaluator need.
+enum class ParamRole { None, Dataset, Split, ValidationSplit, ValidationSource, ValidationTransform, ValidationBatcher };
 YOLOFLOW_SDK_API const char* param_role_name(ParamRole role);  // "dataset", "split", ...
 
 // One finding of validation: where in the pipeline JSON, and what is wrong.

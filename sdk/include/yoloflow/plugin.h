@@ -39,6 +39,7 @@ class Augmentation;
 class Batcher;
 class Callback;
 class DataSource;
+class Evaluator;
 class Loss;
 class Model;
 class Monitor;
@@ -114,6 +115,11 @@ class YOLOFLOW_SDK_API Registrar {
   template <class T>
   void add_callback(std::string name, Schema schema, std::string summary) {
     add_typed<T, Callback>(Kind::Callback, std::move(name), std::move(schema), std::move(summary));
+  }
+  template <class T>
+  void add_evaluator(std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {
+    add_typed<T, Evaluator>(Kind::Evaluator, std::move(name), std::move(schema), std::move(summary),
+                            std::move(contract));
   }
   template <class T>
   void add_loss(std::string name, Schema schema, std::string summary, AnnotationContract contract = {}) {

@@ -82,7 +82,9 @@ struct TargetArray {
 };
 
 // The names and layouts of the target arrays a batcher writes (coordinates normalised to 0..1
-// by the batch's width and height; instance rows in the same order in every array).
+// by the batch's width and height; instance rows in the same order in every array). An array
+// whose name starts with "image_" has one row per image; every other array one row per
+// instance, row i belonging to boxes row i (a loss receives both kinds padded alike: loss.h).
 namespace targets {
 // (N, 6) [batch_idx, cls, cx, cy, w, h]: every instance (Ultralytics' layout). Always present.
 inline constexpr const char* kBoxes = "boxes";
@@ -90,6 +92,8 @@ inline constexpr const char* kBoxes = "boxes";
 inline constexpr const char* kKeypoints = "keypoints";
 // (B,) each image's class, -1 where it has none.
 inline constexpr const char* kImageClasses = "image_classes";
+// True for the name of a per-image array ("image_" prefix), false for a per-instance one.
+inline bool per_image(const std::string& name) { return name.rfind("image_", 0) == 0; }
 }  // namespace targets
 
 // A batch as training and evaluation consume it.

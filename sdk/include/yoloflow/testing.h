@@ -74,6 +74,7 @@ class YOLOFLOW_SDK_API PluginLibrary final : public Registrar {
   static Kind kind_of(Scheduler*) { return Kind::Scheduler; }
   static Kind kind_of(Callback*) { return Kind::Callback; }
   static Kind kind_of(Loss*) { return Kind::Loss; }
+  static Kind kind_of(Evaluator*) { return Kind::Evaluator; }
   std::string path_, plugin_name_;
   std::vector<ComponentInfo> components_;
 };

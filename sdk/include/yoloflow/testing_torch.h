@@ -10,6 +10,7 @@
 //
 // Each check returns one line per problem found (empty: none), never asserts, so that any test
 // framework can report it.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -23,6 +24,7 @@
 #include <torch/torch.h>
 
 #include "yoloflow/callback.h"
+#include "yoloflow/evaluator.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/optimizer.h"
@@ -50,13 +52,32 @@ inline at::Tensor images(int batch, int imgsz) {
 }
 
 // (B, M, 5) targets [cls, cx, cy, w, h] in 0..1, the last row of each image padding (cls -1).
-inline at::Tensor targets(int batch, int nc) {
+// Two boxes and a padding row per image, as LossTargets' "boxes".
+inline LossTargets targets(int batch, int nc) {
   auto t = torch::full({batch, 3, 5}, -1.0f);
   for (int b = 0; b < batch; ++b) {
     t[b][0] = torch::tensor({0.0f, 0.5f, 0.5f, 0.4f, 0.3f});
     t[b][1] = torch::tensor({static_cast<float>((b + 1) % nc), 0.25f, 0.7f, 0.2f, 0.25f});
   }
-  return t;
+  LossTargets out;
+  out.tensors["boxes"] = t;
+  return out;
+}
+
+// `full` with every instance row made padding: boxes' class -1, every other per-instance
+// target (B, M, ...) zero; per-image targets kept.
+inline LossTargets without_instances(const LossTargets& full) {
+  LossTargets out;
+  for (const auto& [name, t] : full.tensors) {
+    if (name == "boxes") {
+      out.tensors[name] = torch::full_like(t, -1.0f);
+    } else if (name.rfind("image_", 0) == 0) {
+      out.tensors[name] = t.clone();
+    } else {
+      out.tensors[name] = torch::zeros_like(t);
+    }
+  }
+  return out;
 }
 
 class View final : public TrainingView {
@@ -166,21 +187,32 @@ inline std::vector<at::Tensor> group_values(const std::vector<ParamGroup>& group
 }  // namespace detail
 
 // What a model must do, at `imgsz` (a multiple of its largest stride) with `batch` images: a
-// head of increasing strides, nc >= 1 and reg_max >= 1; an architecture name and a layer table;
-// finite parameters; in training mode one level per stride, each (B, 4 * reg_max + nc,
-// imgsz / stride, imgsz / stride) and finite, with gradients reaching its parameters; decode()
-// giving (B, A, 4) finite boxes with x1 <= x2 and y1 <= y2 and (B, A, nc) scores in [0, 1], A
-// the cells of all levels; in eval mode the same output twice.
+// head of increasing strides, nc >= 1 and reg_max >= 1, a task, its extra outputs named once
+// each; an architecture name and a layer table; finite parameters; in training mode one level
+// per stride, each (B, 4 * reg_max + nc, imgsz / stride, imgsz / stride) and finite, exactly the
+// extra outputs the head lists (per anchor (B, channels, A), per image (B, ...)), finite, with
+// gradients reaching its parameters; decode() giving (B, A, 4) finite boxes with x1 <= x2 and
+// y1 <= y2, (B, A, nc) scores in [0, 1], A the cells of all levels, and the extras decoded (per
+// anchor (B, A, channels)); in eval mode the same output twice.
 inline std::vector<std::string> model_contract(Model& model, int imgsz = 64, int batch = 2) {
   using detail::returns;
   std::vector<std::string> out;
-  DetectionHead head;
+  HeadDescription head;
   if (!returns("head()", out, [&] { head = model.head(); })) return out;
   if (head.strides.empty()) return {"head() has no strides"};
   for (std::size_t i = 1; i < head.strides.size(); ++i) {
     if (head.strides[i] <= head.strides[i - 1]) out.push_back("head()'s strides do not increase");
   }
   if (head.nc < 1 || head.reg_max < 1) out.push_back("head() has nc " + std::to_string(head.nc) + ", reg_max " + std::to_string(head.reg_max));
+  if (head.task.empty()) out.push_back("head() names no task");
+  for (std::size_t i = 0; i < head.outputs.size(); ++i) {
+    const auto& o = head.outputs[i];
+    if (o.name.empty()) out.push_back("head() lists an output without a name");
+    if (o.per_anchor && o.channels < 1) out.push_back("head()'s per-anchor output '" + o.name + "' has no channels");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (head.outputs[j].name == o.name) out.push_back("head() lists the output '" + o.name + "' twice");
+    }
+  }
   if (imgsz % head.strides.back() != 0) {
     return {"imgsz " + std::to_string(imgsz) + " is not a multiple of the largest stride " + std::to_string(head.strides.back())};
   }
@@ -202,8 +234,9 @@ inline std::vector<std::string> model_contract(Model& model, int imgsz = 64, int
 
   module.train();
   const auto x = detail::images(batch, imgsz);
-  std::vector<at::Tensor> levels;
-  if (!returns("forward_train", out, [&] { levels = model.forward_train(x); })) return out;
+  ModelOutput output;
+  if (!returns("forward_train", out, [&] { output = model.forward_train(x); })) return out;
+  const std::vector<at::Tensor>& levels = output.levels;
   if (levels.size() != head.strides.size()) {
     out.push_back("forward_train gave " + std::to_string(levels.size()) + " levels for " +
                   std::to_string(head.strides.size()) + " strides");
@@ -222,8 +255,28 @@ inline std::vector<std::string> model_contract(Model& model, int imgsz = 64, int
     if (!detail::all_finite(levels[i])) out.push_back("level " + std::to_string(i) + " is not finite");
     anchors += want[2] * want[3];
   }
+  for (const auto& o : head.outputs) {
+    auto it = output.extras.find(o.name);
+    if (it == output.extras.end() || !it->second.defined()) {
+      out.push_back("forward_train gave no output '" + o.name + "', which head() lists");
+      return out;
+    }
+    const auto& e = it->second;
+    if (o.per_anchor ? e.sizes().vec() != std::vector<std::int64_t>{batch, o.channels, anchors}
+                     : (e.dim() < 1 || e.size(0) != batch)) {
+      out.push_back("output '" + o.name + "' is " + detail::shape_text(e) + ", expected " +
+                    (o.per_anchor ? "(B, " + std::to_string(o.channels) + ", A) with A " + std::to_string(anchors)
+                                  : std::string("(B, ...)")));
+      return out;
+    }
+    if (!detail::all_finite(e)) out.push_back("output '" + o.name + "' is not finite");
+  }
+  for (const auto& [name, e] : output.extras) {
+    if (head.output(name) == nullptr) out.push_back("forward_train gave output '" + name + "', which head() does not list");
+  }
   at::Tensor sum = levels[0].sum();
   for (std::size_t i = 1; i < levels.size(); ++i) sum = sum + levels[i].sum();
+  for (const auto& [name, e] : output.extras) sum = sum + e.sum();
   if (!sum.requires_grad()) {
     out.push_back("forward_train's output does not require grad in training mode");
   } else {
@@ -234,10 +287,21 @@ inline std::vector<std::string> model_contract(Model& model, int imgsz = 64, int
     for (auto& p : module.parameters()) p.mutable_grad() = at::Tensor();
   }
 
-  Detections d;
+  Predictions d;
   {
     torch::NoGradGuard no_grad;
-    if (!returns("decode", out, [&] { d = model.decode(levels); })) return out;
+    if (!returns("decode", out, [&] { d = model.decode(output); })) return out;
+  }
+  for (const auto& o : head.outputs) {
+    auto it = d.extras.find(o.name);
+    if (it == d.extras.end() || !it->second.defined()) {
+      out.push_back("decode gave no output '" + o.name + "', which head() lists");
+    } else if (o.per_anchor && it->second.sizes().vec() != std::vector<std::int64_t>{batch, anchors, o.channels}) {
+      out.push_back("decode's '" + o.name + "' is " + detail::shape_text(it->second) + ", expected (B, A, " +
+                    std::to_string(o.channels) + ")");
+    } else if (!detail::all_finite(it->second)) {
+      out.push_back("decode's '" + o.name + "' is not finite");
+    }
   }
   const std::vector<std::int64_t> boxes_shape = {batch, anchors, 4}, scores_shape = {batch, anchors, head.nc};
   if (!d.boxes.defined() || d.boxes.sizes().vec() != boxes_shape) {
@@ -259,14 +323,12 @@ inline std::vector<std::string> model_contract(Model& model, int imgsz = 64, int
   module.eval();
   {
     torch::NoGradGuard no_grad;
-    std::vector<at::Tensor> a, b;
+    ModelOutput a, b;
     if (returns("forward_train in eval mode", out, [&] { a = model.forward_train(x); b = model.forward_train(x); })) {
-      for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
-        if (!torch::equal(a[i], b[i])) {
-          out.push_back("in eval mode the same images give another output");
-          break;
-        }
-      }
+      bool same = a.levels.size() == b.levels.size() && a.extras.size() == b.extras.size();
+      for (std::size_t i = 0; same && i < a.levels.size(); ++i) same = torch::equal(a.levels[i], b.levels[i]);
+      for (const auto& [name, e] : a.extras) same = same && b.extras.count(name) && torch::equal(e, b.extras.at(name));
+      if (!same) out.push_back("in eval mode the same images give another output");
     }
   }
   module.train();
@@ -274,14 +336,16 @@ inline std::vector<std::string> model_contract(Model& model, int imgsz = 64, int
 }
 
 // What a loss must do, set up for `model`'s head, on the model's output for `batch` images at
-// `imgsz` with two boxes and a padding row per image: item_names(); a finite scalar total that
-// requires grad and whose backward gives finite gradients to the model; items (K,) finite and
-// detached, K the names; the same total for the same input; and a finite total for a batch
-// whose every row is padding (images with no boxes).
-inline std::vector<std::string> loss_contract(Loss& loss, Model& model, int imgsz = 64, int batch = 2) {
+// `imgsz` with `targets` (default: two boxes and a padding row per image; a loss that reads more
+// targets, keypoints say, is given them here): item_names(); a finite scalar total that requires
+// grad and whose backward gives finite gradients to the model; items (K,) finite and detached,
+// K the names; the same total for the same input; and a finite total for a batch whose every
+// row is padding (images with no instances: without_instances(targets)).
+inline std::vector<std::string> loss_contract(Loss& loss, Model& model, int imgsz = 64, int batch = 2,
+                                              LossTargets targets = {}) {
   using detail::returns;
   std::vector<std::string> out;
-  const DetectionHead head = model.head();
+  const HeadDescription head = model.head();
   if (!returns("setup", out, [&] { loss.setup(head); })) return out;
   std::vector<std::string> names;
   returns("item_names()", out, [&] { names = loss.item_names(); });
@@ -289,7 +353,7 @@ inline std::vector<std::string> loss_contract(Loss& loss, Model& model, int imgs
   auto& module = model.module();
   module.train();
   const auto x = detail::images(batch, imgsz);
-  const auto t = detail::targets(batch, head.nc);
+  const LossTargets t = targets.tensors.empty() ? detail::targets(batch, head.nc) : std::move(targets);
   const auto levels = model.forward_train(x);
   LossOutput a, b;
   if (!returns("compute", out, [&] { a = loss.compute(levels, t, 1.0); })) return out;
@@ -328,12 +392,137 @@ inline std::vector<std::string> loss_contract(Loss& loss, Model& model, int imgs
       out.push_back("the same input gives another total");
     }
     LossOutput empty;
-    const auto none = torch::full({batch, 3, 5}, -1.0f);
+    const auto none = detail::without_instances(t);
     if (returns("compute without boxes", out, [&] { empty = loss.compute(again, none, 1.0); }) &&
         (!empty.total.defined() || !detail::all_finite(empty.total))) {
       out.push_back("a batch without boxes gives a total that is not finite");
     }
   }
+  return out;
+}
+
+namespace detail {
+
+// Two 64 x 64 images with two and one boxes, as a collate batcher writes them.
+inline Batch evaluation_batch() {
+  Batch b;
+  b.size = 2;
+  b.height = b.width = 64;
+  b.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[2 * 64 * 64 * 3](), std::default_delete<std::uint8_t[]>());
+  b.boxes() = TargetArray{{3, 6}, {0, 0, 0.3f, 0.3f, 0.2f, 0.2f,  //
+                                   0, 1, 0.7f, 0.6f, 0.3f, 0.4f,  //
+                                   1, 0, 0.5f, 0.5f, 0.5f, 0.5f}};
+  b.samples.resize(2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    b.samples[i].index = i;
+    b.samples[i].path = "image" + std::to_string(i) + ".jpg";
+  }
+  return b;
+}
+
+// Each image's labels as predictions of score 1 (boxes in pixels), with zero-valued extras
+// shaped as the head says: per anchor (N, channels), per image left out.
+inline std::vector<ImagePredictions> perfect_predictions(const Batch& batch, const HeadDescription& head) {
+  std::vector<ImagePredictions> out(static_cast<std::size_t>(batch.size));
+  std::vector<std::vector<float>> rows(out.size());
+  const auto& v = batch.boxes().values;
+  const float w = static_cast<float>(batch.width), h = static_cast<float>(batch.height);
+  for (std::size_t k = 0; k + 6 <= v.size(); k += 6) {
+    rows.at(static_cast<std::size_t>(v[k])).insert(rows.at(static_cast<std::size_t>(v[k])).end(),
+        {(v[k + 2] - v[k + 4] / 2) * w, (v[k + 3] - v[k + 5] / 2) * h, (v[k + 2] + v[k + 4] / 2) * w,
+         (v[k + 3] + v[k + 5] / 2) * h, 1.0f, v[k + 1]});
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto n = static_cast<std::int64_t>(rows[i].size() / 6);
+    out[i].boxes = torch::from_blob(rows[i].data(), {n, 6}, torch::kFloat).clone();
+    for (const auto& o : head.outputs) {
+      if (o.per_anchor) out[i].extras[o.name] = torch::zeros({n, o.channels});
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+// What an evaluator must do, set up for `model`'s head, on `batch` (default: two 64 x 64 images
+// with three boxes; an evaluator that reads more targets, keypoints say, is given them here):
+// columns() and table() named once each; after reset() and the batch with perfect predictions
+// (the labels, score 1), compute() gives a finite value for every column and nothing else, a
+// finite fitness, one table value per table column overall and per class; the same again after
+// another reset(); a fitness no lower than that of the same batch with no predictions; and a
+// finite evaluation of no batch at all.
+inline std::vector<std::string> evaluator_contract(Evaluator& evaluator, Model& model, Batch batch = {}) {
+  using detail::returns;
+  std::vector<std::string> out;
+  const HeadDescription head = model.head();
+  if (!returns("setup", out, [&] { evaluator.setup(head); })) return out;
+  std::vector<std::string> columns;
+  std::vector<MetricColumn> table;
+  returns("columns()", out, [&] { columns = evaluator.columns(); });
+  returns("table()", out, [&] { table = evaluator.table(); });
+  if (columns.empty()) out.push_back("columns() is empty");
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (columns[i] == columns[j]) out.push_back("columns() lists '" + columns[i] + "' twice");
+    }
+  }
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (table[i].key.empty()) out.push_back("table() has a column without a key");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (table[i].key == table[j].key) out.push_back("table() lists '" + table[i].key + "' twice");
+    }
+  }
+  if (batch.size == 0) batch = detail::evaluation_batch();
+  const auto perfect = detail::perfect_predictions(batch, head);
+  auto evaluate = [&](const std::vector<ImagePredictions>* predictions, const char* what, Evaluation& e) {
+    return returns(what, out, [&] {
+      evaluator.reset();
+      if (predictions != nullptr) evaluator.add_batch(batch, *predictions);
+      e = evaluator.compute();
+    });
+  };
+  auto check = [&](const Evaluation& e, const std::string& what) {
+    for (const auto& c : columns) {
+      auto it = e.columns.find(c);
+      if (it == e.columns.end()) {
+        out.push_back(what + " gives no value for the column '" + c + "'");
+      } else if (!std::isfinite(it->second)) {
+        out.push_back(what + " gives '" + c + "' a value that is not finite");
+      }
+    }
+    for (const auto& [c, v] : e.columns) {
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) {
+        out.push_back(what + " gives '" + c + "', which columns() does not list");
+      }
+    }
+    if (!std::isfinite(e.fitness)) out.push_back(what + " gives a fitness that is not finite");
+    if (!e.all.empty() && e.all.size() != table.size()) out.push_back(what + " gives the table's 'all' row the wrong number of values");
+    for (const auto& c : e.per_class) {
+      if (c.values.size() != table.size()) {
+        out.push_back(what + " gives class " + std::to_string(c.cls) + " the wrong number of table values");
+        break;
+      }
+    }
+  };
+  Evaluation a, b, none, empty;
+  if (evaluate(&perfect, "reset, add_batch, compute", a)) check(a, "the evaluation of perfect predictions");
+  if (evaluate(&perfect, "the same again", b) && !(a.columns == b.columns && a.fitness == b.fitness)) {
+    out.push_back("the same batch and predictions after reset() give another evaluation");
+  }
+  std::vector<ImagePredictions> nothing(static_cast<std::size_t>(batch.size));
+  for (auto& p : nothing) {
+    p.boxes = torch::zeros({0, 6});
+    for (const auto& o : head.outputs) {
+      if (o.per_anchor) p.extras[o.name] = torch::zeros({0, o.channels});
+    }
+  }
+  if (evaluate(&nothing, "add_batch without predictions", none)) {
+    check(none, "the evaluation without predictions");
+    if (std::isfinite(a.fitness) && std::isfinite(none.fitness) && none.fitness > a.fitness) {
+      out.push_back("no predictions score a higher fitness than perfect ones");
+    }
+  }
+  if (evaluate(nullptr, "compute without batches", empty)) check(empty, "the evaluation of no batch");
   return out;
 }
 

@@ -14,6 +14,8 @@
 //   annotated_sink     needs boxes and masks: refuses a batch with boxes but no masks; its summary
 //                      names the target arrays it got; a nested `loss` for validation tests
 //   keypoint_probe     a loss that needs boxes and keypoints (keypoint_loss.cpp)
+//   keypoint_net       a model of a 'pose' head with a keypoints output (keypoint_task.cpp)
+//   keypoint_eval      an evaluator of keypoints (keypoint_task.cpp)
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -29,6 +31,7 @@
 namespace yoloflow::test_annotated {
 
 void register_keypoint_loss(Registrar& r);
+void register_keypoint_task(Registrar& r);
 
 namespace {
 
@@ -251,6 +254,7 @@ void register_annotated(Registrar& r) {
   r.add_sink<AnnotatedSink>("annotated_sink", std::move(sink), "Needs masks with its boxes (test plugin).",
                             needs(Field::Boxes | Field::Masks));
   register_keypoint_loss(r);
+  register_keypoint_task(r);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // configured with, so that a test sees a schedule reach the loss. It has no normaliser, so
 // micro-batches weigh by their share of the images.
 #include "yoloflow/loss.h"
+#include "yoloflow/model.h"
 #include "yoloflow/plugin.h"
 
 #include <torch/torch.h>
@@ -12,9 +13,10 @@ namespace {
 class SquareLoss final : public yoloflow::Loss {
  public:
   void configure(const yoloflow::Params& p, const yoloflow::StageContext&) override { weight_ = p.get_float("weight"); }
-  void setup(const yoloflow::DetectionHead&) override {}
+  void setup(const yoloflow::HeadDescription&) override {}
   std::vector<std::string> item_names() const override { return {"square", "weight"}; }
-  yoloflow::LossOutput compute(const std::vector<at::Tensor>& levels, const at::Tensor& targets, double) override {
+  yoloflow::LossOutput compute(const yoloflow::ModelOutput& output, const yoloflow::LossTargets& targets, double) override {
+    const auto& levels = output.levels;
     auto sum = torch::zeros({}, levels[0].options().dtype(torch::kFloat));
     std::int64_t count = 0;
     for (const auto& l : levels) {
@@ -23,7 +25,7 @@ class SquareLoss final : public yoloflow::Loss {
     }
     const auto loss = sum / static_cast<double>(count) * weight_;
     yoloflow::LossOutput out;
-    out.total = loss * static_cast<double>(targets.size(0));
+    out.total = loss * static_cast<double>(targets.boxes().size(0));
     out.items = torch::stack({loss.detach(), torch::full({}, weight_, loss.options())});
     return out;
   }

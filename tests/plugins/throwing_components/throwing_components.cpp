@@ -35,9 +35,9 @@ class ThrowingScheduler final : public Scheduler {
 class UndeclaredParamLoss final : public Loss {
  public:
   void configure(const Params& p, const StageContext&) override { gain_ = p.get_float("gain"); }
-  void setup(const DetectionHead&) override {}
+  void setup(const HeadDescription&) override {}
   std::vector<std::string> item_names() const override { return {"box"}; }
-  LossOutput compute(const std::vector<at::Tensor>&, const at::Tensor&, double) override { return {}; }
+  LossOutput compute(const ModelOutput&, const LossTargets&, double) override { return {}; }
 
  private:
   double gain_ = 1.0;
@@ -45,9 +45,9 @@ class UndeclaredParamLoss final : public Loss {
 
 class ThrowingLoss final : public Loss {
  public:
-  void setup(const DetectionHead&) override {}
+  void setup(const HeadDescription&) override {}
   std::vector<std::string> item_names() const override { return {"box"}; }
-  LossOutput compute(const std::vector<at::Tensor>&, const at::Tensor&, double) override {
+  LossOutput compute(const ModelOutput&, const LossTargets&, double) override {
     throw std::runtime_error("test_throwing_loss: compute failed on purpose");
   }
 };
@@ -107,12 +107,15 @@ class ThrowingModel final : public Model {
  public:
   void configure(const Params& p, const StageContext&) override { nc_ = static_cast<int>(p.get_int("nc")); }
   torch::nn::Module& module() override { return *net_; }
-  DetectionHead head() const override { return DetectionHead{nc_ > 0 ? nc_ : 80, 16, {8, 16, 32}}; }
+  HeadDescription head() const override { HeadDescription h;
+    h.nc = nc_ > 0 ? nc_ : 80;
+    h.strides = {8, 16, 32};
+    return h; }
   std::string architecture() const override { return "test_throwing_model"; }
-  std::vector<torch::Tensor> forward_train(const torch::Tensor&) override {
+  ModelOutput forward_train(const torch::Tensor&) override {
     throw std::runtime_error("test_throwing_model: forward_train failed on purpose");
   }
-  Detections decode(const std::vector<torch::Tensor>&) override { return {}; }
+  Predictions decode(const ModelOutput&) override { return {}; }
   std::vector<LayerRow> layers() const override { return {}; }
   void set_activation_checkpointing(bool, bool) override {}
 

@@ -25,13 +25,20 @@ const json* component_value(const ParamSpec& spec, const json& params, bool& giv
 // The components `schema`'s Component parameters name in `params` (at `path`), and theirs, with
 // what each needs. A default may name a component whose default names another: bounded.
 void nested_consumers(const Schema& schema, const json& params, const std::string& path, const Registry& registry,
-                      int depth, std::vector<Consumer>& out) {
+                      int depth, bool validation, std::vector<Consumer>& out) {
   constexpr int kMaxDepth = 8;
   if (depth >= kMaxDepth) return;
   for (const auto& spec : schema.params()) {
     if (spec.type != ParamType::Component && spec.type != ParamType::ComponentList) continue;
     Kind kind;
     if (!kind_from_name(spec.kind, kind)) continue;
+    // An evaluator reads the validation chain only; the validation chain's own stages are no
+    // consumers of either.
+    if (kind == Kind::Evaluator && !validation) continue;
+    if (spec.param_role == ParamRole::ValidationSource || spec.param_role == ParamRole::ValidationTransform ||
+        spec.param_role == ParamRole::ValidationBatcher) {
+      continue;
+    }
     bool given = false;
     const json& value = *component_value(spec, params, given);
     auto visit = [&](const json& c, const std::string& at) {
@@ -44,7 +51,7 @@ void nested_consumers(const Schema& schema, const json& params, const std::strin
       }
       const json none = json::object();
       nested_consumers(rc->info.schema, c.contains("params") ? c["params"] : none, at + ".params", registry, depth + 1,
-                       out);
+                       validation, out);
     };
     const std::string at = path + "." + spec.name;
     if (spec.type == ParamType::Component) {
@@ -73,7 +80,33 @@ std::string undeclared(const ComponentInfo& info, const char* word, Fields field
 
 }  // namespace
 
-void check_annotation_flow(const std::vector<TopologyStage>& chain, const Registry& registry, Diagnostics& out) {
+std::vector<TopologyStage> validation_chain(const TopologyStage& sink, const Registry& registry,
+                                            std::vector<json>& storage) {
+  const Schema& schema = sink.info->schema;
+  const ParamRole roles[] = {ParamRole::ValidationSource, ParamRole::ValidationTransform, ParamRole::ValidationBatcher};
+  const Kind kinds[] = {Kind::Source, Kind::Augmentation, Kind::Batcher};
+  const json none = json::object();
+  const json& params = sink.node != nullptr && sink.node->contains("params") ? (*sink.node)["params"] : none;
+  storage.clear();
+  storage.reserve(3);  // the chain points into it
+  std::vector<TopologyStage> chain;
+  for (int i = 0; i < 3; ++i) {
+    const ParamSpec* spec = schema.find_role(roles[i]);
+    if (spec == nullptr) return {};
+    bool given = false;
+    const json& value = *component_value(*spec, params, given);
+    if (!value.is_object() || !value.contains("plugin") || !value["plugin"].is_string()) return {};
+    const RegisteredComponent* rc = registry.find(kinds[i], value["plugin"].get<std::string>());
+    if (rc == nullptr) return {};
+    storage.push_back(value);
+    chain.push_back({sink.name + ".params." + spec->name, &storage.back(), &rc->info});
+  }
+  chain.push_back(sink);
+  return chain;
+}
+
+void check_annotation_flow(const std::vector<TopologyStage>& chain, const Registry& registry, Diagnostics& out,
+                           bool validation) {
   const std::size_t n = chain.size();
   if (n < 3) return;  // not a chain the runner executes: the topology check said so
   std::vector<AnnotationContract> contract(n);
@@ -96,12 +129,14 @@ void check_annotation_flow(const std::vector<TopologyStage>& chain, const Regist
     const TopologyStage& stage = chain[i];
     const std::string path = "stages." + stage.name;
     std::vector<Consumer> consumers;
-    if (!contract[i].needs.empty()) {
+    if (!contract[i].needs.empty() && !validation) {
       consumers.push_back({component_label(stage.info->kind, stage.info->name) + " (" + path + ")", contract[i].needs});
     }
     const json none = json::object();
     const json& params = stage.node != nullptr && stage.node->contains("params") ? (*stage.node)["params"] : none;
-    nested_consumers(stage.info->schema, params, path + ".params", registry, 0, consumers);
+    // On a validation chain only the sink's components consume it (the chain's own stages are
+    // the sink's parameters too).
+    if (!validation || i + 1 == n) nested_consumers(stage.info->schema, params, path + ".params", registry, 0, validation, consumers);
     for (const Consumer& c : consumers) {
       for (Field f : all_fields()) {
         if (!c.needs.has(f) || reaching[i].has(f)) continue;

@@ -478,6 +478,11 @@ LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_d
       chain.push_back(*std::find_if(topo.begin(), topo.end(), [&](const TopologyStage& s) { return s.name == name; }));
     }
     check_annotation_flow(chain, registry, out);
+    // The sink's validation chain (a train sink's val_source, val_transform, val_batcher), for
+    // what its loss and evaluator need: found before an epoch of training, not after it.
+    std::vector<json> defaults;
+    const auto validation = validation_chain(chain.back(), registry, defaults);
+    if (!validation.empty()) check_annotation_flow(validation, registry, out, /*validation=*/true);
   }
   if (!out.empty()) return result;
 

@@ -45,8 +45,14 @@ std::vector<std::string> default_problems(const ComponentInfo& info) {
     const auto [it, first] = holder.emplace(role, spec.name);
     if (!first) out.push_back(said + ", which parameter '" + it->second + "' is already");
     const bool text = spec.type == ParamType::String || spec.type == ParamType::Path || spec.type == ParamType::Enum;
-    if (role == ParamRole::ValidationSource) {
-      if (spec.type != ParamType::Component || spec.kind != "source") out.push_back(said + ", which must be a component of kind source");
+    if (role == ParamRole::ValidationSource || role == ParamRole::ValidationTransform ||
+        role == ParamRole::ValidationBatcher) {
+      const char* kind = role == ParamRole::ValidationSource      ? "source"
+                         : role == ParamRole::ValidationTransform ? "augmentation"
+                                                                  : "batcher";
+      if (spec.type != ParamType::Component || spec.kind != kind) {
+        out.push_back(said + ", which must be a component of kind " + kind);
+      }
     } else if (!text) {
       out.push_back(said + ", which must be a string, path or enum parameter, not " + param_type_name(spec.type));
     }

@@ -18,7 +18,8 @@ AnnotationContract annotation_contract(const ComponentInfo& info) {
     case Kind::Source: return gives(Field::Boxes);
     case Kind::Augmentation:
     case Kind::Batcher: return keeps(Field::Boxes);
-    case Kind::Loss: return needs(Field::Boxes);
+    case Kind::Loss:
+    case Kind::Evaluator: return needs(Field::Boxes);
     default: return {};
   }
 }
@@ -32,7 +33,8 @@ std::string annotation_contract_text(const ComponentInfo& info) {
     case Kind::Augmentation:
     case Kind::Batcher: keeps_first = true; break;
     case Kind::Sink:
-    case Kind::Loss: needs_first = true; break;
+    case Kind::Loss:
+    case Kind::Evaluator: needs_first = true; break;
     default:
       if (!info.contract.declared) return {};
   }

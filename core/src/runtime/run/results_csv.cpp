@@ -12,20 +12,8 @@
 
 namespace yoloflow::core {
 
-const std::vector<std::string>& ResultsCsv::ultralytics_columns() {
-  static const std::vector<std::string> cols = {
-      "epoch",          "time",
-      "train/box_loss", "train/cls_loss",
-      "train/dfl_loss", "metrics/precision(B)",
-      "metrics/recall(B)", "metrics/mAP50(B)",
-      "metrics/mAP50-95(B)", "val/box_loss",
-      "val/cls_loss",   "val/dfl_loss",
-      "lr/pg0",         "lr/pg1",
-      "lr/pg2"};
-  return cols;
-}
-
-ResultsCsv::ResultsCsv(std::string path) : path_(std::move(path)), columns_(ultralytics_columns()) {}
+ResultsCsv::ResultsCsv(std::string path, std::vector<std::string> leading)
+    : path_(std::move(path)), leading_(std::move(leading)), columns_(leading_) {}
 
 namespace {
 std::vector<std::string> split_csv(const std::string& line) {
@@ -47,7 +35,7 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 void ResultsCsv::load(int keep_epochs) {
   rows_.clear();
-  columns_ = ultralytics_columns();
+  columns_ = leading_;
   if (unreachable_path(path_) == "does not exist") return;
   // Read a line at a time through the bounded reader: a results.csv replaced by something else
   // (a named pipe, a file without newlines) is refused in one line instead of read whole.

@@ -1,7 +1,8 @@
 #pragma once
-// results.csv: one row per epoch, Ultralytics' columns first (so existing plotting tools
-// read it), then our extra columns in the order they first appeared. Rewritten atomically
-// after every epoch; reloaded on resume.
+// results.csv: one row per epoch, the leading columns the run gives first (Ultralytics' for
+// its task, so existing plotting tools read it: epoch, time, the train losses, the evaluator's
+// metrics, the validation losses, the learning rates), then the other columns in the order they
+// first appeared. Rewritten atomically after every epoch; reloaded on resume.
 #include <map>
 #include <string>
 #include <vector>
@@ -10,10 +11,8 @@ namespace yoloflow::core {
 
 class ResultsCsv {
  public:
-  // The columns Ultralytics 8.3 writes, in its order.
-  static const std::vector<std::string>& ultralytics_columns();
-
-  explicit ResultsCsv(std::string path);
+  // `leading`: the columns every file starts with, in order (the trainer's: epoch_report.h).
+  explicit ResultsCsv(std::string path, std::vector<std::string> leading = {"epoch", "time"});
   // Reads an existing file (resume); rows after `keep_epochs` are dropped. Missing file: no rows.
   void load(int keep_epochs = -1);
   void add_row(const std::map<std::string, double>& values);
@@ -27,6 +26,7 @@ class ResultsCsv {
 
  private:
   std::string path_;
+  std::vector<std::string> leading_;
   std::vector<std::string> columns_;
   std::vector<std::map<std::string, double>> rows_;
 };

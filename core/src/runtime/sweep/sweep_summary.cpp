@@ -14,8 +14,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kColumns = {"run",  "status", "epochs", "time_s", "img_s", "peak_gpu_mem_GiB",
-                                           "mAP50", "mAP50-95", "fitness", "reason", "dir", "overrides"};
+constexpr const char* kMetricsPrefix = "metrics/";
+
+// The metric columns any run has, in the order they first appear (the runs' evaluators name them).
+std::vector<std::string> metric_names(const std::vector<SummaryRow>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) {
+    for (const auto& [name, value] : r.metrics) {
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> columns(const std::vector<std::string>& metrics) {
+  std::vector<std::string> out = {"run", "status", "epochs", "time_s", "img_s", "peak_gpu_mem_GiB"};
+  out.insert(out.end(), metrics.begin(), metrics.end());
+  for (const char* c : {"fitness", "reason", "dir", "overrides"}) out.emplace_back(c);
+  return out;
+}
 
 std::string number(const std::optional<double>& v, int digits) {
   if (!v) return "";
@@ -24,10 +41,18 @@ std::string number(const std::optional<double>& v, int digits) {
   return buf;
 }
 
-std::vector<std::string> cells(const SummaryRow& r) {
-  return {r.run,           r.status,           r.epochs,          number(r.time_s, 1),
-          number(r.img_s, 1), number(r.peak_gpu_mem_gib, 2), number(r.map50, 4), number(r.map50_95, 4),
-          number(r.fitness, 4), r.reason,      r.dir,             r.overrides};
+std::vector<std::string> cells(const SummaryRow& r, const std::vector<std::string>& metrics) {
+  std::vector<std::string> out = {r.run,  r.status, r.epochs, number(r.time_s, 1), number(r.img_s, 1),
+                                  number(r.peak_gpu_mem_gib, 2)};
+  for (const auto& name : metrics) {
+    std::optional<double> v;
+    for (const auto& [n, value] : r.metrics) {
+      if (n == name) v = value;
+    }
+    out.push_back(number(v, 4));
+  }
+  for (const auto& c : {number(r.fitness, 4), r.reason, r.dir, r.overrides}) out.push_back(c);
+  return out;
 }
 
 std::string csv_field(const std::string& s) {
@@ -73,14 +98,15 @@ void fill_from_results(SummaryRow& row, const std::string& path) {
   }
   if (n > 0) row.img_s = ips / n;
   if (mem >= 0) row.peak_gpu_mem_gib = mem;
-  // The last validated epoch (val_every may skip epochs).
+  // The last validated epoch (val_every may skip epochs): the one with a fitness, which the
+  // trainer writes beside the evaluator's metrics.
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
-    auto m50 = get(*it, "metrics/mAP50(B)");
-    auto m5095 = get(*it, "metrics/mAP50-95(B)");
-    if (m50 && m5095) {
-      row.map50 = m50;
-      row.map50_95 = m5095;
-      row.fitness = detection_fitness(*m50, *m5095);
+    if (auto fitness = get(*it, "fitness")) {
+      row.fitness = fitness;
+      for (const auto& column : csv.columns()) {
+        if (column.rfind(kMetricsPrefix, 0) != 0) continue;
+        if (auto v = get(*it, column.c_str())) row.metrics.emplace_back(column.substr(std::string(kMetricsPrefix).size()), *v);
+      }
       break;
     }
   }
@@ -111,11 +137,13 @@ std::vector<SummaryRow> collect_summary(const SweepPlan& plan, const std::string
 }
 
 std::string summary_csv(const std::vector<SummaryRow>& rows) {
+  const auto metrics = metric_names(rows);
+  const auto header = columns(metrics);
   std::string out;
-  for (std::size_t i = 0; i < kColumns.size(); ++i) out += (i ? "," : "") + kColumns[i];
+  for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + header[i];
   out += "\n";
   for (const auto& r : rows) {
-    const auto c = cells(r);
+    const auto c = cells(r, metrics);
     for (std::size_t i = 0; i < c.size(); ++i) out += (i ? "," : "") + csv_field(c[i]);
     out += "\n";
   }
@@ -125,15 +153,18 @@ std::string summary_csv(const std::vector<SummaryRow>& rows) {
 std::string summary_markdown(const std::string& sweep_name, const std::vector<SummaryRow>& rows) {
   std::size_t done = 0;
   for (const auto& r : rows) done += r.status == "done";
+  const auto metrics = metric_names(rows);
+  const auto header = columns(metrics);
   std::string out = "# Sweep " + sweep_name + "\n\n" + std::to_string(done) + " of " + std::to_string(rows.size()) +
-                    " runs done; sorted by fitness (mAP50-95 of the last validated epoch).\n\n|";
-  for (const auto& c : kColumns) out += " " + c + " |";
+                    " runs done; sorted by fitness (the evaluator's, of the last validated epoch: mAP50-95 for "
+                    "detection).\n\n|";
+  for (const auto& c : header) out += " " + c + " |";
   out += "\n|";
-  for (std::size_t i = 0; i < kColumns.size(); ++i) out += "---|";
+  for (std::size_t i = 0; i < header.size(); ++i) out += "---|";
   out += "\n";
   for (const auto& r : rows) {
     out += "|";
-    for (const auto& c : cells(r)) out += " " + md_field(c) + " |";
+    for (const auto& c : cells(r, metrics)) out += " " + md_field(c) + " |";
     out += "\n";
   }
   return out;

@@ -3,8 +3,7 @@
 // the run folders (run_state.h, results.csv) each time, written atomically.
 #include <optional>
 #include <string>
-
-#include "runtime/run/fitness.h"
+#include <utility>
 #include <vector>
 
 #include "runtime/sweep/sweep_plan.h"
@@ -13,7 +12,10 @@ namespace yoloflow::core {
 
 struct SummaryRow {
   std::string run, status, epochs, reason, dir, overrides;
-  std::optional<double> time_s, img_s, peak_gpu_mem_gib, map50, map50_95, fitness;
+  std::optional<double> time_s, img_s, peak_gpu_mem_gib, fitness;
+  // The last validated epoch's metrics: results.csv's metrics/ columns (the run's evaluator's),
+  // named without the prefix ("mAP50-95(B)"); its fitness column is `fitness`.
+  std::vector<std::pair<std::string, double>> metrics;
 };
 
 

@@ -25,12 +25,94 @@ torch::Tensor box_rows(const Batch& batch) {
   return torch::from_blob(const_cast<float*>(boxes.values.data()), {n, 6}, torch::kFloat);
 }
 
-torch::Tensor BatchTargets::operator()(const Batch& batch, bool captured, int epoch, std::int64_t step) {
-  auto rows = box_rows(batch).clone();
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out;
+  for (std::int64_t d : shape) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  return "(" + out + ")";
+}
+
+// Rows (N, R) of a per-instance array placed as pad_targets places the boxes: row i of image
+// b is the k-th of that image, kept while k < m.
+torch::Tensor pad_instance_rows(const TargetArray& array, const std::vector<std::int64_t>& image_of,
+                                std::int64_t batch_size, std::int64_t m) {
+  std::vector<std::int64_t> shape = {batch_size, m};
+  shape.insert(shape.end(), array.shape.begin() + 1, array.shape.end());
+  auto out = torch::zeros(shape);
+  const std::int64_t width = array.row_size();
+  float* dst = out.data_ptr<float>();
+  std::vector<std::int64_t> used(static_cast<std::size_t>(batch_size), 0);
+  for (std::size_t i = 0; i < image_of.size(); ++i) {
+    const auto b = image_of[i];
+    auto& k = used[static_cast<std::size_t>(b)];
+    if (k >= m) continue;
+    std::copy_n(array.values.data() + static_cast<std::ptrdiff_t>(i) * width, width, dst + (b * m + k) * width);
+    ++k;
+  }
+  return out;
+}
+
+}  // namespace
+
+LossTargets loss_targets(const Batch& batch, std::int64_t fixed_rows, std::int64_t* dropped, std::int64_t round_up,
+                         std::int64_t fit_rows) {
+  const auto rows = box_rows(batch);
+  LossTargets out;
+  out.tensors[targets::kBoxes] = pad_targets(rows, batch.size, fixed_rows, dropped, round_up, fit_rows);
+  const std::int64_t m = out.tensors[targets::kBoxes].size(1);
+  std::vector<std::int64_t> image_of(static_cast<std::size_t>(rows.size(0)));
+  const float* r = rows.data_ptr<float>();
+  for (std::size_t i = 0; i < image_of.size(); ++i) image_of[i] = static_cast<std::int64_t>(r[i * 6]);
+  for (const auto& [name, array] : batch.targets) {
+    if (name == targets::kBoxes) continue;
+    std::int64_t product = 1;
+    for (std::int64_t d : array.shape) product *= d;
+    const bool per_image = targets::per_image(name);
+    const std::int64_t want = per_image ? batch.size : rows.size(0);
+    if (array.shape.empty() || array.shape[0] != want || product < 0 ||
+        array.values.size() != static_cast<std::size_t>(product)) {
+      throw Error("the batch's '" + name + "' target array has shape " + shape_text(array.shape) + " and " +
+                  std::to_string(array.values.size()) + " values; it must have one row per " +
+                  (per_image ? "image (" : "instance (") + std::to_string(want) +
+                  ") and as many values as its shape says: the batcher wrote it wrongly");
+    }
+    if (per_image) {
+      auto t = torch::empty(array.shape);
+      std::copy(array.values.begin(), array.values.end(), t.data_ptr<float>());
+      out.tensors[name] = t;
+    } else {
+      out.tensors[name] = pad_instance_rows(array, image_of, batch.size, m);
+    }
+  }
+  return out;
+}
+
+LossTargets narrow_targets(const LossTargets& targets, std::int64_t start, std::int64_t size) {
+  LossTargets out;
+  for (const auto& [name, t] : targets.tensors) out.tensors[name] = t.narrow(0, start, size);
+  return out;
+}
+
+LossTargets targets_to(const LossTargets& targets, const torch::Device& device, bool non_blocking) {
+  LossTargets out;
+  for (const auto& [name, t] : targets.tensors) out.tensors[name] = t.to(device, non_blocking);
+  return out;
+}
+
+std::string target_shapes(const LossTargets& targets) {
+  std::string out;
+  for (const auto& [name, t] : targets.tensors) {
+    out += (out.empty() ? "" : " + ") + name + " " + shape_text(t.sizes().vec());
+  }
+  return out;
+}
+
+LossTargets BatchTargets::operator()(const Batch& batch, bool captured, int epoch, std::int64_t step) {
   std::int64_t dropped = 0;
   // Padded per image: a micro-batch's targets are its images' rows, a slice on dim 0. With a
   // captured step, every batch that fits takes its shape.
-  torch::Tensor targets = pad_targets(rows, batch.size, rows_.fixed, &dropped, rows_.multiple, captured ? rows_.fit : 0);
+  LossTargets targets = loss_targets(batch, rows_.fixed, &dropped, rows_.multiple, captured ? rows_.fit : 0);
   if (dropped > 0 && warned_epoch_ != epoch) {  // once per epoch, not per step
     warned_epoch_ = epoch;
     YF_LOG_WARN("train: " << dropped << " box(es) in epoch " << epoch + 1 << ", step " << step + 1
@@ -40,7 +122,7 @@ torch::Tensor BatchTargets::operator()(const Batch& batch, bool captured, int ep
   return targets;
 }
 
-std::int64_t largest_stride(const DetectionHead& head) {
+std::int64_t largest_stride(const HeadDescription& head) {
   return head.strides.empty() ? 32 : *std::max_element(head.strides.begin(), head.strides.end());
 }
 

@@ -1,12 +1,14 @@
 #pragma once
-// A Batch's boxes as the padded (B, M, 5) targets a loss takes (yoloflow/loss.h), by the
-// train sink's target_rows rules; boxes beyond a fixed row count are dropped with one warning
-// per epoch.
+// A Batch's target arrays as the padded targets a loss takes (yoloflow/loss.h LossTargets),
+// by the train sink's target_rows rules; instances beyond a fixed row count are dropped (their
+// box, keypoints and every other per-instance row together) with one warning per epoch.
 #include <cstdint>
+#include <string>
 
 #include <torch/torch.h>
 
-#include "yoloflow/detection_head.h"
+#include "yoloflow/head.h"
+#include "yoloflow/loss.h"
 #include "yoloflow/sample.h"
 
 namespace yoloflow::core {
@@ -22,11 +24,24 @@ struct TargetRows {
 // plugin's mistake), before anything reads past its values.
 torch::Tensor box_rows(const Batch& batch);
 
+// Every target array of `batch` as LossTargets on the CPU: "boxes" by pad_targets below, every
+// other per-instance array (N, ...) into (B, M, ...) at the same rows (padding 0), per-image
+// arrays (targets::per_image) as (B, ...). Throws yoloflow::Error naming the array when its
+// shape does not fit the batch (a batcher plugin's mistake).
+LossTargets loss_targets(const Batch& batch, std::int64_t fixed_rows = 0, std::int64_t* dropped = nullptr,
+                         std::int64_t round_up = 1, std::int64_t fit_rows = 0);
+// The images [start, start + size) of `targets` (every tensor's dim 0): a micro-batch's.
+LossTargets narrow_targets(const LossTargets& targets, std::int64_t start, std::int64_t size);
+// `targets` on `device` (non_blocking from pinned memory where asked).
+LossTargets targets_to(const LossTargets& targets, const torch::Device& device, bool non_blocking = false);
+// "boxes (16, 12, 5) + keypoints (16, 12, 17, 3)": the shapes, for a captured graph's key and messages.
+std::string target_shapes(const LossTargets& targets);
+
 class BatchTargets {
  public:
   explicit BatchTargets(TargetRows rows) : rows_(rows) {}
   // `epoch` and `step` (0-based) place the warning.
-  torch::Tensor operator()(const Batch& batch, bool captured, int epoch, std::int64_t step);
+  LossTargets operator()(const Batch& batch, bool captured, int epoch, std::int64_t step);
 
  private:
   TargetRows rows_;
@@ -45,7 +60,7 @@ torch::Tensor pad_targets(const torch::Tensor& rows, std::int64_t batch_size,
                           std::int64_t round_up = 1, std::int64_t fit_rows = 0);
 // The head's largest stride (32 for YOLO11; 32 when the head lists none): image sizes are
 // multiples of it.
-std::int64_t largest_stride(const DetectionHead& head);
+std::int64_t largest_stride(const HeadDescription& head);
 // pad_targets' M for a batch whose fullest image has `fullest` boxes (auto batch profiles
 // the step with the rows the sink will pad to).
 std::int64_t padded_target_rows(std::int64_t fullest, std::int64_t fixed_rows = 0, std::int64_t round_up = 1,

@@ -1,8 +1,11 @@
 #include "training/components/guarded_components.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "training/components/component_guard.h"
+#include "yoloflow/error.h"
 
 namespace yoloflow::core {
 namespace {
@@ -29,17 +32,22 @@ class GuardedModel final : public Guarded<Model> {
   torch::nn::Module& module() override {
     return call("module", [&]() -> decltype(auto) { return inner_->module(); });
   }
-  DetectionHead head() const override {
+  HeadDescription head() const override {
     return call("head", [&] { return inner_->head(); });
   }
   std::string architecture() const override {
     return call("architecture", [&] { return inner_->architecture(); });
   }
-  std::vector<torch::Tensor> forward_train(const torch::Tensor& images) override {
-    return call("forward_train", [&] { return inner_->forward_train(images); });
+  // The head's contract, checked on every output: exactly the extras head() names, per-anchor
+  // ones (B, channels, A) (a model that gives other outputs than it describes would feed a
+  // loss or an evaluator something else than they were set up for).
+  ModelOutput forward_train(const torch::Tensor& images) override {
+    ModelOutput out = call("forward_train", [&] { return inner_->forward_train(images); });
+    check_outputs(out, head(), images.size(0));
+    return out;
   }
-  Detections decode(const std::vector<torch::Tensor>& levels) override {
-    return call("decode", [&] { return inner_->decode(levels); });
+  Predictions decode(const ModelOutput& output) override {
+    return call("decode", [&] { return inner_->decode(output); });
   }
   std::vector<LayerRow> layers() const override {
     return call("layers", [&] { return inner_->layers(); });
@@ -50,19 +58,91 @@ class GuardedModel final : public Guarded<Model> {
   void export_graph(GraphBuilder& g) override {
     call("export_graph", [&] { inner_->export_graph(g); });
   }
+
+ private:
+  void check_outputs(const ModelOutput& out, const HeadDescription& head, std::int64_t batch) const {
+    std::string problem;
+    if (out.levels.size() != head.strides.size()) {
+      problem = "gave " + std::to_string(out.levels.size()) + " levels, but head() lists " +
+                std::to_string(head.strides.size()) + " strides";
+    }
+    for (const auto& o : head.outputs) {
+      auto it = out.extras.find(o.name);
+      if (!problem.empty()) break;
+      if (it == out.extras.end() || !it->second.defined()) {
+        problem = "gave no output '" + o.name + "', which head() lists";
+      } else if (it->second.dim() < 1 || it->second.size(0) != batch ||
+                 (o.per_anchor && (it->second.dim() != 3 || it->second.size(1) != o.channels))) {
+        problem = "gave output '" + o.name + "' of shape " + std::string(c10::str(it->second.sizes())) + "; head() says " +
+                  (o.per_anchor ? "(B, " + std::to_string(o.channels) + ", anchors)" : std::string("(B, ...)")) +
+                  " with B = " + std::to_string(batch);
+      }
+    }
+    for (const auto& [name, t] : out.extras) {
+      if (!problem.empty()) break;
+      if (head.output(name) == nullptr) problem = "gave output '" + name + "', which head() does not list";
+    }
+    if (!problem.empty()) throw Error(origin_.text() + ": forward_train " + problem);
+  }
 };
 
 class GuardedLoss final : public Guarded<Loss> {
  public:
   using Guarded::Guarded;
-  void setup(const DetectionHead& head) override {
+  void setup(const HeadDescription& head) override {
     call("setup", [&] { inner_->setup(head); });
   }
   std::vector<std::string> item_names() const override {
     return call("item_names", [&] { return inner_->item_names(); });
   }
-  LossOutput compute(const std::vector<at::Tensor>& levels, const at::Tensor& targets, double min_normaliser) override {
-    return call("compute", [&] { return inner_->compute(levels, targets, min_normaliser); });
+  LossOutput compute(const ModelOutput& output, const LossTargets& targets, double min_normaliser) override {
+    return call("compute", [&] { return inner_->compute(output, targets, min_normaliser); });
+  }
+};
+
+class GuardedEvaluator final : public Guarded<Evaluator> {
+ public:
+  using Guarded::Guarded;
+  void setup(const HeadDescription& head) override {
+    call("setup", [&] { inner_->setup(head); });
+  }
+  std::vector<std::string> columns() const override {
+    return call("columns", [&] { return inner_->columns(); });
+  }
+  std::vector<MetricColumn> table() const override {
+    return call("table", [&] { return inner_->table(); });
+  }
+  void reset() override {
+    call("reset", [&] { inner_->reset(); });
+  }
+  void add_batch(const Batch& batch, const std::vector<ImagePredictions>& predictions) override {
+    call("add_batch", [&] { inner_->add_batch(batch, predictions); });
+  }
+  Evaluation compute() override {
+    Evaluation e = call("compute", [&] { return inner_->compute(); });
+    const auto declared = columns();
+    std::string problem;
+    for (const auto& c : declared) {
+      if (e.columns.count(c) == 0) problem = "gave no value for its column '" + c + "'";
+    }
+    for (const auto& [c, v] : e.columns) {
+      if (std::find(declared.begin(), declared.end(), c) == declared.end()) {
+        problem = "gave a value for '" + c + "', which columns() does not list";
+      }
+    }
+    if (problem.empty() && !std::isfinite(e.fitness)) problem = "gave a fitness that is not finite";
+    const std::size_t values = table().size();
+    if (problem.empty() && !e.all.empty() && e.all.size() != values) {
+      problem = "gave " + std::to_string(e.all.size()) + " values for the table's " + std::to_string(values) + " columns";
+    }
+    for (const auto& c : e.per_class) {
+      if (problem.empty() && c.values.size() != values) {
+        problem = "gave class " + std::to_string(c.cls) + " " + std::to_string(c.values.size()) + " values for the table's " +
+                  std::to_string(values) + " columns";
+      }
+    }
+    if (!problem.empty()) throw Error(origin_.text() + ": compute " + problem);
+    return e;
   }
 };
 
@@ -139,6 +219,9 @@ std::unique_ptr<Model> guard_component(std::unique_ptr<Model> component, Compone
 }
 std::unique_ptr<Loss> guard_component(std::unique_ptr<Loss> component, ComponentOrigin origin) {
   return std::make_unique<GuardedLoss>(std::move(component), std::move(origin));
+}
+std::unique_ptr<Evaluator> guard_component(std::unique_ptr<Evaluator> component, ComponentOrigin origin) {
+  return std::make_unique<GuardedEvaluator>(std::move(component), std::move(origin));
 }
 std::unique_ptr<Optimizer> guard_component(std::unique_ptr<Optimizer> component, ComponentOrigin origin) {
   return std::make_unique<GuardedOptimizer>(std::move(component), std::move(origin));

@@ -1,5 +1,5 @@
 #pragma once
-// The model, loss, optimizer, precision and scheduler components the train, validate and predict
+// The model, loss, evaluator, optimizer, precision and scheduler components the train, validate and predict
 // sinks use, each held behind a forwarding object of the same interface whose every call goes
 // through guarded_call (component_guard.h). However deep in the host a component is called (the
 // step engine, a captured CUDA graph, validation, auto batch, checkpoints), its failure names its
@@ -11,6 +11,7 @@
 
 #include "runtime/pipeline/component_factory.h"
 #include "runtime/pipeline/component_origin.h"
+#include "yoloflow/evaluator.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/optimizer.h"
@@ -21,6 +22,9 @@ namespace yoloflow::core {
 
 std::unique_ptr<Model> guard_component(std::unique_ptr<Model> component, ComponentOrigin origin);
 std::unique_ptr<Loss> guard_component(std::unique_ptr<Loss> component, ComponentOrigin origin);
+// The evaluator's results are checked too: a value for every column it declares, only those,
+// and a finite fitness (the host writes them as they are).
+std::unique_ptr<Evaluator> guard_component(std::unique_ptr<Evaluator> component, ComponentOrigin origin);
 std::unique_ptr<Optimizer> guard_component(std::unique_ptr<Optimizer> component, ComponentOrigin origin);
 std::unique_ptr<PrecisionStrategy> guard_component(std::unique_ptr<PrecisionStrategy> component, ComponentOrigin origin);
 std::unique_ptr<Scheduler> guard_component(std::unique_ptr<Scheduler> component, ComponentOrigin origin);

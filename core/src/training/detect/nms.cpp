@@ -15,6 +15,7 @@ namespace {
 struct Candidate {
   float x1, y1, x2, y2, score;
   std::int64_t cls;
+  std::int64_t anchor;  // the prediction it came from: where the head's other outputs are
 };
 
 float iou(const Candidate& a, const Candidate& b) {
@@ -55,12 +56,14 @@ std::vector<Candidate> candidates(const torch::Tensor& boxes, const torch::Tenso
   const auto sel = boxes.index_select(0, box_idx).to(torch::kCPU, torch::kFloat).contiguous();
   const auto s_cpu = conf.to(torch::kCPU, torch::kFloat).contiguous();
   const auto l_cpu = cls.to(torch::kCPU, torch::kLong).contiguous();
+  const auto a_cpu = box_idx.to(torch::kCPU, torch::kLong).contiguous();
   const auto k = s_cpu.size(0);
   std::vector<Candidate> c(static_cast<std::size_t>(k));
   const auto b = sel.accessor<float, 2>();
   const auto s = s_cpu.accessor<float, 1>();
   const auto l = l_cpu.accessor<std::int64_t, 1>();
-  for (std::int64_t i = 0; i < k; ++i) c[i] = {b[i][0], b[i][1], b[i][2], b[i][3], s[i], l[i]};
+  const auto a = a_cpu.accessor<std::int64_t, 1>();
+  for (std::int64_t i = 0; i < k; ++i) c[i] = {b[i][0], b[i][1], b[i][2], b[i][3], s[i], l[i], a[i]};
   return c;
 }
 
@@ -68,7 +71,7 @@ std::vector<Candidate> candidates(const torch::Tensor& boxes, const torch::Tenso
 // class runs on its own list: the same boxes as one pass over all of them, with comparisons only
 // within a class (an untrained model's 30,000 candidates spread over 80 classes). A class stops at
 // max_det kept boxes: a later one of it could not be among the image's max_det best.
-torch::Tensor greedy(const std::vector<Candidate>& c, const NmsOptions& o) {
+torch::Tensor greedy(const std::vector<Candidate>& c, const NmsOptions& o, torch::Tensor* anchors) {
   std::vector<std::size_t> order(c.size());
   std::iota(order.begin(), order.end(), 0);
   // Stable: equal scores keep their candidate order, so results are reproducible.
@@ -114,12 +117,18 @@ torch::Tensor greedy(const std::vector<Candidate>& c, const NmsOptions& o) {
     a[r][4] = d.score;
     a[r][5] = static_cast<float>(d.cls);
   }
+  if (anchors != nullptr) {
+    *anchors = torch::empty({static_cast<std::int64_t>(kept.size())}, torch::kLong);
+    auto k = anchors->accessor<std::int64_t, 1>();
+    for (std::size_t r = 0; r < kept.size(); ++r) k[static_cast<std::int64_t>(r)] = c[kept[r]].anchor;
+  }
   return out;
 }
 
 }  // namespace
 
-std::vector<torch::Tensor> non_max_suppression(const Detections& det, const NmsOptions& options) {
+std::vector<torch::Tensor> non_max_suppression(const Predictions& det, const NmsOptions& options,
+                                               std::vector<torch::Tensor>* anchors) {
   TORCH_CHECK(det.boxes.dim() == 3 && det.boxes.size(2) == 4, "non_max_suppression: boxes must be (B, A, 4)");
   TORCH_CHECK(det.scores.dim() == 3 && det.scores.size(0) == det.boxes.size(0) &&
                   det.scores.size(1) == det.boxes.size(1),
@@ -131,7 +140,27 @@ std::vector<torch::Tensor> non_max_suppression(const Detections& det, const NmsO
   std::vector<std::vector<Candidate>> cands(n);
   for (std::size_t b = 0; b < n; ++b) cands[b] = candidates(boxes[b], scores[b], options);
   std::vector<torch::Tensor> out(n);
-  tbb::parallel_for<std::size_t>(0, n, [&](std::size_t b) { out[b] = greedy(cands[b], options); });
+  if (anchors != nullptr) anchors->assign(n, torch::Tensor());
+  tbb::parallel_for<std::size_t>(0, n, [&](std::size_t b) {
+    out[b] = greedy(cands[b], options, anchors != nullptr ? &(*anchors)[b] : nullptr);
+  });
+  return out;
+}
+
+std::vector<ImagePredictions> image_predictions(const Predictions& det, const HeadDescription& head,
+                                                const std::vector<torch::Tensor>& kept,
+                                                const std::vector<torch::Tensor>& anchors) {
+  std::vector<ImagePredictions> out(kept.size());
+  for (std::size_t b = 0; b < kept.size(); ++b) {
+    out[b].boxes = kept[b];
+    for (const auto& o : head.outputs) {
+      auto it = det.extras.find(o.name);
+      if (it == det.extras.end()) continue;
+      const auto image = it->second[static_cast<std::int64_t>(b)].detach();
+      out[b].extras[o.name] =
+          (o.per_anchor ? image.index_select(0, anchors.at(b).to(image.device())) : image).to(torch::kCPU);
+    }
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "yoloflow/evaluator.h"
 #include "yoloflow/model.h"
 
 namespace yoloflow::core {
@@ -20,6 +21,15 @@ struct NmsOptions {
 
 // For each image of `det`: a (N, 6) float tensor [x1, y1, x2, y2, score, class] on the
 // CPU, sorted by score, N <= max_det. Handles zero boxes and many thousands of boxes.
-std::vector<torch::Tensor> non_max_suppression(const Detections& det, const NmsOptions& options);
+// `anchors`, when given, receives each image's (N,) int64 anchor indices: the prediction each
+// kept row came from (with multi_label, one anchor may give several rows).
+std::vector<torch::Tensor> non_max_suppression(const Predictions& det, const NmsOptions& options,
+                                               std::vector<torch::Tensor>* anchors = nullptr);
+
+// Each image's kept rows with the head's other outputs beside them (evaluator.h): per-anchor
+// outputs at the kept rows' anchors, per-image outputs the image's; on the CPU.
+std::vector<ImagePredictions> image_predictions(const Predictions& det, const HeadDescription& head,
+                                                const std::vector<torch::Tensor>& kept,
+                                                const std::vector<torch::Tensor>& anchors);
 
 }  // namespace yoloflow::core

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "runtime/util/text_format.h"
 #include "yoloflow/printable.h"
 
 namespace yoloflow::core {
@@ -12,34 +13,45 @@ std::string class_name(const std::vector<std::string>& names, int cls) {
                                                                     : std::to_string(cls);
 }
 
-std::string row(const std::string& name, int images, int instances, double p, double r, double m50, double m) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%22s%11d%11d%11.3g%11.3g%11.3g%11.3g\n", name.c_str(), images, instances, p, r, m50,
-                m);
-  return line;
+std::string row(const std::string& name, int images, int instances, const std::vector<double>& values) {
+  char line[64];
+  std::snprintf(line, sizeof line, "%22s%11d%11d", name.c_str(), images, instances);
+  std::string out = line;
+  for (double v : values) {
+    std::snprintf(line, sizeof line, "%11.3g", v);
+    out += line;
+  }
+  return out + "\n";
 }
+
+double value_at(const std::vector<double>& values, std::size_t i) { return i < values.size() ? values[i] : 0.0; }
 
 }  // namespace
 
-std::string metrics_table(const MetricsResult& result, const std::vector<std::string>& names) {
-  char header[256];
-  std::snprintf(header, sizeof header, "%22s%11s%11s%11s%11s%11s%11s\n", "Class", "Images", "Instances", "Box(P", "R",
-                "mAP50", "mAP50-95)");
-  std::string out = header;
-  out += row("all", result.images, result.instances, result.precision, result.recall, result.map50, result.map50_95);
+std::string metrics_table(const Evaluation& result, const std::vector<MetricColumn>& table,
+                          const std::vector<std::string>& names) {
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%22s%11s%11s", "Class", "Images", "Instances");
+  std::string out = cell;
+  for (const auto& c : table) {
+    std::snprintf(cell, sizeof cell, "%11s", c.header.c_str());
+    out += cell;
+  }
+  out += "\n";
+  std::vector<double> all = result.all;
+  all.resize(table.size(), 0.0);
+  out += row("all", result.images, result.instances, all);
   for (const auto& c : result.per_class) {
     // A class name is shown escaped (yoloflow/printable.h): one row, whatever it holds.
-    out += row(printable(class_name(names, c.cls)), c.images, c.instances, c.precision, c.recall, c.ap50, c.ap50_95);
+    out += row(printable(class_name(names, c.cls)), c.images, c.instances, c.values);
   }
   return out;
 }
 
-nlohmann::ordered_json metrics_json(const MetricsResult& result, const std::vector<std::string>& names) {
+nlohmann::ordered_json metrics_json(const Evaluation& result, const std::vector<MetricColumn>& table,
+                                    const std::vector<std::string>& names) {
   nlohmann::ordered_json j;
-  j["precision"] = result.precision;
-  j["recall"] = result.recall;
-  j["mAP50"] = result.map50;
-  j["mAP50-95"] = result.map50_95;
+  for (std::size_t i = 0; i < table.size(); ++i) j[table[i].key] = value_at(result.all, i);
   j["fitness"] = result.fitness;
   j["images"] = result.images;
   j["instances"] = result.instances;
@@ -50,13 +62,19 @@ nlohmann::ordered_json metrics_json(const MetricsResult& result, const std::vect
     e["name"] = class_name(names, c.cls);
     e["images"] = c.images;
     e["instances"] = c.instances;
-    e["precision"] = c.precision;
-    e["recall"] = c.recall;
-    e["mAP50"] = c.ap50;
-    e["mAP50-95"] = c.ap50_95;
+    for (std::size_t i = 0; i < table.size(); ++i) e[table[i].key] = value_at(c.values, i);
     j["per_class"].push_back(e);
   }
   return j;
+}
+
+std::string metrics_line(const Evaluation& result, const std::vector<MetricColumn>& table, bool headline) {
+  std::string out;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (headline && !table[i].headline) continue;
+    out += (out.empty() ? "" : "  ") + table[i].label + " " + format_fixed(value_at(result.all, i), 4);
+  }
+  return out;
 }
 
 }  // namespace yoloflow::core

@@ -10,6 +10,8 @@
 #include "runtime/plugin/builtin_sink.h"
 #include "training/checkpoint/checkpoint_model.h"
 #include "training/components/batch_targets.h"
+#include "training/components/guarded_components.h"
+#include "runtime/pipeline/default_documents.h"
 #include "training/eval/metrics_report.h"
 #include "training/eval/validation_batch.h"
 #include "runtime/util/atomic_file.h"
@@ -43,9 +45,14 @@ class ValSink final : public HostedValidationSink {
     s.add_bool("single_cls", false).fixed().doc(
         "Score every detection as class 0, suppressing boxes across classes (Ultralytics' single_cls "
         "validation): a multi-class model measured on labels read as one class.");
+    s.add_component("evaluator", "evaluator", train_sink_default("evaluator")).fixed().doc(
+        "What the predictions are measured with: any evaluator plugin (`yoloflow plugins` lists them), e.g. "
+        "{\"plugin\": \"detection\"} (box P, R, mAP50, mAP50-95). Default: the train stage's in "
+        "core/resources/train-defaults.json.");
     s.add_string("output", "metrics.json").fixed().doc(
-        "File the metrics are written to, relative to the run folder (or absolute): overall P, R, mAP50, "
-        "mAP50-95, fitness, image and instance counts, and the same per class. \"\": none.");
+        "File the metrics are written to, relative to the run folder (or absolute): the evaluator's values overall "
+        "(for detection P, R, mAP50, mAP50-95), fitness, image and instance counts, and the same per class. \"\": "
+        "none.");
     s.add_string("device", "").fixed().doc(
         "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");
     return s;
@@ -62,6 +69,11 @@ class ValSink final : public HostedValidationSink {
     nms_.agnostic = nms_.one_class = p.get_bool("single_cls");
     const fs::path out(p.get_string("output"));
     output_ = out.empty() || out.is_absolute() || ctx.run_dir.empty() ? out.string() : (fs::path(ctx.run_dir) / out).string();
+    if (!evaluator_) {
+      const json spec = p.get_json("evaluator");
+      evaluator_ = create_guarded<Evaluator>(host_registry(), Kind::Evaluator, spec,
+                                             evaluator_path_.empty() ? where + ".params.evaluator" : evaluator_path_, ctx);
+    }
     if (loaded_.model || model_ != nullptr) return;  // the model stays; only thresholds may change
     if (p.is_null("weights")) return;
     weights_ = p.get_string("weights");  // the host hands a model over (use_model), or begin_epoch refuses
@@ -76,13 +88,21 @@ class ValSink final : public HostedValidationSink {
   void use_model(Model& model, PrecisionStrategy* precision, Loss* loss, const torch::Device& device,
                  std::vector<KeptDetections>* kept) override {
     if (loaded_.model) throw Error(where_ + ": validates " + weights_ + "; it cannot be handed another model");
+    if (model_ != &model) set_up_for_ = nullptr;
     model_ = &model;
     precision_ = precision;
     loss_ = loss;
     device_ = device;
     kept_ = kept;
   }
-  const MetricsResult& metrics() const override { return result_; }
+  const Evaluator& evaluator(const HeadDescription& head) override {
+    evaluator_->setup(head);
+    set_up_for_ = model_;
+    return *evaluator_;
+  }
+  const Evaluation& evaluation() const override { return result_; }
+  void name_evaluator(std::string path) override { evaluator_path_ = std::move(path); }
+  std::vector<MetricColumn> table() const override { return evaluator_->table(); }
   const NamedLosses& losses() const override { return losses_; }
   const ValidationTimes& times() const override { return times_; }
 
@@ -90,7 +110,11 @@ class ValSink final : public HostedValidationSink {
     if (model_ == nullptr) {
       throw InvalidInput(where_ + ".params.weights: required: the checkpoint to evaluate (e.g. runs/train/1/weights/best.pt)");
     }
-    metrics_ = std::make_unique<DetectionMetrics>(model_->head().nc);
+    if (set_up_for_ != model_ || set_up_for_ == nullptr) {
+      evaluator_->setup(model_->head());
+      set_up_for_ = model_;
+    }
+    evaluator_->reset();
     loss_sum_ = torch::Tensor();
     loss_batches_ = 0;
     times_ = ValidationTimes();
@@ -100,7 +124,7 @@ class ValSink final : public HostedValidationSink {
   void consume(Batch& batch) override {
     if (batch.size == 0) return;
     const int nc = model_->head().nc;
-    auto rows = box_rows(batch);
+    box_rows(batch);  // the (N, 6) shape checked before the class loop reads it
     const std::vector<float>& boxes = std::as_const(batch).boxes().values;
     for (std::int64_t k = 0; k < batch.num_boxes(); ++k) {
       const int cls = static_cast<int>(boxes[static_cast<std::size_t>(k * 6 + 1)]);
@@ -112,19 +136,18 @@ class ValSink final : public HostedValidationSink {
       }
     }
     torch::NoGradGuard no_grad;
-    auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
-    std::vector<torch::Tensor> kept;
-    const auto items =
-        validate_batch(*model_, device_, precision_, loss_, pixels, rows, nms_, *metrics_, kept_ ? &kept : nullptr, &times_);
+    std::vector<ImagePredictions> predictions;
+    const auto items = validate_batch(*model_, device_, precision_, loss_, batch, nms_, predictions, &times_);
+    evaluator_->add_batch(batch, predictions);
     if (kept_ != nullptr) {
-      for (std::size_t i = 0; i < batch.samples.size(); ++i) kept_->push_back({batch.samples[i], kept.at(i).to(torch::kCPU)});
+      for (std::size_t i = 0; i < batch.samples.size(); ++i) kept_->push_back({batch.samples[i], predictions.at(i).boxes});
     }
     if (items.defined()) loss_sum_ = loss_sum_.defined() ? loss_sum_ + items : items.to(torch::kDouble);
     ++loss_batches_;
   }
 
   void end_epoch(int) override {
-    result_ = metrics_->compute();
+    result_ = evaluator_->compute();
     losses_.clear();
     if (loss_ != nullptr && loss_sum_.defined()) {
       const auto mean = (loss_sum_ / std::max<std::int64_t>(loss_batches_, 1)).contiguous();
@@ -133,11 +156,9 @@ class ValSink final : public HostedValidationSink {
     }
     if (!output_.empty()) write_metrics();
     if (ctx_.reporter != nullptr) {
-      ctx_.reporter->epoch_values({{"metrics/precision(B)", result_.precision},
-                                   {"metrics/recall(B)", result_.recall},
-                                   {"metrics/mAP50(B)", result_.map50},
-                                   {"metrics/mAP50-95(B)", result_.map50_95},
-                                   {"fitness", result_.fitness}});
+      std::map<std::string, double> values = result_.columns;
+      values["fitness"] = result_.fitness;
+      ctx_.reporter->epoch_values(values);
     }
     done_ = true;
   }
@@ -145,10 +166,10 @@ class ValSink final : public HostedValidationSink {
   std::string summary() const override {
     if (!done_) return "";
     std::ostringstream os;
+    const auto table = evaluator_->table();
     os << "validated " << weights_ << ": " << result_.images << " images, " << result_.instances << " instances\n"
-       << metrics_table(result_, names()) << "P " << format_fixed(result_.precision, 4) << "  R "
-       << format_fixed(result_.recall, 4) << "  mAP50 " << format_fixed(result_.map50, 4) << "  mAP50-95 "
-       << format_fixed(result_.map50_95, 4) << "; written to " << output_ << "\n";
+       << metrics_table(result_, table, names()) << metrics_line(result_, table, false) << "; written to " << output_
+       << "\n";
     return os.str();
   }
 
@@ -156,7 +177,7 @@ class ValSink final : public HostedValidationSink {
   void write_metrics() const {
     nlohmann::ordered_json j;
     j["weights"] = weights_;
-    j.update(metrics_json(result_, names()));
+    j.update(metrics_json(result_, evaluator_->table(), names()));
     if (const fs::path parent = fs::path(output_).parent_path(); !parent.empty()) fs::create_directories(parent);
     write_file_atomic(output_, j.dump(2) + "\n");
   }
@@ -164,7 +185,7 @@ class ValSink final : public HostedValidationSink {
   const std::vector<std::string>& names() const { return loaded_.described.names; }
 
   StageContext ctx_;
-  std::string weights_, output_, where_;
+  std::string weights_, output_, where_, evaluator_path_;
   Model* model_ = nullptr;  // loaded_'s, or the host's
   PrecisionStrategy* precision_ = nullptr;
   Loss* loss_ = nullptr;
@@ -176,8 +197,9 @@ class ValSink final : public HostedValidationSink {
   torch::Device device_{torch::kCPU};
   LoadedCheckpointModel loaded_;
   NmsOptions nms_;
-  std::unique_ptr<DetectionMetrics> metrics_;
-  MetricsResult result_;
+  std::unique_ptr<Evaluator> evaluator_;
+  const Model* set_up_for_ = nullptr;  // the model the evaluator was last set up for
+  Evaluation result_;
   bool done_ = false;
 };
 
@@ -187,8 +209,8 @@ std::unique_ptr<HostedValidationSink> make_hosted_validation_sink() { return std
 
 void register_val_sink(Registry& registry) {
   add_builtin_sink<ValSink>(registry, "val",
-      "Evaluates a checkpoint on the batches it receives (the train sink's validation: NMS, P, R, mAP50, "
-      "mAP50-95 overall and per class) and writes the metrics to a JSON file.",
+      "Evaluates a checkpoint on the batches it receives (the train sink's validation: NMS, then its evaluator: "
+      "for detection P, R, mAP50, mAP50-95 overall and per class) and writes the metrics to a JSON file.",
       BuiltinTraits{nullptr, nullptr, /*writes_run_folder=*/true});
 }
 

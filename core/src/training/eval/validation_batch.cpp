@@ -8,9 +8,8 @@
 namespace yoloflow::core {
 
 torch::Tensor validate_batch(Model& model, const torch::Device& device, PrecisionStrategy* precision,
-                             Loss* loss, const torch::Tensor& pixels, const torch::Tensor& rows,
-                             const NmsOptions& nms, DetectionMetrics& metrics, std::vector<torch::Tensor>* kept_out,
-                             ValidationTimes* times) {
+                             Loss* loss, const Batch& batch,
+                             const NmsOptions& nms, std::vector<ImagePredictions>& predictions, ValidationTimes* times) {
   // Milliseconds since the last call, once the device's queued work is done.
   auto last = std::chrono::steady_clock::now();
   auto lap = [&](double ValidationTimes::*phase) {
@@ -20,43 +19,31 @@ torch::Tensor validate_batch(Model& model, const torch::Device& device, Precisio
     times->*phase += std::chrono::duration<double, std::milli>(now - last).count();
     last = now;
   };
+  const auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
   const std::int64_t n = pixels.size(0);
-  const float h = static_cast<float>(pixels.size(1)), w = static_cast<float>(pixels.size(2));
   auto x = pixels.to(device).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
   lap(&ValidationTimes::preprocess_ms);
-  std::vector<torch::Tensor> levels;
+  ModelOutput output;
   {
     std::unique_ptr<AutocastScope> scope;
     if (precision != nullptr) scope = precision->autocast(device);
-    levels = model.forward_train(x);
-    for (auto& l : levels) l = l.to(torch::kFloat);
+    output = model.forward_train(x);
+    for (auto& l : output.levels) l = l.to(torch::kFloat);
+    for (auto& [name, t] : output.extras) t = t.to(torch::kFloat);
   }
-  const auto decoded = model.decode(levels);
+  const auto decoded = model.decode(output);
   lap(&ValidationTimes::inference_ms);
   torch::Tensor items;
-  if (loss != nullptr) items = loss->compute(levels, pad_targets(rows, n).to(device), 1.0).items.to(torch::kCPU);
+  if (loss != nullptr) items = loss->compute(output, targets_to(loss_targets(batch), device), 1.0).items.to(torch::kCPU);
   lap(&ValidationTimes::loss_ms);
-  std::vector<torch::Tensor> kept = non_max_suppression(decoded, nms);
+  std::vector<torch::Tensor> anchors;
+  std::vector<torch::Tensor> kept = non_max_suppression(decoded, nms, &anchors);
   if (nms.one_class) {
     for (auto& k : kept) k.select(1, 5).zero_();
   }
+  predictions = image_predictions(decoded, model.head(), kept, anchors);
   lap(&ValidationTimes::postprocess_ms);
   if (times != nullptr) times->images += n;
-  // Labels back in the letterboxed pixels: [cls, x1, y1, x2, y2] per image.
-  const auto r = rows.to(torch::kCPU).contiguous();
-  const auto a = r.accessor<float, 2>();
-  std::vector<std::vector<float>> labels(static_cast<std::size_t>(n));
-  for (std::int64_t k = 0; k < r.size(0); ++k) {
-    const float cx = a[k][2] * w, cy = a[k][3] * h, bw = a[k][4] * w, bh = a[k][5] * h;
-    labels[static_cast<std::size_t>(a[k][0])].insert(labels[static_cast<std::size_t>(a[k][0])].end(),
-                                                     {a[k][1], cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2});
-  }
-  for (std::int64_t i = 0; i < n; ++i) {
-    auto& lab = labels[static_cast<std::size_t>(i)];
-    metrics.add_image(kept[static_cast<std::size_t>(i)],
-                      torch::from_blob(lab.data(), {static_cast<std::int64_t>(lab.size() / 5), 5}, torch::kFloat).clone());
-  }
-  if (kept_out != nullptr) *kept_out = kept;
   return items;
 }
 

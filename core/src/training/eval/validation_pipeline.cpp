@@ -36,6 +36,7 @@ ValidationPipeline::ValidationPipeline(const Registry& registry, const Validatio
   // either: the caller reports the metrics (results.csv, `yoloflow val`'s --out).
   json sink_params = stages.nms;
   sink_params["output"] = "";
+  if (!stages.evaluator.is_null()) sink_params["evaluator"] = stages.evaluator;
   json sink = stage(stages.sink.is_null() ? json{{"plugin", kSink}, {"params", sink_params}} : stages.sink, kBatcher);
   const json document = {{"name", "validation"},
                          {"epochs", 1},
@@ -59,6 +60,7 @@ ValidationPipeline::ValidationPipeline(const Registry& registry, const Validatio
     // The val sink, made and configured here so that runs can hand it their model.
     const StageSpec& spec = pipeline_.stage(kSink);
     hosted_ = make_hosted_validation_sink();
+    if (!stages.evaluator_path.empty()) hosted_->name_evaluator(stages.evaluator_path);
     StageContext sink_context = context;
     sink_context.node = kSink;
     sink_context.imgsz = options_.imgsz;
@@ -94,6 +96,11 @@ EpochStats ValidationPipeline::run_batches(int stride) {
   return stats;
 }
 
+const Evaluator& ValidationPipeline::evaluator(const HeadDescription& head) {
+  if (!hosted_) throw Error(where_ + ": the validation pipeline's sink is not `" + kSink + "`");
+  return hosted_->evaluator(head);
+}
+
 ValidationResult ValidationPipeline::run(Model& model, PrecisionStrategy* precision, Loss* loss,
                                          const torch::Device& device, std::vector<KeptDetections>* kept) {
   if (!hosted_) throw Error(where_ + ": the validation pipeline's sink is not `" + kSink + "`");
@@ -116,7 +123,8 @@ ValidationResult ValidationPipeline::run(Model& model, PrecisionStrategy* precis
   sink->use_model(model, precision, loss, device, kept);
   run_batches(static_cast<int>(largest_stride(model.head())));
   ValidationResult out;
-  out.metrics = sink->metrics();
+  out.evaluation = sink->evaluation();
+  out.table = sink->table();
   out.losses = sink->losses();
   out.times = sink->times();
   return out;

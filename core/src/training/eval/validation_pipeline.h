@@ -14,7 +14,6 @@
 #include "runtime/graph/graph_runner.h"
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/plugin/registry.h"
-#include "training/eval/detection_metrics.h"
 #include "training/components/named_losses.h"
 #include "training/eval/val_sink.h"
 #include "training/eval/validation_plan.h"
@@ -25,7 +24,8 @@
 namespace yoloflow::core {
 
 struct ValidationResult {
-  MetricsResult metrics;
+  Evaluation evaluation;            // the evaluator's (evaluator.h)
+  std::vector<MetricColumn> table;  // its table's columns
   NamedLosses losses;  // the loss's mean components over the validation images (none without a loss)
   ValidationTimes times;  // where the time went, per phase
 };
@@ -36,8 +36,10 @@ struct ValidationStages {
   json transform;  // an augmentation with `height` and `width`
   json batcher;    // a batcher with an integer `batch`
   std::string transform_path, batcher_path;  // name `transform` and `batcher` in messages
-  json sink;       // null: {"plugin": "val", "params": nms}
+  json sink;       // null: {"plugin": "val", "params": nms + evaluator}
   json nms;        // the val sink's conf, iou and max_det
+  json evaluator;  // the val sink's evaluator; null: its default
+  std::string evaluator_path;  // where `evaluator` was given, for messages
 };
 
 class ValidationPipeline {
@@ -63,6 +65,9 @@ class ValidationPipeline {
   std::size_t skipped() const { return skipped_; }
   // The stop flag of the options was set: the last run ended early.
   bool interrupted() const { return runner_->stop_requested(); }
+
+  // The val sink's evaluator set up for `head` (its columns known before the first run).
+  const Evaluator& evaluator(const HeadDescription& head);
 
   // Validates `model` as it is (a trainer's callbacks have put the weights to score in it)
   // with the val sink, in eval mode under `precision`'s autocast; returns it to train

@@ -74,6 +74,7 @@ ValidationStages validation_stages(const Registry& registry, const CheckpointMod
   };
   recorded_or_default("val_transform", out.transform, out.transform_path);
   recorded_or_default("val_batcher", out.batcher, out.batcher_path);
+  recorded_or_default("evaluator", out.evaluator, out.evaluator_path);
   return out;
 }
 
@@ -147,7 +148,8 @@ WeightsValidationReport validate_loaded_model(const Registry& registry, const We
 
   std::vector<KeptDetections> kept;
   const ValidationResult run = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr);
-  report.metrics = run.metrics;
+  report.evaluation = run.evaluation;
+  report.table = run.table;
   report.times = run.times;  // Ultralytics' speed line
   report.batches = validation.batches();
   report.interrupted = validation.interrupted();

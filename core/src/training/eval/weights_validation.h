@@ -1,7 +1,7 @@
 #pragma once
 // `yoloflow val`: trained weights validated on a dataset split, as Ultralytics' `yolo val`
 // does it (rectangular batches by default, NMS conf 0.001 iou 0.7 multi-label, the metrics
-// of detection_metrics.h). The images are read and fitted to the batches as the run that trained
+// of the evaluator the run recorded, `detection` by default). The images are read and fitted to the batches as the run that trained
 // the weights validated (its pipeline's `val_source`, given --data and --split, and
 // `val_transform`), or as core/resources/train-defaults.json says for weights without a
 // pipeline. The command prints and saves; this computes.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "training/eval/detection_metrics.h"
+#include "yoloflow/evaluator.h"
 #include "training/eval/validation_batch.h"
 
 namespace yoloflow {
@@ -49,7 +49,8 @@ struct OriginalImageDetections {
 };
 
 struct WeightsValidationReport {
-  MetricsResult metrics;
+  Evaluation evaluation;            // the evaluator's (evaluator.h)
+  std::vector<MetricColumn> table;  // its table's columns
   std::vector<std::string> names;  // the dataset's class names
   std::string description;         // model, weights, device: one line
   int imgsz = 640;                 // the size used

@@ -7,7 +7,7 @@ namespace yoloflow::core {
 ExportedModel::ExportedModel(std::unique_ptr<OnnxRunner> runner, ExportedModelShape shape)
     : runner_(std::move(runner)), shape_(std::move(shape)) {}
 
-std::vector<torch::Tensor> ExportedModel::forward_train(const torch::Tensor& images) {
+ModelOutput ExportedModel::forward_train(const torch::Tensor& images) {
   torch::NoGradGuard no_grad;
   auto x = images.to(torch::kCPU, torch::kFloat).contiguous();
   const std::int64_t n = x.size(0), h = x.size(2), w = x.size(3);
@@ -34,14 +34,16 @@ std::vector<torch::Tensor> ExportedModel::forward_train(const torch::Tensor& ima
     }
     parts.push_back(out.slice(0, 0, real));
   }
-  return {torch::cat(parts, 0)};
+  ModelOutput output;
+  output.levels = {torch::cat(parts, 0)};
+  return output;
 }
 
-Detections ExportedModel::decode(const std::vector<torch::Tensor>& levels) {
-  if (levels.size() != 1) throw Error("an exported model's output is one tensor");
-  const auto p = levels[0].to(torch::kFloat);  // (B, 4 + nc, A): cx, cy, w, h, probabilities
+Predictions ExportedModel::decode(const ModelOutput& output) {
+  if (output.levels.size() != 1) throw Error("an exported model's output is one tensor");
+  const auto p = output.levels[0].to(torch::kFloat);  // (B, 4 + nc, A): cx, cy, w, h, probabilities
   const auto c = p.slice(1, 0, 2), wh = p.slice(1, 2, 4);
-  Detections d;
+  Predictions d;
   d.boxes = torch::cat({c - wh / 2, c + wh / 2}, 1).transpose(1, 2).contiguous();
   d.scores = p.slice(1, 4).transpose(1, 2).contiguous();
   return d;

@@ -25,7 +25,7 @@ class OnnxRunner {
 };
 
 struct ExportedModelShape {
-  DetectionHead head;
+  HeadDescription head;
   std::string architecture;        // what the messages call it ("yolo11n (ONNX int8 QDQ)")
   std::int64_t batch = 0;          // 0: any
   std::int64_t height = 0, width = 0;  // 0: any (a --dynamic file)
@@ -36,10 +36,10 @@ class ExportedModel final : public Model {
   ExportedModel(std::unique_ptr<OnnxRunner> runner, ExportedModelShape shape);
 
   torch::nn::Module& module() override { return module_; }
-  DetectionHead head() const override { return shape_.head; }
+  HeadDescription head() const override { return shape_.head; }
   std::string architecture() const override { return shape_.architecture; }
-  std::vector<torch::Tensor> forward_train(const torch::Tensor& images) override;
-  Detections decode(const std::vector<torch::Tensor>& levels) override;
+  ModelOutput forward_train(const torch::Tensor& images) override;
+  Predictions decode(const ModelOutput& output) override;
   std::vector<LayerRow> layers() const override { return {}; }
   void set_activation_checkpointing(bool, bool) override {}
 

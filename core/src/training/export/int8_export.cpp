@@ -56,7 +56,7 @@ void run_images(const Registry& registry, const CheckpointModel& described, cons
   }
   if (validation.size() == 0) throw InvalidInput("--data " + c.data + ": split '" + c.split + "' has no images to calibrate with");
   const auto result = validation.run(model, nullptr, nullptr, torch::Device(torch::kCPU));
-  *images = static_cast<std::size_t>(result.metrics.images);
+  *images = static_cast<std::size_t>(result.evaluation.images);
   if (*images == 0) {
     throw InvalidInput("--data " + c.data + ": none of the calibration images of split '" + c.split +
                        "' could be read (--fraction " + std::to_string(c.fraction) + ")");

@@ -108,7 +108,7 @@ Predictor::Predictor(const Registry& registry, std::unique_ptr<LoadedCheckpointM
   m.device = pick_device(options.device, options.option_prefix + "device");
   m.loaded = std::move(*loaded);
   m.model = m.loaded.model.get();
-  const DetectionHead head = m.model->head();
+  const HeadDescription head = m.model->head();
   // Classes named by name are the ids of those names among the weights' classes.
   std::vector<int> classes = options.classes;
   const auto& names = m.loaded.described.names;
@@ -198,7 +198,7 @@ std::vector<ImagePrediction> Predictor::Impl::detect(const torch::Tensor& pixels
   const std::int64_t n = pixels.size(0);
   auto t0 = Clock::now();
   auto x = pixels.to(device).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
-  Detections det = model->decode(model->forward_train(x));
+  Predictions det = model->decode(model->forward_train(x));
   if (device.is_cuda()) torch::cuda::synchronize();  // the time of the work, not of its launch
   const double inference = ms_since(t0) / static_cast<double>(n);
 

@@ -40,14 +40,18 @@ const std::vector<std::int64_t> kProfiledBatches = {1, 2, 4, 8, 16};
 
 constexpr std::size_t kSampledImages = 512;  // augmented samples whose boxes set the profiled rows
 
-// `rows` random boxes of random classes per image, padded (batch, rows, 5) as the loss takes them.
-torch::Tensor random_targets(std::int64_t batch, std::int64_t rows, int nc, const torch::Device& device) {
+// `rows` random boxes of random classes per image, padded (batch, rows, 5) as the loss takes
+// them. Boxes only: a loss that needs other targets (keypoints) cannot be profiled this way and
+// says which targets it missed.
+LossTargets random_targets(std::int64_t batch, std::int64_t rows, int nc, const torch::Device& device) {
   const auto n = batch * rows;
   auto index = torch::arange(batch, torch::kFloat).repeat_interleave(rows).unsqueeze(1);
   auto cls = torch::randint(0, std::max(nc, 1), {n, 1}, torch::kFloat);
   auto centre = torch::rand({n, 2}) * 0.8 + 0.1;
   auto size = torch::rand({n, 2}) * 0.28 + 0.02;
-  return pad_targets(torch::cat({index, cls, centre, size}, 1), batch, rows).to(device);
+  LossTargets out;
+  out.tensors[targets::kBoxes] = pad_targets(torch::cat({index, cls, centre, size}, 1), batch, rows).to(device);
+  return out;
 }
 
 // A stage parameter set in the stage and in the resolved document (the run's pipeline.json).

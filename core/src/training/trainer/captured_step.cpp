@@ -8,6 +8,7 @@
 #include <vector>
 #include <sstream>
 
+#include "training/components/batch_targets.h"
 #include "yoloflow/log.h"
 #include "yoloflow/torch_compat.h"
 
@@ -27,9 +28,9 @@ namespace yoloflow::core {
 
 namespace {
 
-std::string shape_key(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key) {
+std::string shape_key(const torch::Tensor& pixels, const LossTargets& targets, const std::string& key) {
   std::ostringstream os;
-  os << pixels.sizes() << targets.sizes() << '|' << key;
+  os << pixels.sizes() << target_shapes(targets) << '|' << key;
   return os.str();
 }
 
@@ -42,7 +43,8 @@ bool CapturedStep::fits_graph(c10::IntArrayRef images, const std::vector<std::in
 
 struct CapturedStep::Impl {
   struct Entry {
-    torch::Tensor pixels, targets;  // static device inputs
+    torch::Tensor pixels;  // static device inputs
+    LossTargets targets;
     int eager = 0;
 #ifdef YOLOFLOW_WITH_CUDA
     std::unique_ptr<at::cuda::CUDAGraph> graph;
@@ -183,7 +185,7 @@ std::size_t CapturedStep::graphs() const {
   return n;
 }
 
-void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key,
+void CapturedStep::run(const torch::Tensor& pixels, const LossTargets& targets, const std::string& key,
                        const Body& body, const std::function<void()>& prepare, std::shared_ptr<const void> pixels_owner) {
   const std::string k = shape_key(pixels, targets, key);
   // New images shape with the graphs used up (a batch size or image size schedule): start
@@ -201,7 +203,7 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
   const auto dev = impl_->device;
   if (!e.pixels.defined()) {
     e.pixels = torch::empty(pixels.sizes(), pixels.options().device(dev));
-    e.targets = torch::empty(targets.sizes(), targets.options().device(dev));
+    for (const auto& [name, t] : targets.tensors) e.targets.tensors[name] = torch::empty(t.sizes(), t.options().device(dev));
   }
 #ifdef YOLOFLOW_WITH_CUDA
   const bool on_cuda = dev.is_cuda();
@@ -212,7 +214,7 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
     // No CUDA graph here (a CPU build, or a CPU device on a CUDA build): every step eager.
     ++eager_steps_;
     e.pixels.copy_(pixels);
-    e.targets.copy_(targets);
+    for (auto& [name, t] : e.targets.tensors) t.copy_(targets.tensors.at(name));
     body(e.pixels, e.targets);
     return;
   }
@@ -223,7 +225,7 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
   const auto current = at::cuda::getCurrentCUDAStream(dev.index());
   const bool in_place = pixels_owner && pixels.is_pinned();
   const auto host_pixels = in_place ? pixels : pixels.pin_memory();
-  e.targets.copy_(targets.pin_memory(), /*non_blocking=*/true);
+  for (auto& [name, t] : e.targets.tensors) t.copy_(targets.tensors.at(name).pin_memory(), /*non_blocking=*/true);
   if (e.graph) {
     impl_->stage(host_pixels, e.pixels, current);
     if (in_place) impl_->hold(std::move(pixels_owner), *impl_->copy_stream);
@@ -319,7 +321,7 @@ void CapturedStep::run(const torch::Tensor& pixels, const torch::Tensor& targets
       e.graph = std::move(graph);
       impl_->graph_pixels = pixels.sizes().vec();
       const auto reserved = c10::cuda::CUDACachingAllocator::getDeviceStats(dev.index()).reserved_bytes[0].current;
-      YF_LOG_INFO("train: cuda_graph: captured the step for inputs " << pixels.sizes() << " + targets " << targets.sizes()
+      YF_LOG_INFO("train: cuda_graph: captured the step for inputs " << pixels.sizes() << " + targets " << target_shapes(targets)
                   << "; CUDA memory reserved " << static_cast<double>(reserved_before) / (1 << 30) << " -> "
                   << static_cast<double>(reserved) / (1 << 30) << " GiB");
     }

@@ -4,7 +4,7 @@
 // yolo11n step at batch 32 is host-bound (REFERENCE.md: Ultralytics 86 ms for a few ms of GPU
 // work; ours 60 ms); a replayed graph costs the host microseconds.
 //
-// One graph per input shape (batch, height, width, target rows) and per `key` the caller adds
+// One graph per input shape (batch, height, width, every target's shape) and per `key` the caller adds
 // for values baked into the captured kernels (loss gains). Inputs are copied into the graph's
 // static device tensors from pinned staging memory, asynchronously. Every tensor the step
 // writes that must outlive it (parameters, gradients, BN statistics, the loss accumulator)
@@ -19,12 +19,14 @@
 
 #include <torch/torch.h>
 
+#include "yoloflow/loss.h"
+
 namespace yoloflow::core {
 
 class CapturedStep {
  public:
-  // pixels: device uint8 (B, H, W, 3); targets: device float (B, M, 5).
-  using Body = std::function<void(const torch::Tensor& pixels, const torch::Tensor& targets)>;
+  // pixels: device uint8 (B, H, W, 3); targets: the loss's, on the device (yoloflow/loss.h).
+  using Body = std::function<void(const torch::Tensor& pixels, const LossTargets& targets)>;
 
   // Empty when graphs can run on `device` in this build, else why not.
   static std::string unavailable_reason(const torch::Device& device);
@@ -42,7 +44,7 @@ class CapturedStep {
   CapturedStep(const CapturedStep&) = delete;
   CapturedStep& operator=(const CapturedStep&) = delete;
 
-  // Trains on one batch (host tensors: uint8 (B, H, W, 3), float (B, M, 5)). Runs `body` on
+  // Trains on one batch (host tensors: uint8 (B, H, W, 3), the loss's targets). Runs `body` on
   // the static device inputs eagerly, or captures it then replays, or replays. Once a graph
   // exists, eager batches (a shape with no graph of its own) allocate from its pool as
   // run_between_replays does, with the same check. `prepare` runs
@@ -52,7 +54,7 @@ class CapturedStep {
   // reads it in place, and the owner is held until the copy has run on the GPU (the batcher
   // reuses the block as soon as it is let go). Otherwise the pixels are staged through a
   // pinned copy first.
-  void run(const torch::Tensor& pixels, const torch::Tensor& targets, const std::string& key, const Body& body,
+  void run(const torch::Tensor& pixels, const LossTargets& targets, const std::string& key, const Body& body,
            const std::function<void()>& prepare, std::shared_ptr<const void> pixels_owner = nullptr);
 
   // Runs `work` (validation between two training steps) with its device memory served from

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "training/device/cuda_memory.h"
+#include "training/eval/metrics_report.h"
 #include "training/trainer/progress_report.h"
 #include "training/trainer/results_plot.h"
 #include "runtime/util/text_format.h"
@@ -12,8 +13,18 @@
 
 namespace yoloflow::core {
 
-EpochReport::EpochReport(std::string run_dir, bool plots)
-    : run_dir_(std::move(run_dir)), plots_(plots), csv_(run_dir_ + "/results.csv") {}
+std::vector<std::string> results_columns(const std::vector<std::string>& loss_names,
+                                         const std::vector<std::string>& metric_columns) {
+  std::vector<std::string> out = {"epoch", "time"};
+  for (const auto& name : loss_names) out.push_back("train/" + name + "_loss");
+  out.insert(out.end(), metric_columns.begin(), metric_columns.end());
+  for (const auto& name : loss_names) out.push_back("val/" + name + "_loss");
+  for (const char* lr : {"lr/pg0", "lr/pg1", "lr/pg2"}) out.emplace_back(lr);
+  return out;
+}
+
+EpochReport::EpochReport(std::string run_dir, bool plots, std::vector<std::string> columns)
+    : run_dir_(std::move(run_dir)), plots_(plots), csv_(run_dir_ + "/results.csv", std::move(columns)) {}
 
 ResultsRow EpochReport::training_row(const EpochFacts& f, const TrainState& state, const std::vector<ParamGroup>& groups,
                                      StepProfile* profile) {
@@ -38,10 +49,8 @@ ResultsRow EpochReport::training_row(const EpochFacts& f, const TrainState& stat
 }
 
 void EpochReport::add_validation(ResultsRow& row, const ValidationResult& v) {
-  row["metrics/precision(B)"] = v.metrics.precision;
-  row["metrics/recall(B)"] = v.metrics.recall;
-  row["metrics/mAP50(B)"] = v.metrics.map50;
-  row["metrics/mAP50-95(B)"] = v.metrics.map50_95;
+  for (const auto& [column, value] : v.evaluation.columns) row[column] = value;
+  row["fitness"] = v.evaluation.fitness;
   for (const auto& [name, value] : v.losses) row["val/" + name + "_loss"] = value;
 }
 
@@ -61,7 +70,7 @@ void EpochReport::write(const ResultsRow& row) {
   if (plots_) plot_results(csv_, run_dir_ + "/results.png");
 }
 
-std::string EpochReport::summary(double total_seconds, const MetricsResult* v) const {
+std::string EpochReport::summary(double total_seconds, const ShownValidation* v) const {
   // Only the files this run left behind: an interrupted first epoch has no results yet.
   std::vector<std::string> files;
   for (const char* f : {"results.csv", "results.png", "weights/last.pt", "weights/best.pt"}) {
@@ -75,20 +84,17 @@ std::string EpochReport::summary(double total_seconds, const MetricsResult* v) c
      << "; results in " << run_dir_;
   for (std::size_t i = 0; i < files.size(); ++i) os << (i == 0 ? " (" : ", ") << files[i];
   os << (files.empty() ? "\n" : ")\n");
-  if (v) {
-    os << "final validation: P " << v->precision << "  R " << v->recall << "  mAP50 " << v->map50 << "  mAP50-95 "
-       << v->map50_95 << "\n";
-  }
+  if (v) os << "final validation: " << metrics_line(v->evaluation, v->table, false) << "\n";
   return os.str();
 }
 
 std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row,
-                       const std::vector<std::string>& loss_names, const MetricsResult* v,
+                       const std::vector<std::string>& loss_names, const ShownValidation* v,
                        double validation_seconds, double results_seconds, double checkpoint_seconds) {
   std::ostringstream os;
   os << "epoch " << epoch + 1 << "/" << epochs << " done in " << format_duration(seconds) << ":";
   for (const auto& name : loss_names) os << " " << name << " " << row.at("train/" + name + "_loss");
-  os << (v ? ", mAP50 " + std::to_string(v->map50) + " mAP50-95 " + std::to_string(v->map50_95) : std::string())
+  os << (v ? ", " + metrics_line(v->evaluation, v->table, true) : std::string())
      << "; then " << (validation_seconds >= 0 ? "validation " + format_fixed(validation_seconds, 2) + " s, " : "")
      << "results " << format_fixed(results_seconds, 2) << " s, checkpoints " << format_fixed(checkpoint_seconds, 2)
      << " s";

@@ -1,13 +1,13 @@
 #pragma once
 // What a finished epoch leaves behind: its results.csv row (Ultralytics' columns: losses,
-// metrics, learning rates; then ours: speed, batch, schedules, memory, step profile), the
+// the evaluator's metrics, learning rates; then ours: fitness, speed, batch, schedules, memory,
+// step profile), the
 // results.png plot (unless plots are off), the epoch's log line, and the run's closing summary.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "training/eval/detection_metrics.h"
 #include "training/trainer/progress_report.h"
 #include "runtime/run/results_csv.h"
 #include "training/trainer/step_profile.h"
@@ -29,10 +29,22 @@ struct EpochFacts {
   std::map<std::string, double> schedule;  // the pipeline's per-epoch values (StageContext::schedule)
 };
 
+// results.csv's leading columns in Ultralytics' order: epoch, time, train/<name>_loss for each
+// of the loss's `loss_names`, the evaluator's `metric_columns`, val/<name>_loss, lr/pg0..2.
+std::vector<std::string> results_columns(const std::vector<std::string>& loss_names,
+                                         const std::vector<std::string>& metric_columns);
+
+// The last validation as the closing summary and the epoch lines show it.
+struct ShownValidation {
+  Evaluation evaluation;
+  std::vector<MetricColumn> table;
+};
+
 class EpochReport {
  public:
-  // `plots`: redraw results.png after each row (false: results.csv only).
-  EpochReport(std::string run_dir, bool plots);
+  // `plots`: redraw results.png after each row (false: results.csv only). `columns`: results.csv's
+  // leading columns (results_columns).
+  EpochReport(std::string run_dir, bool plots, std::vector<std::string> columns);
   // Resume: keeps the rows of the epochs before `epoch`.
   void resume(int epoch) { csv_.load(epoch); }
 
@@ -47,7 +59,7 @@ class EpochReport {
   void write(const ResultsRow& row);
 
   // "trained N epochs in T; results in DIR (files...)" and the last validation.
-  std::string summary(double total_seconds, const MetricsResult* last_validation) const;
+  std::string summary(double total_seconds, const ShownValidation* last_validation) const;
 
  private:
   std::string run_dir_;
@@ -56,9 +68,9 @@ class EpochReport {
 };
 
 // "epoch 3/100 done in 1:02: box ... cls ... dfl ...[, mAP50 ... mAP50-95 ...]; then ...", the loss's
-// components (`loss_names`) as `row` has them.
+// components (`loss_names`) as `row` has them, the evaluator's headline values.
 std::string epoch_line(int epoch, int epochs, double seconds, const ResultsRow& row,
-                       const std::vector<std::string>& loss_names, const MetricsResult* validation,
+                       const std::vector<std::string>& loss_names, const ShownValidation* validation,
                        double validation_seconds, double results_seconds, double checkpoint_seconds);
 
 }  // namespace yoloflow::core

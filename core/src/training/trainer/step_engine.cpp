@@ -88,7 +88,7 @@ StepEngine::StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, d
 
 StepEngine::~StepEngine() = default;
 
-void StepEngine::train(TrainState& state, const torch::Tensor& pixels, const torch::Tensor& targets,
+void StepEngine::train(TrainState& state, const torch::Tensor& pixels, const LossTargets& targets,
                        std::shared_ptr<std::uint8_t> owner, int size, std::int64_t accumulate, const std::string& key) {
   if (captured_ && size > 0 && !multi_scale_reported_) {
     multi_scale_reported_ = true;
@@ -97,7 +97,7 @@ void StepEngine::train(TrainState& state, const torch::Tensor& pixels, const tor
   if (captured_ && !captured_->failed() && state.micro_batch == 0 && size == 0) {
     captured_->run(
         pixels, targets, key,
-        [&](const torch::Tensor& px, const torch::Tensor& tg) {
+        [&](const torch::Tensor& px, const LossTargets& tg) {
           state.loss_sum += forward_backward(state, px, tg, 0, accumulate);
         },
         [this] { allocate_missing_grads(); }, owner);
@@ -106,7 +106,7 @@ void StepEngine::train(TrainState& state, const torch::Tensor& pixels, const tor
       YF_LOG_WARN("train: cuda_graph capture failed, training on with eager steps: " << captured_->failure());
     }
   } else {
-    const auto device_targets = targets.to(device_);
+    const auto device_targets = targets_to(targets, device_);
     // Out of memory: drop the window's gradients, halve the micro-batch, run the batch again
     // (oom_guard.h says why the window goes and where this stops).
     for (;;) {
@@ -131,7 +131,7 @@ void StepEngine::train(TrainState& state, const torch::Tensor& pixels, const tor
 // (a second gradient-sized buffer while accumulating). Data parallel: the reducer sends each
 // chunk's gradients during its backward, before the sum is known, so there each chunk keeps
 // its own normaliser with the floor scaled to its share.
-torch::Tensor StepEngine::forward_backward(TrainState& state, const torch::Tensor& pixels, const torch::Tensor& targets,
+torch::Tensor StepEngine::forward_backward(TrainState& state, const torch::Tensor& pixels, const LossTargets& targets,
                                            int size, std::int64_t accumulate) {
   const std::int64_t batch = pixels.size(0);
   const auto chunks = micro_batches(batch, state.micro_batch);
@@ -163,8 +163,8 @@ torch::Tensor StepEngine::forward_backward(TrainState& state, const torch::Tenso
       auto images = device_pixels.narrow(0, chunk.start, chunk.size).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
       if (size > 0) images = resize_for_multi_scale(images, size);
       auto scope = precision_.autocast(device_);
-      auto levels = model_.forward_train(images);
-      loss = loss_.compute(levels, targets.narrow(0, chunk.start, chunk.size), share);
+      const ModelOutput output = model_.forward_train(images);
+      loss = loss_.compute(output, narrow_targets(targets, chunk.start, chunk.size), share);
     }
     // A shape, known on the host: no synchronisation.
     if (loss.items.numel() != k) {

@@ -60,17 +60,17 @@ class StepEngine {
   void log_capture_counts() const;
 
   // Trains on one batch: `pixels` (B, H, W, 3) uint8 on the host, viewing memory `owner`
-  // keeps alive; `targets` (B, M, 5) padded rows on the host. `size`: this batch's multi-scale
+  // keeps alive; `targets` the loss's padded targets on the host (batch_targets.h). `size`: this batch's multi-scale
   // image size (0 = as collated). `key` names values a captured graph bakes in (the loss's parameters).
   // Adds the batch's mean losses into state.loss_sum; steps the optimizer once `accumulate`
   // batches have contributed.
-  void train(TrainState& state, const torch::Tensor& pixels, const torch::Tensor& targets,
+  void train(TrainState& state, const torch::Tensor& pixels, const LossTargets& targets,
              std::shared_ptr<std::uint8_t> owner, int size, std::int64_t accumulate, const std::string& key);
   // Applies the accumulated gradients now (the end of an epoch, or a rank's missing batches).
   void optimizer_step(TrainState& state);
 
  private:
-  torch::Tensor forward_backward(TrainState& state, const torch::Tensor& pixels, const torch::Tensor& targets, int size,
+  torch::Tensor forward_backward(TrainState& state, const torch::Tensor& pixels, const LossTargets& targets, int size,
                                  std::int64_t accumulate);
   void recover_from_out_of_memory(TrainState& state, const std::exception& e, std::int64_t batch);
   torch::Tensor resize_for_multi_scale(const torch::Tensor& images, int size) const;

@@ -95,6 +95,8 @@ std::unique_ptr<ValidationPipeline> open_training_validation(const Registry& reg
   stages.transform_path = p.where() + ".val_transform";
   stages.batcher_path = p.where() + ".val_batcher";
   stages.nms = {{"conf", p.get_float("val_conf")}, {"iou", p.get_float("val_iou")}, {"max_det", p.get_int("max_det")}};
+  stages.evaluator = p.get_json("evaluator");
+  stages.evaluator_path = p.where() + ".evaluator";
   ValidationOptions vo;
   vo.imgsz = ctx.imgsz;
   vo.batch = p.get_int("val_batch");

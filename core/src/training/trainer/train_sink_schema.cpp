@@ -36,12 +36,14 @@ Schema train_sink_schema() {
       "(which it must declare); its output must be exactly that size, its boxes and geometry following the "
       "pixels (predictions are mapped back through them). `yoloflow val` uses the one a checkpoint's pipeline "
       "records.")
-      .fixed();
+      .fixed()
+      .role(ParamRole::ValidationTransform);
   add_defaulted_component(
       s, "val_batcher", "batcher",
       "Stacks the fitted validation images into batches, given `val_batch` as its integer `batch` parameter "
       "(which it must declare).")
-      .fixed();
+      .fixed()
+      .role(ParamRole::ValidationBatcher);
   s.add_int("val_batch", 32).range(1, 65536).doc(
       "Images per validation batch. With a captured step (`cuda_graph`) validation allocates in the "
       "graph's memory pool (`cuda_graph_shared_pool`); eager training has no such pool, and a smaller "
@@ -69,6 +71,13 @@ Schema train_sink_schema() {
       "What training minimises: any loss plugin (`yoloflow plugins` lists them; docs/plugin-guide.md says how to "
       "write one), with its parameters, e.g. {\"plugin\": \"yolo11_detection\", \"params\": {\"box\": 7.5}}. "
       "Its components are logged and written to results.csv as train/<name>_loss and val/<name>_loss.");
+  add_defaulted_component(
+      s, "evaluator", "evaluator",
+      "What validation measures and best.pt is chosen by: any evaluator plugin, e.g. {\"plugin\": \"detection\"} "
+      "(box P, R, mAP50, mAP50-95; fitness mAP50-95). Its columns are written to results.csv (for detection "
+      "metrics/precision(B), metrics/recall(B), metrics/mAP50(B), metrics/mAP50-95(B)), its fitness to the "
+      "`fitness` column.")
+      .fixed();
   s.add_component("scheduler", "scheduler", json()).required().doc(
       "Learning-rate decay over the run: a factor per epoch of the optimizer's lr0, e.g. "
       "{\"plugin\": \"linear\", \"params\": {\"lrf\": 0.01}} (Ultralytics' default) or \"cosine\".");

@@ -170,7 +170,7 @@ class Trainer final : public RunDriver, private TrainingView {
   std::vector<std::string> names_;
   json model_spec_;  // {"plugin", "params"} as built, nc resolved
   std::string run_dir_;
-  MetricsResult last_metrics_;
+  ShownValidation last_metrics_;
   bool validated_ = false;  // last_metrics_ holds a validation of this process
   Clock::time_point epoch_start_ = Clock::now(), last_batch_end_ = Clock::now();
   std::int64_t steps_this_process_ = 0;
@@ -282,7 +282,9 @@ void Trainer::build(const Registry& registry) {
   // Nothing is written into the run folder here: a run refused while it is being built (a
   // checkpoint of another model, data that cannot be read) leaves the folder as it was.
   if (dist::is_main_process()) {  // data parallel: rank 0 writes every output and runs the callbacks
-    report_ = std::make_unique<EpochReport>(run_dir_, p_.get_bool("plots"));
+    // The evaluator's columns are known now, before any validation: every row has them.
+    report_ = std::make_unique<EpochReport>(
+        run_dir_, p_.get_bool("plots"), results_columns(state_.loss_names, validation_->evaluator(model_->head()).columns()));
     profile_ = std::make_unique<StepProfile>(run_dir_ + "/steps.csv", p_.get_int("profile_every"), [device = device_] {
       if (device.is_cuda()) torch::cuda::synchronize(device.index());
     });
@@ -428,7 +430,7 @@ void Trainer::train_batch(Batch& batch) {
   if (profile_) profile_->begin(state_.epoch, state_.step, state_.global_step, waited);
 
   auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
-  const torch::Tensor targets = (*targets_)(batch, engine_->captured() != nullptr, state_.epoch, state_.step);
+  const LossTargets targets = (*targets_)(batch, engine_->captured() != nullptr, state_.epoch, state_.step);
   engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(), loss_->key());
   if (profile_) {
     profile_->end_phase(StepProfile::kOptimizer);
@@ -511,8 +513,8 @@ void Trainer::end_of_epoch(int epoch) {
     val_seconds = seconds_since(val_start);
     EpochReport::add_validation(row, v);
     summary.validated = true;
-    summary.fitness = v.metrics.fitness;
-    last_metrics_ = v.metrics;
+    summary.fitness = v.evaluation.fitness;
+    last_metrics_ = {v.evaluation, v.table};
     validated_ = true;
   }
   EpochReport::add_memory(row, device_);  // after validation: an epoch's peak includes it

@@ -46,7 +46,7 @@ std::unique_ptr<PrecisionStrategy> TrainingPartsBuilder::precision(const torch::
   return precision;
 }
 
-std::unique_ptr<ScheduledLoss> TrainingPartsBuilder::loss(const DetectionHead& head) const {
+std::unique_ptr<ScheduledLoss> TrainingPartsBuilder::loss(const HeadDescription& head) const {
   auto loss = std::make_unique<ScheduledLoss>(registry_, params_.get_json("loss"), component_context("loss"));
   loss->loss().setup(head);
   if (loss->loss().item_names().empty()) {

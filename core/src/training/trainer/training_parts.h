@@ -47,7 +47,7 @@ class TrainingPartsBuilder {
   // Refused (InvalidInput at the `precision` path) when it cannot run on `device`.
   std::unique_ptr<PrecisionStrategy> precision(const torch::Device& device) const;
   // Set up on `head`; refused when it names no components.
-  std::unique_ptr<ScheduledLoss> loss(const DetectionHead& head) const;
+  std::unique_ptr<ScheduledLoss> loss(const HeadDescription& head) const;
   std::unique_ptr<Scheduler> scheduler() const;
   std::unique_ptr<Optimizer> optimizer() const;
   TargetRows target_rows() const;

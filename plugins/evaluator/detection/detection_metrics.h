@@ -9,13 +9,13 @@
 //   the trapezoidal rule; the curve drops to precision 0 at the highest recall reached, so
 //   recall never reached earns nothing.
 // - P and R per class at the confidence where the mean F1 over classes (smoothed) peaks.
-// - Classes are those with labels; mAP is their mean. fitness = mAP50-95 (runtime/run/fitness.h).
+// - Classes are those with labels; mAP is their mean. fitness = mAP50-95, as Ultralytics 8.4.
 #include <cstdint>
 #include <vector>
 
 #include <torch/torch.h>
 
-namespace yoloflow::core {
+namespace yoloflow::detection_eval {
 
 struct ClassMetrics {
   int cls = 0;
@@ -26,7 +26,7 @@ struct ClassMetrics {
 
 struct MetricsResult {
   double precision = 0, recall = 0, map50 = 0, map50_95 = 0;
-  double fitness = 0;  // detection_fitness(): mAP50-95
+  double fitness = 0;  // mAP50-95
   int images = 0, instances = 0;
   std::vector<ClassMetrics> per_class;  // classes with labels, by class id
 };
@@ -51,4 +51,4 @@ class DetectionMetrics {
   int images_ = 0;
 };
 
-}  // namespace yoloflow::core
+}  // namespace yoloflow::detection_eval

@@ -1,4 +1,4 @@
-#include "training/eval/detection_metrics.h"
+#include "detection_metrics.h"
 
 #include <algorithm>
 #include <array>
@@ -8,11 +8,10 @@
 #include <set>
 #include <string>
 
-#include "training/eval/box_iou.h"
-#include "runtime/run/fitness.h"
+#include "box_iou.h"
 #include "yoloflow/error.h"
 
-namespace yoloflow::core {
+namespace yoloflow::detection_eval {
 namespace {
 
 constexpr int kThresholds = 10;  // IoU 0.50:0.05:0.95
@@ -257,8 +256,10 @@ MetricsResult DetectionMetrics::compute() const {
   res.recall /= static_cast<double>(k);
   res.map50 /= static_cast<double>(k);
   res.map50_95 /= static_cast<double>(k);
-  res.fitness = detection_fitness(res.map50, res.map50_95);
+  // Ultralytics 8.4 scores a detector by mAP50-95 alone (its Metric.fitness weights P, R and
+  // mAP50 with 0).
+  res.fitness = res.map50_95;
   return res;
 }
 
-}  // namespace yoloflow::core
+}  // namespace yoloflow::detection_eval

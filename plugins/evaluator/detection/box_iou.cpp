@@ -1,6 +1,6 @@
-#include "training/eval/box_iou.h"
+#include "box_iou.h"
 
-namespace yoloflow::core {
+namespace yoloflow::detection_eval {
 
 torch::Tensor bbox_iou_matrix(const torch::Tensor& a, const torch::Tensor& b) {
   auto a_ = a.unsqueeze(1);  // (N, 1, 4)
@@ -14,4 +14,4 @@ torch::Tensor bbox_iou_matrix(const torch::Tensor& a, const torch::Tensor& b) {
   return inter / (area_a.unsqueeze(1) + area_b.unsqueeze(0) - inter + 1e-7);
 }
 
-}  // namespace yoloflow::core
+}  // namespace yoloflow::detection_eval

@@ -1,0 +1,79 @@
+#pragma once
+// Evaluator plugins (LibTorch): what validation measures for a task. The evaluator owns the
+// metrics, the fitness (the one number that picks best.pt, drives `patience` and ranks sweep
+// runs) and the results.csv columns they go to; the host runs the model, NMS and the loss, hands
+// the evaluator every validated image's predictions with the batch's targets, and writes the
+// columns and the table it is given. The built-in `detection` evaluator is Ultralytics' box
+// P, R, mAP50 and mAP50-95 (docs/validation.md); an evaluator plugin replaces it for a whole
+// run: the train sink's `evaluator`, and the val sink's.
+//
+// Pipeline JSON, inside the train sink's (or the val sink's) params:
+//   "evaluator": {"plugin": "detection"}
+#include <map>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>  // at::Tensor; see optimizer.h
+
+#include "yoloflow/component.h"
+#include "yoloflow/head.h"
+#include "yoloflow/sample.h"
+
+namespace yoloflow {
+
+// One validated image's predictions after NMS, on the CPU, in its batch's pixels (the batch's
+// samples map them back to the original files).
+struct ImagePredictions {
+  at::Tensor boxes;  // (N, 6) float [x1, y1, x2, y2, score, cls], highest score first
+  // The head's other outputs for these detections (HeadDescription::outputs, as decode gives
+  // them): per anchor (N, channels), row i belonging to boxes row i; per image this image's (...).
+  std::map<std::string, at::Tensor> extras;
+};
+
+// One value of the per-class table and the metrics file: "precision" in metrics.json, "Box(P"
+// over the table's column, "P" in progress lines.
+struct MetricColumn {
+  std::string key;     // metrics.json's name
+  std::string header;  // the table's column header
+  std::string label;   // progress and summary lines
+  bool headline = false;  // shown in every epoch's line (mAP50, mAP50-95 for detection)
+};
+
+struct ClassEvaluation {
+  int cls = 0;
+  int images = 0;     // images with at least one instance of the class
+  int instances = 0;  // instances of the class
+  std::vector<double> values;  // in Evaluator::table() order
+};
+
+struct Evaluation {
+  // One value per Evaluator::columns() entry: what results.csv gets for the epoch.
+  std::map<std::string, double> columns;
+  // Higher is better: best.pt, patience and sweep ranking read it (results.csv's `fitness`).
+  double fitness = 0;
+  int images = 0, instances = 0;
+  std::vector<double> all;                 // the table's "all" row, in table() order
+  std::vector<ClassEvaluation> per_class;  // classes with instances, by class id
+};
+
+class Evaluator : public Component {
+ public:
+  ~Evaluator() override = default;
+  // Called with the model's head before a model is first evaluated (again when another model
+  // is handed over). Refuses (throws yoloflow::Error) a head it cannot evaluate.
+  virtual void setup(const HeadDescription& head) = 0;
+  // The results.csv columns it fills, in order, e.g. "metrics/precision(B)", ...: known from
+  // setup on, before any image, so that every epoch's row has the same columns.
+  virtual std::vector<std::string> columns() const = 0;
+  // The per-class table's values, in order.
+  virtual std::vector<MetricColumn> table() const = 0;
+  // Starts an evaluation (an epoch's validation).
+  virtual void reset() = 0;
+  // One validated batch: its targets (batch.targets, batch.samples) and each image's
+  // predictions, in the batch's order.
+  virtual void add_batch(const Batch& batch, const std::vector<ImagePredictions>& predictions) = 0;
+  // The evaluation of every batch since reset().
+  virtual Evaluation compute() = 0;
+};
+
+}  // namespace yoloflow
