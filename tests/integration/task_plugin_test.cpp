@@ -11,6 +11,7 @@
 #include <string>
 
 #include "runtime/run/results_csv.h"
+#include "training/components/guarded_components.h"
 #include "support/coco_subset.h"
 #include "support/output_checks.h"
 #include "support/paths.h"
@@ -128,6 +129,63 @@ TEST_CASE("task plugins: the pose-like model, loss and evaluator meet the SDK's 
     found |= p == "forward_train gave output 'angle', which head() does not list";
   }
   CHECK(found);
+}
+
+TEST_CASE("task plugins: an evaluator whose results break what it declared is found out by the contract and the host alike") {
+  testing::PluginLibrary lib(test::test_plugin_dir("annotated") + "/yoloflow_test_annotated.so");
+  auto model = lib.make<Model>("keypoint_net", {{"nc", 2}});
+  Batch batch = testing::detail::evaluation_batch();
+  batch.targets[targets::kKeypoints] = TargetArray{{3, 3, 3}, std::vector<float>(27, 0.5f)};
+  // keypoint_eval with one fault in what compute() gives.
+  enum class Fault { MissingColumn, ExtraColumn, NanValue, NanFitness, ShortTableRow };
+  struct Lying final : Evaluator {
+    Lying(std::unique_ptr<Evaluator> e, Fault f) : inner(std::move(e)), fault(f) {}
+    void setup(const HeadDescription& head) override { inner->setup(head); }
+    std::vector<std::string> columns() const override { return inner->columns(); }
+    std::vector<MetricColumn> table() const override { return inner->table(); }
+    void reset() override { inner->reset(); }
+    void add_batch(const Batch& b, const std::vector<ImagePredictions>& p) override { inner->add_batch(b, p); }
+    Evaluation compute() override {
+      Evaluation e = inner->compute();
+      switch (fault) {
+        case Fault::MissingColumn: e.columns.erase("metrics/predicted_keypoints(P)"); break;
+        case Fault::ExtraColumn: e.columns["metrics/mAP50(B)"] = 0.5; break;
+        case Fault::NanValue: e.columns["metrics/labelled_keypoints(P)"] = std::nan(""); break;
+        case Fault::NanFitness: e.fitness = std::nan(""); break;
+        case Fault::ShortTableRow: e.all.pop_back(); break;
+      }
+      return e;
+    }
+    std::unique_ptr<Evaluator> inner;
+    Fault fault;
+  };
+  const std::pair<Fault, std::string> cases[] = {
+      {Fault::MissingColumn, "gave no value for its column 'metrics/predicted_keypoints(P)'"},
+      {Fault::ExtraColumn, "gave a value for 'metrics/mAP50(B)', which columns() does not list"},
+      {Fault::NanValue, "gave its column 'metrics/labelled_keypoints(P)' a value that is not finite"},
+      {Fault::NanFitness, "gave a fitness that is not finite"},
+      {Fault::ShortTableRow, "gave 1 values for the table's 2 columns"}};
+  for (const auto& [fault, line] : cases) {
+    CAPTURE(line);
+    // The plugin author's contract.
+    Lying lying(lib.make<Evaluator>("keypoint_eval"), fault);
+    bool found = false;
+    for (const auto& p : testing::evaluator_contract(lying, *model, batch)) found |= contains(p, "compute " + line);
+    CHECK(found);
+    // The host, holding it as it holds a pipeline's evaluator: the same words, naming it.
+    auto guarded = core::guard_component(std::make_unique<Lying>(lib.make<Evaluator>("keypoint_eval"), fault),
+                                         core::ComponentOrigin{Kind::Evaluator, "keypoint_eval", "yoloflow_test_annotated.so",
+                                                               "stages.train.params.evaluator"});
+    guarded->setup(model->head());
+    guarded->reset();
+    guarded->add_batch(batch, testing::detail::perfect_predictions(batch, model->head()));
+    try {
+      guarded->compute();
+      FAIL("the host took the evaluation");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()) == "stages.train.params.evaluator (evaluator 'keypoint_eval', yoloflow_test_annotated.so): compute " + line);
+    }
+  }
 }
 
 TEST_CASE("task plugins: a loss or an evaluator that cannot serve the model's head is refused naming itself") {

@@ -49,7 +49,7 @@ std::string py_float(double e) {
 
 }  // namespace
 
-Yolo11Net::Yolo11Net(char scale, std::int64_t nc) : scale_(scale), nc_(nc) {
+Yolo11Net::Yolo11Net(char scale, std::int64_t nc, Task task) : scale_(scale), nc_(nc), task_(task) {
   if (nc < 1) throw InvalidInput("yolo11: nc must be >= 1, got " + std::to_string(nc));
   const auto& sp = scale_spec(scale);
   const bool force_c3k = (scale == 'm' || scale == 'l' || scale == 'x');
@@ -132,9 +132,21 @@ Yolo11Net::Yolo11Net(char scale, std::int64_t nc) : scale_(scale), nc_(nc) {
   c3k2(1024, true, 0.5, false);  // 22 P5/32
 
   const std::vector<std::int64_t> det_ch{ch[16], ch[19], ch[22]};
-  detect_ = std::make_shared<Detect>(nc, det_ch, std::vector<std::int64_t>{8, 16, 32});
+  const std::vector<std::int64_t> strides{8, 16, 32};
+  if (task == Task::Segment) {
+    // 32 masks; the prototype branch's 256 hidden channels scale with the width, as the
+    // layers' do.
+    const std::int64_t masks = 32, protos = width(256);
+    segment_ = std::make_shared<Segment>(nc, masks, protos, det_ch, strides);
+    detect_ = segment_;
+    specs_.push_back({{16, 19, 22}, 1, "Segment",
+                      "[" + std::to_string(nc) + ", " + std::to_string(masks) + ", " + std::to_string(protos) + ", " +
+                          list_str(det_ch) + "]"});
+  } else {
+    detect_ = std::make_shared<Detect>(nc, det_ch, strides);
+    specs_.push_back({{16, 19, 22}, 1, "Detect", "[" + std::to_string(nc) + ", " + list_str(det_ch) + "]"});
+  }
   container_->register_module("23", detect_);
-  specs_.push_back({{16, 19, 22}, 1, "Detect", "[" + std::to_string(nc) + ", " + list_str(det_ch) + "]"});
 
   backbone_ = {this, 0, 11, {-1}, {4, 6, 10}};
   neck_ = {this, 11, 23, {4, 6, 10}, {16, 19, 22}};
@@ -237,7 +249,7 @@ std::vector<Tensor> Stage::bn_buffers() const {
   return out;
 }
 
-std::vector<Tensor> Yolo11Net::forward(const Tensor& images) {
+ModelOutput Yolo11Net::forward(const Tensor& images) {
   // Checkpointing only matters when a graph is recorded.
   const bool recording = is_training() && torch::GradMode::is_enabled();
   auto feats = (recording && ckpt_backbone_) ? checkpoint_segments(backbone_segments_, {{-1, images}}, backbone_.outputs)
@@ -245,7 +257,13 @@ std::vector<Tensor> Yolo11Net::forward(const Tensor& images) {
   auto levels = (recording && ckpt_neck_)
                     ? checkpoint_segments(neck_segments_, {{4, feats[0]}, {6, feats[1]}, {10, feats[2]}}, neck_.outputs)
                     : neck_.run(feats);
-  return detect_->forward(levels);
+  ModelOutput out;
+  out.levels = detect_->forward(levels);
+  if (segment_) {
+    out.extras["mask_coefficients"] = segment_->mask_coefficients(levels);
+    out.extras["prototypes"] = segment_->prototypes(levels[0]);
+  }
+  return out;
 }
 
 // ---- Activation checkpointing -------------------------------------------------------

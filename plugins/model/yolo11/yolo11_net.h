@@ -1,7 +1,7 @@
 #pragma once
-// The YOLO11 detection network: 23 layers plus Detect, registered as "model.<i>" like the
-// released state dict, run as two stages (backbone 0-10, neck 11-22) that can each be
-// activation-checkpointed.
+// The YOLO11 network: 23 layers plus the head (Detect, or Segment for YOLO11-seg), registered
+// as "model.<i>" like the released state dicts, run as two stages (backbone 0-10, neck 11-22)
+// that can each be activation-checkpointed.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "blocks.h"
+#include "segment_head.h"
 #include "yoloflow/model.h"
 
 namespace yoloflow::yolo11 {
@@ -32,6 +33,9 @@ struct LayerSpec {
   std::string args;
 };
 
+// The head a network ends in: Ultralytics' model families share the 23 layers before it.
+enum class Task { Detect, Segment };
+
 class Yolo11Net;
 
 // A contiguous range of layers run as one unit; the checkpoint function reruns it in backward.
@@ -46,16 +50,19 @@ struct Stage {
 
 class Yolo11Net : public torch::nn::Module {
  public:
-  Yolo11Net(char scale, std::int64_t nc);
+  Yolo11Net(char scale, std::int64_t nc, Task task = Task::Detect);
 
-  // Per level (B, 4*reg_max + nc, H, W).
-  std::vector<torch::Tensor> forward(const torch::Tensor& images);
+  // levels: per level (B, 4*reg_max + nc, H, W); extras (Segment): "mask_coefficients"
+  // (B, 32, anchors) and "prototypes" (B, 32, H/4, W/4).
+  ModelOutput forward(const torch::Tensor& images);
 
   char scale() const { return scale_; }
   std::int64_t nc() const { return nc_; }
+  Task task() const { return task_; }
   const std::vector<LayerSpec>& specs() const { return specs_; }
   torch::nn::Module& layer_module(int index) const;
   std::shared_ptr<Detect> detect() const { return detect_; }
+  std::shared_ptr<Segment> segment() const { return segment_; }  // null for Task::Detect
   std::int64_t layer_params(int index) const;
   // Writes the eval-mode network and its decode into `g` and marks the output.
   void emit(GraphBuilder& g) const;
@@ -74,9 +81,11 @@ class Yolo11Net : public torch::nn::Module {
  private:
   char scale_;
   std::int64_t nc_;
+  Task task_;
   std::vector<LayerSpec> specs_;
   std::vector<std::shared_ptr<Block>> layers_;  // 0..22
   std::shared_ptr<Detect> detect_;              // 23
+  std::shared_ptr<Segment> segment_;            // 23 as well, for Task::Segment
   std::shared_ptr<torch::nn::Module> container_;  // "model"
   Stage backbone_, neck_;
   // The same layers cut where one tensor (or two, in the neck) crosses, for checkpointing:

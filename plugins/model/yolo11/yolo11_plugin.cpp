@@ -1,6 +1,6 @@
-// The `yolo11` model plugin: YOLO11 n/s/m/l/x detection models as released by Ultralytics
-// (same layers, parameter counts and state-dict names), with channels_last and per-stage
-// activation checkpointing.
+// The `yolo11` model plugin: YOLO11 n/s/m/l/x detection and segmentation (-seg) models as
+// released by Ultralytics (same layers, parameter counts and state-dict names), with
+// channels_last and per-stage activation checkpointing.
 #include <memory>
 #include <sstream>
 
@@ -24,9 +24,10 @@ class Yolo11Model final : public Model {
     const auto nc = p.get_int("nc") > 0 ? p.get_int("nc") : 80;
     if (scale.size() != 1) throw InvalidInput("yolo11: scale must be one of n, s, m, l, x");
     scale_spec(scale[0]);  // validates
+    const Task task = p.get_string("task") == "segment" ? Task::Segment : Task::Detect;
     // Rebuild only when the architecture changes: configure() runs again at epoch boundaries.
-    if (!net_ || net_->scale() != scale[0] || net_->nc() != nc) {
-      net_ = std::make_shared<Yolo11Net>(scale[0], nc);
+    if (!net_ || net_->scale() != scale[0] || net_->nc() != nc || net_->task() != task) {
+      net_ = std::make_shared<Yolo11Net>(scale[0], nc, task);
       channels_last_ = false;
     }
     // "auto": on for the CUDA device the model is made for (the train sink's), before the EMA
@@ -39,15 +40,27 @@ class Yolo11Model final : public Model {
   torch::nn::Module& module() override { return *require_net(); }
 
   HeadDescription head() const override {
+    const auto& net = *require_net();
     HeadDescription h;
     h.task = "detect";
-    h.nc = static_cast<int>(require_net()->nc());
+    h.nc = static_cast<int>(net.nc());
     h.reg_max = 16;
     h.strides = {8, 16, 32};
+    if (const auto seg = net.segment()) {
+      h.task = "segment";
+      h.outputs = {{"mask_coefficients", true, seg->masks,
+                    "per anchor, the weights of the prototype masks that make its instance's mask"},
+                   {"prototypes", false, seg->masks,
+                    "per image, (B, " + std::to_string(seg->masks) + ", H/4, W/4) prototype masks (logits once weighted)"}};
+    }
     return h;
   }
 
-  std::string architecture() const override { return std::string("yolo11") + require_net()->scale(); }
+  // Ultralytics' names: yolo11n, yolo11n-seg.
+  std::string architecture() const override {
+    const auto& net = *require_net();
+    return std::string("yolo11") + net.scale() + (net.task() == Task::Segment ? "-seg" : "");
+  }
 
   ModelOutput forward_train(const Tensor& images) override {
     auto& net = *require_net();
@@ -63,9 +76,7 @@ class Yolo11Model final : public Model {
                          "multiple of 32 (e.g. imgsz 640)");
     }
     const auto x = channels_last_ ? images.contiguous(torch::MemoryFormat::ChannelsLast) : images;
-    ModelOutput out;
-    out.levels = net.forward(x);
-    return out;
+    return net.forward(x);
   }
 
   Predictions decode(const ModelOutput& output) override {
@@ -105,6 +116,17 @@ class Yolo11Model final : public Model {
     Predictions d;
     d.boxes = xyxy.contiguous();
     d.scores = x.slice(1, 4 * reg, no).sigmoid().transpose(1, 2).contiguous();
+    if (net.segment()) {
+      // Per anchor (B, A, 32) as the boxes; the prototypes as they are, in fp32 as the boxes.
+      const auto coefficients = output.extra("mask_coefficients");
+      if (coefficients.dim() != 3 || coefficients.size(2) != A) {
+        std::ostringstream os;
+        os << "yolo11: decode expects mask_coefficients of shape (B, 32, " << A << "), got " << coefficients.sizes();
+        throw InvalidInput(os.str());
+      }
+      d.extras["mask_coefficients"] = coefficients.to(torch::kFloat).transpose(1, 2).contiguous();
+      d.extras["prototypes"] = output.extra("prototypes").to(torch::kFloat);
+    }
     return d;
   }
 
@@ -141,6 +163,10 @@ class Yolo11Model final : public Model {
       throw InvalidInput("yolo11: export size " + std::to_string(spec.height) + "x" + std::to_string(spec.width) +
                          " is not a multiple of 32, the largest stride");
     }
+    if (require_net()->segment()) {
+      throw InvalidInput(architecture() + ": ONNX export writes detection models only; export a yolo11 model with "
+                         "task detect (its prototype masks need a second graph output)");
+    }
     require_net()->emit(g);
   }
 
@@ -174,6 +200,11 @@ Schema yolo11_schema() {
   s.add_enum("scale", {"n", "s", "m", "l", "x"}, "n")
       .fixed()
       .doc("Model scale: n 2.6M, s 9.5M, m 20.1M, l 25.4M, x 57.0M parameters at 80 classes.");
+  s.add_enum("task", {"detect", "segment"}, "detect")
+      .fixed()
+      .doc("The head: detect (boxes and classes), segment (YOLO11-seg: also 32 mask coefficients per "
+           "detection and prototype masks at 1/4 of the input). The architecture word yolo11n-seg is "
+           "scale n, task segment.");
   s.add_int("nc", 0).range(0, 100000).fixed().doc(
       "Number of classes (the detection head's outputs); 0 = automatic: the training data's class count "
       "in the train sink, 80 (COCO) when the model is built alone.");
@@ -194,8 +225,9 @@ Schema yolo11_schema() {
 
 void register_yolo11(Registrar& r) {
   r.add_model<Yolo11Model>("yolo11", yolo11_schema(),
-                           "YOLO11 detection model (scales n/s/m/l/x) with Ultralytics' layers and "
-                           "state-dict names; weights move to and from PyTorch.");
+                           "YOLO11 detection and segmentation models (scales n/s/m/l/x; yolo11n, "
+                           "yolo11n-seg) with Ultralytics' layers and state-dict names; weights move "
+                           "to and from PyTorch.");
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 //
 // Pipeline JSON, inside the train sink's (or the val sink's) params:
 //   "evaluator": {"plugin": "detection"}
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +57,35 @@ struct Evaluation {
   std::vector<double> all;                 // the table's "all" row, in table() order
   std::vector<ClassEvaluation> per_class;  // classes with instances, by class id
 };
+
+// Whether `e` is what an evaluator that declared `columns` and a table of `table_columns`
+// values may give: a finite value for every column and for no other, a finite fitness, the
+// table's rows (overall, per class) of `table_columns` values. Empty when it is; else what
+// breaks it, one line. The host checks every compute() with it, and testing_torch.h's
+// evaluator_contract too.
+inline std::string check_evaluation(const Evaluation& e, const std::vector<std::string>& columns, std::size_t table_columns) {
+  for (const auto& c : columns) {
+    auto it = e.columns.find(c);
+    if (it == e.columns.end()) return "gave no value for its column '" + c + "'";
+    if (!std::isfinite(it->second)) return "gave its column '" + c + "' a value that is not finite";
+  }
+  for (const auto& [c, v] : e.columns) {
+    if (std::find(columns.begin(), columns.end(), c) == columns.end()) {
+      return "gave a value for '" + c + "', which columns() does not list";
+    }
+  }
+  if (!std::isfinite(e.fitness)) return "gave a fitness that is not finite";
+  if (!e.all.empty() && e.all.size() != table_columns) {
+    return "gave " + std::to_string(e.all.size()) + " values for the table's " + std::to_string(table_columns) + " columns";
+  }
+  for (const auto& c : e.per_class) {
+    if (c.values.size() != table_columns) {
+      return "gave class " + std::to_string(c.cls) + " " + std::to_string(c.values.size()) + " values for the table's " +
+             std::to_string(table_columns) + " columns";
+    }
+  }
+  return "";
+}
 
 class Evaluator : public Component {
  public:

@@ -34,6 +34,46 @@ struct ModelOutput {
   }
 };
 
+// Whether `out` is what `head` describes for a batch of `batch` images: one level per stride,
+// each (B, 4 * reg_max + nc, H, W); exactly the extras head.outputs lists, per-anchor ones
+// (B, channels, A) with A the cells of all levels, per-image ones (B, ...). Empty when it is;
+// else what breaks it, one line. The host checks every forward_train with it, and
+// testing_torch.h's model_contract too, so a plugin author meets one rule.
+inline std::string check_model_output(const ModelOutput& out, const HeadDescription& head, std::int64_t batch) {
+  auto shape = [](const torch::Tensor& t) { return t.defined() ? std::string(c10::str(t.sizes())) : std::string("undefined"); };
+  if (out.levels.size() != head.strides.size()) {
+    return "gave " + std::to_string(out.levels.size()) + " levels, but head() lists " + std::to_string(head.strides.size()) +
+           " strides";
+  }
+  const std::int64_t channels = 4 * static_cast<std::int64_t>(head.reg_max) + head.nc;
+  std::int64_t anchors = 0;
+  for (std::size_t i = 0; i < out.levels.size(); ++i) {
+    const auto& l = out.levels[i];
+    if (!l.defined() || l.dim() != 4 || l.size(0) != batch || l.size(1) != channels) {
+      return "gave level " + std::to_string(i) + " of shape " + shape(l) + "; head() says (" + std::to_string(batch) +
+             ", " + std::to_string(channels) + ", H, W) (4 * reg_max + nc channels)";
+    }
+    anchors += l.size(2) * l.size(3);
+  }
+  for (const auto& o : head.outputs) {
+    auto it = out.extras.find(o.name);
+    if (it == out.extras.end() || !it->second.defined()) return "gave no output '" + o.name + "', which head() lists";
+    const auto& e = it->second;
+    const bool fits = o.per_anchor ? e.dim() == 3 && e.size(0) == batch && e.size(1) == o.channels && e.size(2) == anchors
+                                   : e.dim() >= 1 && e.size(0) == batch;
+    if (!fits) {
+      return "gave output '" + o.name + "' of shape " + shape(e) + "; head() says " +
+             (o.per_anchor ? "(" + std::to_string(batch) + ", " + std::to_string(o.channels) + ", " + std::to_string(anchors) +
+                                 ") (B, channels, anchors of all levels)"
+                           : "(" + std::to_string(batch) + ", ...)");
+    }
+  }
+  for (const auto& [name, e] : out.extras) {
+    if (head.output(name) == nullptr) return "gave output '" + name + "', which head() does not list";
+  }
+  return "";
+}
+
 // Decoded predictions for every anchor, whatever the task: boxes xyxy in input pixels, class
 // probabilities, and the head's other outputs decoded (per anchor (B, A, channels), e.g.
 // keypoints in input pixels; per image (B, ...), e.g. mask prototypes).

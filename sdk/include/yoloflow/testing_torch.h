@@ -255,24 +255,13 @@ inline std::vector<std::string> model_contract(Model& model, int imgsz = 64, int
     if (!detail::all_finite(levels[i])) out.push_back("level " + std::to_string(i) + " is not finite");
     anchors += want[2] * want[3];
   }
-  for (const auto& o : head.outputs) {
-    auto it = output.extras.find(o.name);
-    if (it == output.extras.end() || !it->second.defined()) {
-      out.push_back("forward_train gave no output '" + o.name + "', which head() lists");
-      return out;
-    }
-    const auto& e = it->second;
-    if (o.per_anchor ? e.sizes().vec() != std::vector<std::int64_t>{batch, o.channels, anchors}
-                     : (e.dim() < 1 || e.size(0) != batch)) {
-      out.push_back("output '" + o.name + "' is " + detail::shape_text(e) + ", expected " +
-                    (o.per_anchor ? "(B, " + std::to_string(o.channels) + ", A) with A " + std::to_string(anchors)
-                                  : std::string("(B, ...)")));
-      return out;
-    }
-    if (!detail::all_finite(e)) out.push_back("output '" + o.name + "' is not finite");
+  // The extras as the host checks every forward (yoloflow/model.h).
+  if (const std::string problem = check_model_output(output, head, batch); !problem.empty()) {
+    out.push_back("forward_train " + problem);
+    return out;
   }
   for (const auto& [name, e] : output.extras) {
-    if (head.output(name) == nullptr) out.push_back("forward_train gave output '" + name + "', which head() does not list");
+    if (!detail::all_finite(e)) out.push_back("output '" + name + "' is not finite");
   }
   at::Tensor sum = levels[0].sum();
   for (std::size_t i = 1; i < levels.size(); ++i) sum = sum + levels[i].sum();
@@ -481,27 +470,10 @@ inline std::vector<std::string> evaluator_contract(Evaluator& evaluator, Model& 
       e = evaluator.compute();
     });
   };
+  // As the host checks every compute() (yoloflow/evaluator.h).
   auto check = [&](const Evaluation& e, const std::string& what) {
-    for (const auto& c : columns) {
-      auto it = e.columns.find(c);
-      if (it == e.columns.end()) {
-        out.push_back(what + " gives no value for the column '" + c + "'");
-      } else if (!std::isfinite(it->second)) {
-        out.push_back(what + " gives '" + c + "' a value that is not finite");
-      }
-    }
-    for (const auto& [c, v] : e.columns) {
-      if (std::find(columns.begin(), columns.end(), c) == columns.end()) {
-        out.push_back(what + " gives '" + c + "', which columns() does not list");
-      }
-    }
-    if (!std::isfinite(e.fitness)) out.push_back(what + " gives a fitness that is not finite");
-    if (!e.all.empty() && e.all.size() != table.size()) out.push_back(what + " gives the table's 'all' row the wrong number of values");
-    for (const auto& c : e.per_class) {
-      if (c.values.size() != table.size()) {
-        out.push_back(what + " gives class " + std::to_string(c.cls) + " the wrong number of table values");
-        break;
-      }
+    if (const std::string problem = check_evaluation(e, columns, table.size()); !problem.empty()) {
+      out.push_back(what + ": compute " + problem);
     }
   };
   Evaluation a, b, none, empty;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "runtime/pipeline/architecture_name.h"
 #include "runtime/pipeline/component_spec.h"
 #include "runtime/pipeline/device_word.h"
 #include "runtime/pipeline/json_text.h"
@@ -207,13 +208,12 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
       out.push_back({key, "model=: this pipeline's sink has no `model` parameter"});
       return {""};
     }
-    std::string plugin = text, scale;
-    if (!registry.find(Kind::Model, text) && text.size() > 1 && registry.find(Kind::Model, text.substr(0, text.size() - 1))) {
-      plugin = text.substr(0, text.size() - 1);
-      scale = text.substr(text.size() - 1);
-    }
-    std::vector<std::string> expanded{"stages." + sink + ".params.model.plugin=" + plugin};
-    if (!scale.empty()) expanded.push_back("stages." + sink + ".params.model.params.scale=" + scale);
+    // yolo11n-seg: the same plugin at task segment. A name no model reads stays the plugin's
+    // name, which validation then refuses naming the known models.
+    const auto name = parse_architecture(registry, text);
+    std::vector<std::string> expanded{"stages." + sink + ".params.model.plugin=" + (name ? name->plugin : text)};
+    if (name && !name->scale.empty()) expanded.push_back("stages." + sink + ".params.model.params.scale=" + name->scale);
+    if (name && !name->task.empty()) expanded.push_back("stages." + sink + ".params.model.params.task=" + name->task);
     return expanded;
   }
   if (key == "lr0" || key == "momentum" || key == "weight_decay") {  // the optimizer's, inside the sink

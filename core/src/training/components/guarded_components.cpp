@@ -38,12 +38,13 @@ class GuardedModel final : public Guarded<Model> {
   std::string architecture() const override {
     return call("architecture", [&] { return inner_->architecture(); });
   }
-  // The head's contract, checked on every output: exactly the extras head() names, per-anchor
-  // ones (B, channels, A) (a model that gives other outputs than it describes would feed a
-  // loss or an evaluator something else than they were set up for).
+  // The head's contract (yoloflow/model.h's check_model_output), checked on every output: a
+  // model that gives other outputs than it describes would feed a loss or an evaluator
+  // something else than they were set up for.
   ModelOutput forward_train(const torch::Tensor& images) override {
     ModelOutput out = call("forward_train", [&] { return inner_->forward_train(images); });
-    check_outputs(out, head(), images.size(0));
+    const std::string problem = check_model_output(out, head(), images.size(0));
+    if (!problem.empty()) throw Error(origin_.text() + ": forward_train " + problem);
     return out;
   }
   Predictions decode(const ModelOutput& output) override {
@@ -57,32 +58,6 @@ class GuardedModel final : public Guarded<Model> {
   }
   void export_graph(GraphBuilder& g) override {
     call("export_graph", [&] { inner_->export_graph(g); });
-  }
-
- private:
-  void check_outputs(const ModelOutput& out, const HeadDescription& head, std::int64_t batch) const {
-    std::string problem;
-    if (out.levels.size() != head.strides.size()) {
-      problem = "gave " + std::to_string(out.levels.size()) + " levels, but head() lists " +
-                std::to_string(head.strides.size()) + " strides";
-    }
-    for (const auto& o : head.outputs) {
-      auto it = out.extras.find(o.name);
-      if (!problem.empty()) break;
-      if (it == out.extras.end() || !it->second.defined()) {
-        problem = "gave no output '" + o.name + "', which head() lists";
-      } else if (it->second.dim() < 1 || it->second.size(0) != batch ||
-                 (o.per_anchor && (it->second.dim() != 3 || it->second.size(1) != o.channels))) {
-        problem = "gave output '" + o.name + "' of shape " + std::string(c10::str(it->second.sizes())) + "; head() says " +
-                  (o.per_anchor ? "(B, " + std::to_string(o.channels) + ", anchors)" : std::string("(B, ...)")) +
-                  " with B = " + std::to_string(batch);
-      }
-    }
-    for (const auto& [name, t] : out.extras) {
-      if (!problem.empty()) break;
-      if (head.output(name) == nullptr) problem = "gave output '" + name + "', which head() does not list";
-    }
-    if (!problem.empty()) throw Error(origin_.text() + ": forward_train " + problem);
   }
 };
 
@@ -118,29 +93,11 @@ class GuardedEvaluator final : public Guarded<Evaluator> {
   void add_batch(const Batch& batch, const std::vector<ImagePredictions>& predictions) override {
     call("add_batch", [&] { inner_->add_batch(batch, predictions); });
   }
+  // What compute() gives is checked against what the evaluator declared
+  // (yoloflow/evaluator.h's check_evaluation): results.csv and best.pt read it as declared.
   Evaluation compute() override {
     Evaluation e = call("compute", [&] { return inner_->compute(); });
-    const auto declared = columns();
-    std::string problem;
-    for (const auto& c : declared) {
-      if (e.columns.count(c) == 0) problem = "gave no value for its column '" + c + "'";
-    }
-    for (const auto& [c, v] : e.columns) {
-      if (std::find(declared.begin(), declared.end(), c) == declared.end()) {
-        problem = "gave a value for '" + c + "', which columns() does not list";
-      }
-    }
-    if (problem.empty() && !std::isfinite(e.fitness)) problem = "gave a fitness that is not finite";
-    const std::size_t values = table().size();
-    if (problem.empty() && !e.all.empty() && e.all.size() != values) {
-      problem = "gave " + std::to_string(e.all.size()) + " values for the table's " + std::to_string(values) + " columns";
-    }
-    for (const auto& c : e.per_class) {
-      if (problem.empty() && c.values.size() != values) {
-        problem = "gave class " + std::to_string(c.cls) + " " + std::to_string(c.values.size()) + " values for the table's " +
-                  std::to_string(values) + " columns";
-      }
-    }
+    const std::string problem = check_evaluation(e, columns(), table().size());
     if (!problem.empty()) throw Error(origin_.text() + ": compute " + problem);
     return e;
   }

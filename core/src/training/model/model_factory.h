@@ -1,6 +1,6 @@
 #pragma once
-// Creates a model component from an architecture name as users write it ("yolo11n"): a
-// registered model plugin name followed by its scale letter, or a plugin name alone.
+// Creates a model component from an architecture name as users write it ("yolo11n",
+// "yolo11n-seg": runtime/pipeline/architecture_name.h).
 #include <memory>
 #include <string>
 

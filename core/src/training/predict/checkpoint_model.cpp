@@ -7,6 +7,7 @@
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
 #include "training/model/weights_io.h"
+#include "runtime/pipeline/architecture_name.h"
 #include "runtime/pipeline/component_origin.h"
 #include "runtime/plugin/registry.h"
 #include "training/checkpoint/checkpoint.h"
@@ -149,11 +150,12 @@ LoadedCheckpointModel load_checkpoint_model(const Registry& registry, const std:
                          "state dict, so it holds no YOLO detector");
     }
     auto model = create_model(registry, architecture, nc);
-    // As a checkpoint's model entry would say it ("yolo11n" is plugin yolo11, scale n).
-    out.described.spec = registry.find(Kind::Model, architecture)
-                             ? json{{"plugin", architecture}, {"params", {{"nc", nc}}}}
-                             : json{{"plugin", architecture.substr(0, architecture.size() - 1)},
-                                    {"params", {{"scale", architecture.substr(architecture.size() - 1)}, {"nc", nc}}}};
+    // As a checkpoint's model entry would say it ("yolo11n-seg" is plugin yolo11, scale n,
+    // task segment); create_model has read the name.
+    const ArchitectureName name = *parse_architecture(registry, architecture);
+    json params = architecture_params(name);
+    params["nc"] = nc;
+    out.described.spec = json{{"plugin", name.plugin}, {"params", params}};
     out.described.origin = architecture_option + " " + architecture;
     // Made, so the plugin the spec names is registered.
     out.model = guard_component(std::move(model),
