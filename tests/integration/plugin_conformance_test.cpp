@@ -98,6 +98,14 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
   // The model the loss and the callbacks' tensor hooks are checked with.
   testing::PluginLibrary models(test::plugin_dir() + "/yoloflow_yolo11.so");
   auto model = models.make<Model>("yolo11", {{"nc", 3}}, context);
+  // A loss that needs the instances' outlines trains a segmentation head from the batch's masks
+  // (the batcher rasterises the outlines): it is checked with YOLO11-seg and mask targets, the
+  // first instance of each image on top in its box.
+  auto seg_model = models.make<Model>("yolo11", {{"nc", 3}, {"task", "segment"}}, context);
+  LossTargets seg_targets = testing::detail::targets(2, 3);
+  auto seg_masks = torch::zeros({2, kModelImgsz / 4, kModelImgsz / 4});
+  seg_masks.narrow(1, 5, 6).narrow(2, 6, 5).fill_(1);
+  seg_targets.tensors["image_masks"] = seg_masks;
 
   const auto libraries = plugin_libraries();
   REQUIRE(libraries.size() >= 10);
@@ -148,7 +156,9 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
           problems = testing::model_contract(static_cast<Model&>(*component), kModelImgsz);
           break;
         case Kind::Loss:
-          problems = testing::loss_contract(static_cast<Loss&>(*component), *model, kModelImgsz);
+          problems = c.contract.needs.has(Field::Polygons)
+                         ? testing::loss_contract(static_cast<Loss&>(*component), *seg_model, kModelImgsz, 2, seg_targets)
+                         : testing::loss_contract(static_cast<Loss&>(*component), *model, kModelImgsz);
           break;
         case Kind::Evaluator:
           problems = testing::evaluator_contract(static_cast<Evaluator&>(*component), *model);

@@ -24,6 +24,7 @@
 #include "training/model/model_factory.h"
 #include "training/model/weights_io.h"
 #include "yoloflow/error.h"
+#include "support/doctest_checks.h"  // last: CHECK is doctest's after LibTorch's headers
 
 using namespace yoloflow;
 

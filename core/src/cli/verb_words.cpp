@@ -203,7 +203,8 @@ std::map<std::string, Verb> make_verbs() {
 // task= and mode=, as every command takes them.
 void check_task_and_mode(const std::string& verb, const std::string& key, const std::string& value) {
   if (key == "task" && value != "detect") {
-    throw InvalidInput("task=" + value + ": yoloflow trains and runs detectors only (task=detect)");
+    throw InvalidInput("task=" + value + ": the commands take task=detect; a pipeline's model says its task "
+                       "(YOLO11-seg trains from pipelines/train-coco128-seg-cpu.json, docs/segmentation.md)");
   }
   if (key == "mode" && value != verb) {
     throw InvalidInput("mode=" + value + " on `yoloflow " + verb + "`: the command is the mode; run `yoloflow " + value +
@@ -249,7 +250,8 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
     if (at >= args.size()) return args;
   } else if (args[at] == "segment" || args[at] == "classify" || args[at] == "pose" || args[at] == "obb" ||
              args[at] == "semantic") {
-    throw InvalidInput("`" + args[at] + "`: yoloflow trains and runs detectors only (yoloflow detect ..., or no task)");
+    throw InvalidInput("`" + args[at] + "`: the commands take the task detect (yoloflow detect ..., or no task); a "
+                       "pipeline's model says its task (YOLO11-seg: docs/segmentation.md)");
   }
   const std::string verb = args[at];
   // Whether args[i], after the verb, is the value of the option before it (`--data D.yaml`).

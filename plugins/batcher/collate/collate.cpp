@@ -2,7 +2,8 @@
 // copy) and writes its targets, normalised by the batch's width and height, into the target
 // arrays of yoloflow/sample.h: boxes [batch_idx, cls, cx, cy, w, h] always, the instances'
 // keypoints [x, y, visible] when the batch's samples carry them, and each image's class when
-// any sample has one. When the batch is complete, every image is converted BGR -> RGB straight
+// any sample has one; with `masks`, the instances' outlines rasterised as Ultralytics' segmentation
+// targets (mask_raster.h). When the batch is complete, every image is converted BGR -> RGB straight
 // into the batch buffer (one pass each), in parallel across the samples: add() runs on the
 // graph's one serial batcher node, so a per-sample copy there would cap the whole data path.
 #include <memory>
@@ -17,6 +18,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "mask_raster.h"
 #include "pixel_buffer_pool.h"
 
 #include "yoloflow/batcher.h"
@@ -37,6 +39,16 @@ class Collate final : public Batcher {
         "whose predicted peak memory stays within that fraction of the device's memory (\"auto\" = 0.60; "
         "16 on the CPU); the chosen number is written to the run's pipeline.json.");
     s.add_bool("drop_last", false).doc("Drop the last, partial batch of an epoch.");
+    s.add_bool("masks", false).fixed().doc(
+        "Rasterise the instances' outlines (polygons) into mask targets, as a segmentation loss reads them: "
+        "with overlap_mask, one plane per image, 'image_masks' (B, H/r, W/r), holding k + 1 where the image's "
+        "instance k is on top (larger instances drawn first); without, one plane per instance, 'masks' "
+        "(N, H/r, W/r), 1 inside. r = mask_ratio. An instance without an outline has an empty mask.");
+    s.add_bool("overlap_mask", true).fixed().doc(
+        "With masks: one plane per image rather than one per instance (Ultralytics' overlap_mask).");
+    s.add_int("mask_ratio", 4).range(1, 32).fixed().doc(
+        "With masks: the masks' downsampling from the image size (Ultralytics' mask_ratio; 4 matches YOLO11-seg's "
+        "prototypes).");
     return s;
   }
 
@@ -50,6 +62,9 @@ class Collate final : public Batcher {
     }
     batch_ = p.get_int("batch");
     drop_last_ = p.get_bool("drop_last");
+    masks_ = p.get_bool("masks");
+    overlap_mask_ = p.get_bool("overlap_mask");
+    mask_ratio_ = static_cast<int>(p.get_int("mask_ratio"));
     epoch_ = context.epoch;
     where_ = context.node;
   }
@@ -106,6 +121,20 @@ class Collate final : public Batcher {
     } else if (n > 0 && bare_ == kNone) {
       bare_ = b.samples.size();  // this sample's boxes have no keypoints
     }
+    if (masks_) {
+      if (b.height % mask_ratio_ != 0 || b.width % mask_ratio_ != 0) {
+        throw Error("collate '" + where_ + "': images of " + std::to_string(b.width) + "x" + std::to_string(b.height) +
+                    " do not divide by mask_ratio " + std::to_string(mask_ratio_));
+      }
+      // An instance without an outline (a box line) gets an empty mask.
+      std::vector<Polygon> outlines = sample.polygons;
+      outlines.resize(n);
+      if (overlap_mask_) {
+        append_overlap_mask(outlines, b.height, b.width, mask_ratio_, masks_values_);
+      } else {
+        append_instance_masks(outlines, b.height, b.width, mask_ratio_, masks_values_);
+      }
+    }
     image_classes_.push_back(static_cast<float>(sample.image_class >= 0 ? sample.image_class : -1));
     if (sample.image_class >= 0) any_image_class_ = true;
     b.samples.push_back(SampleInfo{sample.index, std::move(sample.path), sample.geometry, sample.sequence});
@@ -152,6 +181,7 @@ class Collate final : public Batcher {
     boxes_.clear();
     keypoints_.clear();
     image_classes_.clear();
+    masks_values_.clear();
     keypoints_per_box_ = -1;
     bare_ = kNone;
     any_image_class_ = false;
@@ -205,6 +235,14 @@ class Collate final : public Batcher {
       b.targets[targets::kKeypoints] = TargetArray{{rows, keypoints_per_box_, 3}, std::move(keypoints_)};
     }
     if (any_image_class_) b.targets[targets::kImageClasses] = TargetArray{{b.size}, std::move(image_classes_)};
+    if (masks_) {
+      const std::int64_t h = b.height / mask_ratio_, w = b.width / mask_ratio_;
+      if (overlap_mask_) {
+        b.targets["image_masks"] = TargetArray{{b.size, h, w}, std::move(masks_values_)};
+      } else {
+        b.targets["masks"] = TargetArray{{rows, h, w}, std::move(masks_values_)};
+      }
+    }
     clear_targets();
     // A full batch's bytes even for the epoch's partial last batch: buffers of one size are
     // reused for every batch.
@@ -240,6 +278,8 @@ class Collate final : public Batcher {
 
   std::int64_t batch_ = 16, capacity_ = 16;
   bool drop_last_ = false;
+  bool masks_ = false, overlap_mask_ = true;
+  int mask_ratio_ = 4;
   int epoch_ = 0;
   std::int64_t next_index_ = 0;
   std::string where_;
@@ -250,6 +290,7 @@ class Collate final : public Batcher {
   std::vector<float> boxes_;          // rows of 6
   std::vector<float> keypoints_;      // rows of keypoints_per_box_ x 3
   std::vector<float> image_classes_;  // one per sample, -1 for none
+  std::vector<float> masks_values_;   // with masks: a plane per image (overlap) or per instance
   std::int64_t keypoints_per_box_ = -1;  // -1: no sample of the batch has keypoints yet
   std::size_t bare_ = kNone;             // the batch's first sample with boxes but no keypoints
   bool any_image_class_ = false;
@@ -265,8 +306,9 @@ void register_collate(Registrar& r) {
       "collate", Collate::schema(),
       "Stacks same-size samples into NHWC RGB uint8 batches with targets normalised to the batch size: "
       "boxes [batch_idx, cls, cx, cy, w, h] (N, 6); keypoints [x, y, visible] (N, K, 3) when the samples "
-      "carry keypoints; image_classes (B,) when they carry image classes (-1 where an image has none).",
-      keeps(Field::Boxes | Field::Keypoints | Field::ImageClass));
+      "carry keypoints; image_classes (B,) when they carry image classes (-1 where an image has none); with "
+      "masks, the outlines rasterised as Ultralytics' segmentation targets (image_masks or masks).",
+      keeps(Field::Boxes | Field::Keypoints | Field::ImageClass | Field::Polygons));
 }
 
 }  // namespace

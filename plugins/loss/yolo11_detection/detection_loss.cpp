@@ -27,7 +27,8 @@ DetectionLoss::DetectionLoss(const HeadDescription& head, LossGains gains, Assig
 }
 
 LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
-                                     const torch::Tensor& targets, double min_score_sum) {
+                                     const torch::Tensor& targets, double min_score_sum,
+                                     AssignedTargets* assigned) {
   const auto R = static_cast<int64_t>(head_.reg_max);
   const auto nc = static_cast<int64_t>(head_.nc);
   if (levels.size() != head_.strides.size()) {
@@ -82,6 +83,8 @@ LossResult DetectionLoss::operator()(const std::vector<torch::Tensor>& levels,
   TaskAlignedAssigner assign(head_.nc, assigner_);
   auto a = assign(pred_scores.detach().sigmoid(), pred_bboxes.detach() * stride_t,
                   anchors * stride_t, gt_labels, gt_bboxes, gt_mask);
+
+  if (assigned != nullptr) *assigned = AssignedTargets{a.fg_mask, a.gt_index, a.bboxes, img_h, img_w};
 
   const auto raw_score_sum = a.scores.sum();
   auto score_sum = raw_score_sum.clamp_min(min_score_sum);

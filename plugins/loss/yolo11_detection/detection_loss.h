@@ -35,6 +35,16 @@ struct LossResult {
   torch::Tensor score_sum;  // () detached: the target-score sum the losses divide by, before its floor
 };
 
+// What the assignment decided, for a loss that adds terms of its own per positive anchor (the
+// segmentation loss's masks): which anchors are positive, the index of the GT each one was given
+// within its image's target rows, that GT's box (xyxy pixels), and the input size.
+struct AssignedTargets {
+  torch::Tensor fg_mask;   // (B, A) bool
+  torch::Tensor gt_index;  // (B, A) int64
+  torch::Tensor bboxes;    // (B, A, 4) float
+  double img_h = 0, img_w = 0;
+};
+
 class DetectionLoss {
  public:
   DetectionLoss(const HeadDescription& head, LossGains gains = {}, AssignerOptions assigner = {});
@@ -44,8 +54,11 @@ class DetectionLoss {
   // level shapes and strides. The losses are divided by the target-score sum, at least
   // `min_score_sum` (Ultralytics' floor: 1); a micro-batch passes its share of the batch's images
   // (yoloflow/loss.h), so that its floor adds up to the whole batch's.
+  // `assigned`, when given, receives the assignment.
   LossResult operator()(const std::vector<torch::Tensor>& levels, const torch::Tensor& targets,
-                        double min_score_sum = 1.0);
+                        double min_score_sum = 1.0, AssignedTargets* assigned = nullptr);
+  const HeadDescription& head() const { return head_; }
+  const AssignerOptions& assigner() const { return assigner_; }
   void set_gains(const LossGains& gains) { gains_ = gains; }
 
  private:

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "detection_loss.h"
+#include "loss_params.h"
 #include "yoloflow/error.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
@@ -15,21 +16,12 @@ class Yolo11DetectionLoss final : public Loss {
  public:
   static Schema schema() {
     Schema s;
-    s.add_float("box", 7.5).min(0.0).doc("Box (CIoU) loss gain (Ultralytics' box).");
-    s.add_float("cls", 0.5).min(0.0).doc("Class (BCE) loss gain (Ultralytics' cls).");
-    s.add_float("dfl", 1.5).min(0.0).doc("Distribution focal loss gain (Ultralytics' dfl).");
-    s.add_int("topk", 10).range(1, 1000).fixed().doc("Task-aligned assigner: candidate anchors kept per ground-truth box.");
-    s.add_float("alpha", 0.5).min(0.0).fixed().doc(
-        "Task-aligned assigner: exponent of the class score in the alignment metric score^alpha * IoU^beta.");
-    s.add_float("beta", 6.0).min(0.0).fixed().doc("Task-aligned assigner: exponent of the IoU in the alignment metric.");
+    add_loss_params(s);
     return s;
   }
 
   void configure(const Params& p, const StageContext&) override {
-    gains_ = LossGains{p.get_float("box"), p.get_float("cls"), p.get_float("dfl")};
-    assigner_.topk = static_cast<int>(p.get_int("topk"));
-    assigner_.alpha = p.get_float("alpha");
-    assigner_.beta = p.get_float("beta");
+    read_loss_params(p, gains_, assigner_);
     // Configured again at an epoch boundary (a scheduled gain): the assigner stays.
     if (loss_) loss_->set_gains(gains_);
   }

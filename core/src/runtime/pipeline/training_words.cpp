@@ -210,7 +210,9 @@ bool expand_training_word(const std::string& key, const std::string& text, const
   double x = 0;
   if (key == "task") {
     if (lower(text) != "detect") {
-      out.push_back({key, "task=" + text + ": yoloflow trains detectors only (task=detect)"});
+      // The model says the task: yolo11n-seg in a segmentation pipeline (its loss and batcher).
+      out.push_back({key, "task=" + text + ": the task is the pipeline's model's (task=detect is taken); train YOLO11-seg "
+                                           "from pipelines/train-coco128-seg-cpu.json (docs/segmentation.md)"});
     }
     return true;
   }

@@ -20,16 +20,21 @@ const Verbs kTrainValPredictExport{"train", "val", "predict", "export"};
 const Verbs kEvery{"train", "val", "predict", "export", "info"};
 
 // Reasons shared by several keys.
-const char* kSegment = "it is a segmentation setting and yoloflow trains and runs detectors only";
-const char* kClassify = "it is a classification setting and yoloflow trains and runs detectors only";
-const char* kPose = "it is a pose or oriented-box setting and yoloflow trains and runs detectors only";
+// Segmentation trains from a segmentation pipeline (pipelines/train-coco128-seg-cpu.json), whose
+// batcher has these parameters; the words are not mapped onto it.
+const char* kSegment =
+    "it is a segmentation setting: in a segmentation pipeline set the batcher's parameter of that name "
+    "(stages.batch.params.overlap_mask, stages.batch.params.mask_ratio; docs/segmentation.md)";
+const char* kSegmentPredict = "it is a setting of segmentation prediction, which yoloflow does not do yet";
+const char* kClassify = "it is a classification setting and yoloflow trains detectors and segmentation models";
+const char* kPose = "it is a pose or oriented-box setting and yoloflow trains detectors and segmentation models";
 const char* kTrainOnly = "it is a training setting; this command trains nothing";
 const char* kPredictOnly = "it is a setting of predict";
 const char* kExportOnly = "it is a setting of export";
 
 std::vector<UltralyticsArgument> make_arguments() {
   return {
-      {"task", kEvery, "only task=detect: yoloflow trains and runs detectors"},
+      {"task", kEvery, "only task=detect: a pipeline's model says its task (docs/segmentation.md for YOLO11-seg)"},
       {"mode", kEvery, "the command is the mode: yoloflow train, val, predict, export"},
       // Train settings
       {"model", kEvery, ""},
@@ -91,7 +96,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"agnostic_nms", kNone, "class-agnostic NMS is not offered on the command line; NMS keeps boxes per class, "
                               "as Ultralytics' default"},
       {"classes", kTrainValPredict, "export writes every class the model detects"},
-      {"retina_masks", kNone, kSegment},
+      {"retina_masks", kNone, kSegmentPredict},
       {"embed", kNone, "returning feature embeddings is not built"},
       // Visualize settings
       {"show", kNone, "yoloflow opens no windows; the annotated images and videos are written to the run folder"},

@@ -208,12 +208,89 @@ class Altered final : public Batcher {
 
 }  // namespace
 
-TEST_CASE("collate registers the fields it packs: boxes, keypoints and image classes") {
+TEST_CASE("collate registers the fields it packs: boxes, keypoints, image classes and outlines (as masks)") {
   plugin_test::PluginSet pm;
   pm.load("collate");
   const ComponentInfo& info = pm.component(Kind::Batcher, "collate");
   CHECK(info.contract.declared);
-  CHECK(info.contract.keeps == (Field::Boxes | Field::Keypoints | Field::ImageClass));
+  CHECK(info.contract.keeps == (Field::Boxes | Field::Keypoints | Field::ImageClass | Field::Polygons));
+}
+
+TEST_CASE("collate rasterises outlines into Ultralytics' mask targets: per image with overlaps, or per instance") {
+  // Two 32 x 32 images. Image 0: a large square (8..24) and a small one (12..16) inside it, and a
+  // box without an outline; image 1: one triangle. Masks at mask_ratio 4 (8 x 8).
+  auto square = [](float a, float b) { return Polygon{{a, a}, {b, a}, {b, b}, {a, b}}; };
+  auto samples = [&] {
+    std::vector<Sample> out;
+    out.push_back(coded_sample(0, 32, 32, 1, {Box{8, 8, 24, 24, 0}, Box{12, 12, 16, 16, 1}, Box{0, 0, 4, 4, 2}}));
+    out.back().polygons = {square(8, 24), square(12, 16), Polygon{}};
+    out.push_back(coded_sample(1, 32, 32, 2, {Box{0, 0, 31, 31, 0}}));
+    out.back().polygons = {Polygon{{0, 0}, {31.9f, 0}, {0, 31.9f}}};
+    return out;
+  };
+  auto batch_of = [&](const json& params) {
+    plugin_test::PluginSet pm;
+    auto c = make_collate(pm, params);
+    auto in = samples();
+    CHECK_FALSE(c->add(std::move(in[0])));
+    auto b = c->add(std::move(in[1]));
+    REQUIRE(b);
+    return std::move(*b);
+  };
+  // The filled square covers pixels 8..24; bilinear halving twice keeps cells 2..5.
+  auto cell = [](const TargetArray& t, std::int64_t plane, int y, int x) { return t.values[static_cast<std::size_t>((plane * 8 + y) * 8 + x)]; };
+
+  SUBCASE("overlap (the default): one plane per image, k + 1 where instance k is on top") {
+    const Batch b = batch_of({{"batch", 2}, {"masks", true}});
+    CHECK(b.targets.count("masks") == 0);
+    const TargetArray& m = b.target("image_masks");
+    CHECK(m.shape == std::vector<std::int64_t>{2, 8, 8});
+    CHECK(cell(m, 0, 2, 2) == 1);   // the large square
+    CHECK(cell(m, 0, 5, 5) == 1);
+    CHECK(cell(m, 0, 3, 3) == 2);   // the small one, drawn after the larger and so on top
+    CHECK(cell(m, 0, 1, 1) == 0);   // outside both; the box without an outline has no mask
+    CHECK(cell(m, 0, 6, 6) == 0);
+    CHECK(cell(m, 1, 0, 0) == 1);   // image 1's only instance
+    CHECK(cell(m, 1, 7, 7) == 0);
+    double large = 0, small = 0;
+    for (float v : std::vector<float>(m.values.begin(), m.values.begin() + 64)) {
+      large += v == 1;
+      small += v == 2;
+    }
+    CHECK(large + small == 16);  // the 4 x 4 cells of the large square
+  }
+  SUBCASE("overlap_mask false: one plane per instance, in the boxes' row order, at mask_ratio 2") {
+    const Batch b = batch_of({{"batch", 2}, {"masks", true}, {"overlap_mask", false}, {"mask_ratio", 2}});
+    CHECK(b.targets.count("image_masks") == 0);
+    const TargetArray& m = b.target("masks");
+    REQUIRE(m.shape == std::vector<std::int64_t>{4, 16, 16});
+    auto sum = [&](std::int64_t plane) {
+      double s = 0;
+      for (std::size_t i = 0; i < 256; ++i) s += m.values[static_cast<std::size_t>(plane) * 256 + i];
+      return s;
+    };
+    // Pixels 8..24 halved: cells 4..11 wholly inside, cell 12 half covered (kept or not by the
+    // bilinear rounding); the small square's plane is separate, not subtracted.
+    CHECK(sum(0) >= 64);
+    CHECK(sum(0) <= 81);
+    CHECK(sum(1) >= 4);
+    CHECK(sum(2) == 0);   // the instance without an outline
+    CHECK(sum(3) > 100);  // the triangle: half of 16 x 16
+    for (float v : m.values) CHECK((v == 0 || v == 1));
+  }
+  SUBCASE("without masks (the default): no mask targets, and images that mask_ratio does not divide are refused") {
+    const Batch b = batch_of({{"batch", 2}});
+    CHECK(b.targets.count("image_masks") == 0);
+    CHECK(b.targets.count("masks") == 0);
+    plugin_test::PluginSet pm;
+    auto c = make_collate(pm, {{"batch", 2}, {"masks", true}, {"mask_ratio", 3}});
+    try {
+      c->add(coded_sample(0, 32, 32, 1));
+      FAIL("expected a refusal");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()) == "collate 'batch': images of 32x32 do not divide by mask_ratio 3");
+    }
+  }
 }
 
 TEST_CASE("collate packs keypoints (N, K, 3) and image classes (B,) normalised, keypoints row i for boxes row i") {

@@ -1,0 +1,25 @@
+#pragma once
+// Instance masks from outlines, as Ultralytics 8.4.56 makes its segmentation targets: each
+// polygon's points truncated to whole pixels and filled at the image's size (OpenCV fillPoly),
+// then resized to 1/ratio (bilinear, 0/1 values kept by rounding); either one mask per instance,
+// or one per image holding k + 1 where instance k is on top, larger instances drawn first so that
+// smaller ones stay visible (overlap_mask).
+#include <cstdint>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+#include "yoloflow/sample.h"
+
+namespace yoloflow::plugins {
+
+// (height / ratio) x (width / ratio), 8-bit 0/1; all zero for an empty polygon.
+cv::Mat instance_mask(const Polygon& polygon, int height, int width, int ratio);
+
+// Appends the instances' masks, one (height / ratio) x (width / ratio) plane each, as 0/1 floats.
+void append_instance_masks(const std::vector<Polygon>& polygons, int height, int width, int ratio, std::vector<float>& out);
+
+// Appends one (height / ratio) x (width / ratio) plane: k + 1 where instance k is on top, 0 elsewhere.
+void append_overlap_mask(const std::vector<Polygon>& polygons, int height, int width, int ratio, std::vector<float>& out);
+
+}  // namespace yoloflow::plugins
