@@ -123,12 +123,14 @@ Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets, std::int6
       in.coefficients.to(torch::kFloat).gather(1, idx.unsqueeze(-1).expand({B, S, in.coefficients.size(2)}));
   const auto gt = in.gt_index.gather(1, idx);
   const auto box = in.gt_boxes.to(torch::kFloat).gather(1, idx.unsqueeze(-1).expand({B, S, 4}));  // pixels
-  const auto scale = torch::tensor({1.0 / in.img_w, 1.0 / in.img_h, 1.0 / in.img_w, 1.0 / in.img_h}, box.options());
-  const auto normalised = box * scale;
-  const auto area = (normalised.select(-1, 2) - normalised.select(-1, 0)) * (normalised.select(-1, 3) - normalised.select(-1, 1));
-  const auto mask_boxes = normalised * torch::tensor({static_cast<double>(mw), static_cast<double>(mh),
-                                                      static_cast<double>(mw), static_cast<double>(mh)},
-                                                     box.options());
+  // Scalars only, no tensor made from host values: inside a captured CUDA step a host-to-device
+  // copy is not allowed.
+  const auto x1 = box.select(-1, 0) / in.img_w, y1 = box.select(-1, 1) / in.img_h;
+  const auto x2 = box.select(-1, 2) / in.img_w, y2 = box.select(-1, 3) / in.img_h;
+  const auto area = (x2 - x1) * (y2 - y1);
+  const auto mask_boxes = torch::stack({x1 * static_cast<double>(mw), y1 * static_cast<double>(mh),
+                                        x2 * static_cast<double>(mw), y2 * static_cast<double>(mh)},
+                                       -1);
   // Per positive: mean over the mask's pixels, divided by its box's area; over all positives.
   const auto positives = in.fg_mask.sum().to(torch::kFloat).clamp_min(1);
   const auto weights = torch::where(valid > 0, valid / area.clamp_min(1e-12), torch::zeros_like(valid)) /

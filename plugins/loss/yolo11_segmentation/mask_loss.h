@@ -6,8 +6,8 @@
 //
 // Memory: the predicted masks are never held for all positives at once. The positives are
 // gathered into a fixed number of slots (each GT keeps at most topk anchors, so topk x M slots
-// hold every positive: fixed shapes, no host synchronisation, so the term runs inside a captured
-// CUDA step), and the slots are processed a chunk at a time in forward and again in backward (a
+// hold every positive: fixed shapes, no host synchronisation, no tensor made from host values, as a
+// captured CUDA step needs), and the slots are processed a chunk at a time in forward and again in backward (a
 // custom autograd function that keeps only its inputs): the peak is one chunk's masks, whatever
 // the number of instances, where computing all positives' masks at once costs positives x H x W.
 #include <cstdint>
