@@ -191,28 +191,34 @@ TEST_CASE("task plugins: an evaluator whose results break what it declared is fo
 TEST_CASE("task plugins: a loss or an evaluator that cannot serve the model's head is refused naming itself") {
   const auto dir = test::temp_dir("task-refusals");
   test::write_coco128_subset(dir, 4);
+  // `train` of the pipeline `name` exits invalid, naming the component at `path` and its reason.
+  auto check_refused = [&](const std::string& name, const std::string& pipeline, const std::string& path,
+                           const std::string& reason) {
+    CAPTURE(name);
+    test::write_file(dir + "/" + name + ".json", pipeline);
+    const auto r = test::run_cli(with_annotated("train " + dir + "/" + name + ".json --run-dir " + dir + "/" + name));
+    INFO(r.output);
+    CHECK(r.exit_code == kExitInvalid);
+    CHECK(contains(r.output, path));
+    CHECK(contains(r.output, reason));
+    test::check_no_internals(r.output);
+  };
   // The detection loss would leave the keypoints untrained.
-  test::write_file(dir + "/loss.json", keypoint_pipeline(R"("model": {"plugin": "keypoint_net"})", R"("loss": {"plugin": "yolo11_detection"})"));
-  auto r = test::run_cli(with_annotated("train " + dir + "/loss.json --run-dir " + dir + "/loss"));
-  INFO(r.output);
-  CHECK(r.exit_code == kExitInvalid);
-  CHECK(contains(r.output, "stages.train.params.loss"));
-  CHECK(contains(r.output, "yolo11_detection trains boxes and classes only, but the model's 'pose' head also gives "
-                           "'keypoints': choose a loss for the 'pose' task"));
-  test::check_no_internals(r.output);
+  check_refused("loss", keypoint_pipeline(R"("model": {"plugin": "keypoint_net"})", R"("loss": {"plugin": "yolo11_detection"})"),
+                "stages.train.params.loss",
+                "yolo11_detection trains boxes and classes only, but the model's 'pose' head also gives 'keypoints': "
+                "choose a loss for the 'pose' task");
   // A keypoint evaluator for a detector.
-  test::write_file(dir + "/eval.json", keypoint_pipeline(R"("model": {"plugin": "yolo11", "params": {"scale": "n"}})",
-                                                       R"("loss": {"plugin": "yolo11_detection"})"));
-  r = test::run_cli(with_annotated("train " + dir + "/eval.json --run-dir " + dir + "/eval"));
-  INFO(r.output);
-  CHECK(r.exit_code == kExitInvalid);
-  CHECK(contains(r.output, "stages.train.params.evaluator"));
-  CHECK(contains(r.output, "keypoint_eval evaluates heads with a per-anchor 'keypoints' output (K x 3 channels); the "
-                           "model's 'detect' head has none"));
-  test::check_no_internals(r.output);
+  check_refused("eval",
+                keypoint_pipeline(R"("model": {"plugin": "yolo11", "params": {"scale": "n"}})",
+                                  R"("loss": {"plugin": "yolo11_detection"})"),
+                "stages.train.params.evaluator",
+                "keypoint_eval evaluates heads with a per-anchor 'keypoints' output (K x 3 channels); the model's "
+                "'detect' head has none");
   // A validation batcher that packs boxes only: refused before anything runs, at its path, for
   // the loss and the evaluator that read keypoints from the validation batches.
   test::write_file(dir + "/val.json", keypoint_pipeline(R"("model": {"plugin": "keypoint_net"}, "val_batcher": {"plugin": "box_batcher"})"));
+  test::CliResult r;
   for (const char* command : {"validate", "train"}) {
     CAPTURE(command);
     r = test::run_cli(with_annotated(std::string(command) + " " + dir + "/val.json" +

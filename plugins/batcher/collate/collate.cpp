@@ -87,7 +87,12 @@ class Collate final : public Batcher {
            "the batcher";
       throw Error(s.str());
     }
-    check_keypoints(sample);  // before anything is written: a refused sample leaves the batch as it was
+    // Before anything is written: a refused sample leaves the batch as it was.
+    check_keypoints(sample);
+    if (masks_ && (b.height % mask_ratio_ != 0 || b.width % mask_ratio_ != 0)) {
+      throw Error("collate '" + where_ + "': images of " + std::to_string(b.width) + "x" + std::to_string(b.height) +
+                  " do not divide by mask_ratio " + std::to_string(mask_ratio_));
+    }
     const std::int64_t i = b.size;
     images_.push_back(im);
     const float W = static_cast<float>(b.width), H = static_cast<float>(b.height);
@@ -122,17 +127,10 @@ class Collate final : public Batcher {
       bare_ = b.samples.size();  // this sample's boxes have no keypoints
     }
     if (masks_) {
-      if (b.height % mask_ratio_ != 0 || b.width % mask_ratio_ != 0) {
-        throw Error("collate '" + where_ + "': images of " + std::to_string(b.width) + "x" + std::to_string(b.height) +
-                    " do not divide by mask_ratio " + std::to_string(mask_ratio_));
-      }
-      // An instance without an outline (a box line) gets an empty mask.
-      std::vector<Polygon> outlines = sample.polygons;
-      outlines.resize(n);
       if (overlap_mask_) {
-        append_overlap_mask(outlines, b.height, b.width, mask_ratio_, masks_values_);
+        append_overlap_mask(sample.polygons, n, b.height, b.width, mask_ratio_, masks_values_);
       } else {
-        append_instance_masks(outlines, b.height, b.width, mask_ratio_, masks_values_);
+        append_instance_masks(sample.polygons, n, b.height, b.width, mask_ratio_, masks_values_);
       }
     }
     image_classes_.push_back(static_cast<float>(sample.image_class >= 0 ? sample.image_class : -1));

@@ -25,10 +25,20 @@ cv::Mat instance_mask(const Polygon& polygon, int height, int width, int ratio) 
   return small;
 }
 
-void append_instance_masks(const std::vector<Polygon>& polygons, int height, int width, int ratio, std::vector<float>& out) {
+namespace {
+
+const Polygon& outline(const std::vector<Polygon>& polygons, std::size_t i) {
+  static const Polygon none;
+  return i < polygons.size() ? polygons[i] : none;
+}
+
+}  // namespace
+
+void append_instance_masks(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width,
+                           int ratio, std::vector<float>& out) {
   const std::size_t plane = static_cast<std::size_t>(height / ratio) * static_cast<std::size_t>(width / ratio);
-  for (const auto& polygon : polygons) {
-    const cv::Mat m = instance_mask(polygon, height, width, ratio);
+  for (std::size_t i = 0; i < instances; ++i) {
+    const cv::Mat m = instance_mask(outline(polygons, i), height, width, ratio);
     const std::size_t at = out.size();
     out.resize(at + plane);
     std::transform(m.datastart, m.dataend, out.begin() + static_cast<std::ptrdiff_t>(at),
@@ -36,16 +46,17 @@ void append_instance_masks(const std::vector<Polygon>& polygons, int height, int
   }
 }
 
-void append_overlap_mask(const std::vector<Polygon>& polygons, int height, int width, int ratio, std::vector<float>& out) {
+void append_overlap_mask(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width, int ratio,
+                         std::vector<float>& out) {
   const int h = height / ratio, w = width / ratio;
   std::vector<cv::Mat> masks;
   std::vector<double> areas;
-  masks.reserve(polygons.size());
-  for (const auto& polygon : polygons) {
-    masks.push_back(instance_mask(polygon, height, width, ratio));
+  masks.reserve(instances);
+  for (std::size_t i = 0; i < instances; ++i) {
+    masks.push_back(instance_mask(outline(polygons, i), height, width, ratio));
     areas.push_back(cv::sum(masks.back())[0]);
   }
-  std::vector<std::size_t> order(polygons.size());
+  std::vector<std::size_t> order(instances);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return areas[a] > areas[b]; });
   cv::Mat plane = cv::Mat::zeros(h, w, CV_32FC1);

@@ -16,10 +16,15 @@ namespace yoloflow::plugins {
 // (height / ratio) x (width / ratio), 8-bit 0/1; all zero for an empty polygon.
 cv::Mat instance_mask(const Polygon& polygon, int height, int width, int ratio);
 
+// The two layouts for a sample's `instances` instances (its boxes); polygons[i] is instance i's
+// outline, and an instance without one (past the end of `polygons`, as a sample without outlines
+// has, or empty: a box line) gets an empty mask.
 // Appends the instances' masks, one (height / ratio) x (width / ratio) plane each, as 0/1 floats.
-void append_instance_masks(const std::vector<Polygon>& polygons, int height, int width, int ratio, std::vector<float>& out);
+void append_instance_masks(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width,
+                           int ratio, std::vector<float>& out);
 
 // Appends one (height / ratio) x (width / ratio) plane: k + 1 where instance k is on top, 0 elsewhere.
-void append_overlap_mask(const std::vector<Polygon>& polygons, int height, int width, int ratio, std::vector<float>& out);
+void append_overlap_mask(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width, int ratio,
+                         std::vector<float>& out);
 
 }  // namespace yoloflow::plugins

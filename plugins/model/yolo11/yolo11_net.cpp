@@ -49,7 +49,7 @@ std::string py_float(double e) {
 
 }  // namespace
 
-Yolo11Net::Yolo11Net(char scale, std::int64_t nc, Task task) : scale_(scale), nc_(nc), task_(task) {
+Yolo11Net::Yolo11Net(char scale, std::int64_t nc, Task task) : scale_(scale), nc_(nc) {
   if (nc < 1) throw InvalidInput("yolo11: nc must be >= 1, got " + std::to_string(nc));
   const auto& sp = scale_spec(scale);
   const bool force_c3k = (scale == 'm' || scale == 'l' || scale == 'x');

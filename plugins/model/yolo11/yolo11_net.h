@@ -58,7 +58,7 @@ class Yolo11Net : public torch::nn::Module {
 
   char scale() const { return scale_; }
   std::int64_t nc() const { return nc_; }
-  Task task() const { return task_; }
+  Task task() const { return segment_ ? Task::Segment : Task::Detect; }
   const std::vector<LayerSpec>& specs() const { return specs_; }
   torch::nn::Module& layer_module(int index) const;
   std::shared_ptr<Detect> detect() const { return detect_; }
@@ -81,7 +81,6 @@ class Yolo11Net : public torch::nn::Module {
  private:
   char scale_;
   std::int64_t nc_;
-  Task task_;
   std::vector<LayerSpec> specs_;
   std::vector<std::shared_ptr<Block>> layers_;  // 0..22
   std::shared_ptr<Detect> detect_;              // 23

@@ -1,6 +1,9 @@
 #include "runtime/pipeline/architecture_name.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "runtime/util/string_affixes.h"
 
 namespace yoloflow::core {
 namespace {
@@ -9,21 +12,12 @@ namespace {
 const std::pair<const char*, const char*> kTaskSuffixes[] = {
     {"segment", "-seg"}, {"pose", "-pose"}, {"obb", "-obb"}, {"classify", "-cls"}};
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::vector<std::string> choices(const RegisteredComponent& rc, const char* param) {
   const ParamSpec* p = rc.info.schema.find(param);
   return p ? p->enum_choices : std::vector<std::string>{};
 }
 
-bool lists(const std::vector<std::string>& v, const std::string& x) {
-  for (const auto& c : v) {
-    if (c == x) return true;
-  }
-  return false;
-}
+bool lists(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // `stem` (the name without a task suffix) as a plugin, or a plugin and its scale letter.
 std::optional<ArchitectureName> plugin_and_scale(const Registry& registry, const std::string& stem) {

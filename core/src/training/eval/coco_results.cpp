@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "runtime/util/string_affixes.h"
 #include "yoloflow/data_yaml.h"
 #include "yoloflow/error.h"
 
@@ -13,9 +14,6 @@ namespace {
 
 double round_to(double v, double scale) { return std::round(v * scale) / scale; }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 }  // namespace
 

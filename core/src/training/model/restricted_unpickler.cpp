@@ -7,13 +7,9 @@
 #include <map>
 #include <utility>
 
+#include "runtime/util/string_affixes.h"
+
 namespace yoloflow::core {
-
-namespace {
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-}  // namespace
 
 bool is_allowed_global(const std::string& module, const std::string& name) {
   // Whole modules whose names are classes or data-only functions (nothing is called anyway).

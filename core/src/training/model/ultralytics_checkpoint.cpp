@@ -7,17 +7,13 @@
 #include <regex>
 
 #include "runtime/pipeline/default_documents.h"
+#include "runtime/util/string_affixes.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
 namespace {
 
 using K = PickleValue::Kind;
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // The part of a class name after its module: "ultralytics.nn.modules.block.SPPF" -> "SPPF".
 std::string short_class(const std::string& cls) { return cls.substr(cls.rfind('.') + 1); }

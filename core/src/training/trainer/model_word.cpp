@@ -7,6 +7,7 @@
 
 #include "runtime/pipeline/word_values.h"
 #include "runtime/pipeline/json_text.h"
+#include "runtime/util/string_affixes.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
 #include "training/checkpoint/checkpoint.h"
@@ -16,11 +17,6 @@ namespace yoloflow::core {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::string x(suffix);
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
 
 // The architecture a yoloflow checkpoint's meta names: its model entry's plugin and scale.
 std::string checkpoint_architecture(const TorchFile& file) {
