@@ -106,6 +106,20 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
   auto seg_masks = torch::zeros({2, kModelImgsz / 4, kModelImgsz / 4});
   seg_masks.narrow(1, 5, 6).narrow(2, 6, 5).fill_(1);
   seg_targets.tensors["image_masks"] = seg_masks;
+  // An evaluator that needs the outlines reads the validation batch's masks: the contract's
+  // batch with one plane per image at 1/4, each image's first instance on top in its box.
+  Batch seg_batch = testing::detail::evaluation_batch();
+  {
+    const std::int64_t h = seg_batch.height / 4, w = seg_batch.width / 4;
+    std::vector<float> planes(static_cast<std::size_t>(seg_batch.size * h * w), 0.0f);
+    for (std::int64_t y = 3; y < 6; ++y) {
+      for (std::int64_t x = 3; x < 6; ++x) planes[static_cast<std::size_t>(y * w + x)] = 1.0f;  // image 0, instance 0
+    }
+    for (std::int64_t y = 4; y < 12; ++y) {
+      for (std::int64_t x = 4; x < 12; ++x) planes[static_cast<std::size_t>(h * w + y * w + x)] = 1.0f;  // image 1
+    }
+    seg_batch.targets["image_masks"] = TargetArray{{seg_batch.size, h, w}, std::move(planes)};
+  }
 
   const auto libraries = plugin_libraries();
   REQUIRE(libraries.size() >= 10);
@@ -161,7 +175,9 @@ TEST_CASE("conformance: every shipped component meets its kind's contract") {
                          : testing::loss_contract(static_cast<Loss&>(*component), *model, kModelImgsz);
           break;
         case Kind::Evaluator:
-          problems = testing::evaluator_contract(static_cast<Evaluator&>(*component), *model);
+          problems = c.contract.needs.has(Field::Polygons)
+                         ? testing::evaluator_contract(static_cast<Evaluator&>(*component), *seg_model, seg_batch)
+                         : testing::evaluator_contract(static_cast<Evaluator&>(*component), *model);
           break;
         case Kind::Optimizer:
           problems = testing::optimizer_contract(static_cast<Optimizer&>(*component), static_cast<Optimizer&>(*fresh));

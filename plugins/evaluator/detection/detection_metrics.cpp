@@ -104,13 +104,32 @@ void DetectionMetrics::reset() {
 }
 
 void DetectionMetrics::add_image(const torch::Tensor& predictions, const torch::Tensor& labels) {
+  add_image(predictions, labels, torch::Tensor());
+}
+
+void DetectionMetrics::add_image(const torch::Tensor& predictions, const torch::Tensor& labels,
+                                 const torch::Tensor& given_iou) {
   auto pred = predictions.defined() && predictions.numel() > 0
                   ? predictions.to(torch::kCPU, torch::kFloat).reshape({-1, 6})
                   : torch::zeros({0, 6});
   auto lab = labels.defined() && labels.numel() > 0 ? labels.to(torch::kCPU, torch::kFloat).reshape({-1, 5})
                                                     : torch::zeros({0, 5});
+  torch::Tensor overlap;  // (M, N) in the arrival order of the predictions
+  if (given_iou.defined()) {
+    if (given_iou.numel() != lab.size(0) * pred.size(0)) {
+      throw Error("DetectionMetrics: an overlap of " + std::to_string(given_iou.numel()) + " values for " +
+                  std::to_string(lab.size(0)) + " labels and " + std::to_string(pred.size(0)) + " predictions");
+    }
+    overlap = given_iou.to(torch::kCPU, torch::kFloat).reshape({lab.size(0), pred.size(0)});
+  } else if (lab.size(0) > 0 && pred.size(0) > 0) {
+    overlap = bbox_iou_matrix(lab.narrow(1, 1, 4), pred.narrow(1, 0, 4));
+  }
   // Score order, ties kept in arrival order: matching prefers the earlier prediction.
-  if (pred.size(0) > 1) pred = pred.index_select(0, std::get<1>(pred.select(1, 4).sort(/*stable=*/true, 0, true)));
+  if (pred.size(0) > 1) {
+    const auto order = std::get<1>(pred.select(1, 4).sort(/*stable=*/true, 0, true));
+    pred = pred.index_select(0, order);
+    if (overlap.defined()) overlap = overlap.index_select(1, order);
+  }
   pred = pred.contiguous();
   lab = lab.contiguous();
   const auto n = pred.size(0), m = lab.size(0);
@@ -136,7 +155,7 @@ void DetectionMetrics::add_image(const torch::Tensor& predictions, const torch::
   std::vector<std::uint16_t> correct(static_cast<std::size_t>(n), 0);
   if (m > 0) {
     const auto& thr = iou_thresholds();
-    auto iou = bbox_iou_matrix(lab.narrow(1, 1, 4), pred.narrow(1, 0, 4));  // (M, N), float32
+    const auto iou = overlap.contiguous();  // (M, N), float32
     auto iu = iou.accessor<float, 2>();
     struct Pair {
       float iou;

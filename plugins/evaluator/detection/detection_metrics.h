@@ -10,6 +10,8 @@
 //   recall never reached earns nothing.
 // - P and R per class at the confidence where the mean F1 over classes (smoothed) peaks.
 // - Classes are those with labels; mAP is their mean. fitness = mAP50-95, as Ultralytics 8.4.
+// - The overlap is the boxes' IoU, or one the caller gives (the segmentation evaluator's mask IoU):
+//   Ultralytics matches and scores every task's overlap by these same rules.
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +39,9 @@ class DetectionMetrics {
   // One image. `predictions`: (N, 6) [x1, y1, x2, y2, score, cls], any order; `labels`:
   // (M, 5) [cls, x1, y1, x2, y2]; same pixel space, CPU float tensors.
   void add_image(const torch::Tensor& predictions, const torch::Tensor& labels);
+  // One image matched by another overlap than the boxes' (masks, keypoints): `iou` (M, N) between
+  // label j and prediction i, in the order the rows are given; boxes are not read.
+  void add_image(const torch::Tensor& predictions, const torch::Tensor& labels, const torch::Tensor& iou);
   MetricsResult compute() const;
   void reset();
 

@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "batch_labels.h"
 #include "detection_metrics.h"
 #include "yoloflow/error.h"
 #include "yoloflow/evaluator.h"
@@ -41,21 +42,8 @@ class DetectionEvaluator final : public Evaluator {
       throw Error("detection: " + std::to_string(predictions.size()) + " images' predictions for a batch of " +
                   std::to_string(batch.size));
     }
-    // Labels in the batch's pixels: [cls, x1, y1, x2, y2] per image, from the boxes' (N, 6)
-    // rows [batch_idx, cls, cx, cy, w, h] (the host checked their shape).
-    const std::vector<float>& a = batch.boxes().values;
-    const float w = static_cast<float>(batch.width), h = static_cast<float>(batch.height);
-    std::vector<std::vector<float>> labels(static_cast<std::size_t>(batch.size));
-    for (std::size_t k = 0; k + 6 <= a.size(); k += 6) {
-      const float cx = a[k + 2] * w, cy = a[k + 3] * h, bw = a[k + 4] * w, bh = a[k + 5] * h;
-      auto& image = labels.at(static_cast<std::size_t>(a[k]));
-      image.insert(image.end(), {a[k + 1], cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2});
-    }
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      auto& lab = labels[i];
-      metrics.add_image(predictions[i].boxes,
-                        torch::from_blob(lab.data(), {static_cast<std::int64_t>(lab.size() / 5), 5}, torch::kFloat).clone());
-    }
+    const std::vector<ImageLabels> labels = labels_per_image(batch);
+    for (std::size_t i = 0; i < labels.size(); ++i) metrics.add_image(predictions[i].boxes, labels[i].labels);
   }
 
   Evaluation compute() override {

@@ -409,9 +409,34 @@ inline Batch evaluation_batch() {
   return b;
 }
 
-// Each image's labels as predictions of score 1 (boxes in pixels), with zero-valued extras
-// shaped as the head says: per anchor (N, channels), per image left out.
-inline std::vector<ImagePredictions> perfect_predictions(const Batch& batch, const HeadDescription& head) {
+// Each image's per-image outputs (prototypes, say) as `model` gives them for the batch's size in
+// eval mode, by name: an evaluator reads them beside the predictions' per-anchor values.
+inline std::vector<std::map<std::string, at::Tensor>> per_image_outputs(Model& model, const Batch& batch) {
+  std::vector<std::map<std::string, at::Tensor>> out(static_cast<std::size_t>(batch.size));
+  const HeadDescription head = model.head();
+  bool any = false;
+  for (const auto& o : head.outputs) any = any || !o.per_anchor;
+  if (!any) return out;
+  torch::NoGradGuard no_grad;
+  const bool was_training = model.module().is_training();
+  model.module().eval();
+  const auto device = model.module().parameters().empty() ? torch::Device(torch::kCPU)
+                                                           : model.module().parameters().front().device();
+  const Predictions d = model.decode(model.forward_train(torch::zeros({batch.size, 3, batch.height, batch.width}, device)));
+  model.module().train(was_training);
+  for (const auto& o : head.outputs) {
+    if (o.per_anchor) continue;
+    const auto it = d.extras.find(o.name);
+    if (it == d.extras.end()) continue;
+    for (std::int64_t i = 0; i < batch.size; ++i) out[static_cast<std::size_t>(i)][o.name] = it->second[i].to(torch::kCPU);
+  }
+  return out;
+}
+
+// Each image's labels as predictions of score 1 (boxes in pixels), with zero-valued per-anchor
+// extras shaped as the head says (N, channels), and the image's `per_image` outputs.
+inline std::vector<ImagePredictions> perfect_predictions(const Batch& batch, const HeadDescription& head,
+                                                         const std::vector<std::map<std::string, at::Tensor>>& per_image = {}) {
   std::vector<ImagePredictions> out(static_cast<std::size_t>(batch.size));
   std::vector<std::vector<float>> rows(out.size());
   const auto& v = batch.boxes().values;
@@ -427,6 +452,7 @@ inline std::vector<ImagePredictions> perfect_predictions(const Batch& batch, con
     for (const auto& o : head.outputs) {
       if (o.per_anchor) out[i].extras[o.name] = torch::zeros({n, o.channels});
     }
+    if (i < per_image.size()) out[i].extras.insert(per_image[i].begin(), per_image[i].end());
   }
   return out;
 }
@@ -434,7 +460,8 @@ inline std::vector<ImagePredictions> perfect_predictions(const Batch& batch, con
 }  // namespace detail
 
 // What an evaluator must do, set up for `model`'s head, on `batch` (default: two 64 x 64 images
-// with three boxes; an evaluator that reads more targets, keypoints say, is given them here):
+// with three boxes; an evaluator that reads more targets, keypoints or masks say, is given them
+// here); the predictions carry the model's per-image outputs (prototypes) for the batch:
 // columns() and table() named once each; after reset() and the batch with perfect predictions
 // (the labels, score 1), compute() gives a finite value for every column and nothing else, a
 // finite fitness, one table value per table column overall and per class; the same again after
@@ -462,7 +489,11 @@ inline std::vector<std::string> evaluator_contract(Evaluator& evaluator, Model& 
     }
   }
   if (batch.size == 0) batch = detail::evaluation_batch();
-  const auto perfect = detail::perfect_predictions(batch, head);
+  std::vector<std::map<std::string, at::Tensor>> per_image;
+  if (!returns("the model's per-image outputs for the batch", out, [&] { per_image = detail::per_image_outputs(model, batch); })) {
+    return out;
+  }
+  const auto perfect = detail::perfect_predictions(batch, head, per_image);
   auto evaluate = [&](const std::vector<ImagePredictions>* predictions, const char* what, Evaluation& e) {
     return returns(what, out, [&] {
       evaluator.reset();
@@ -482,11 +513,13 @@ inline std::vector<std::string> evaluator_contract(Evaluator& evaluator, Model& 
     out.push_back("the same batch and predictions after reset() give another evaluation");
   }
   std::vector<ImagePredictions> nothing(static_cast<std::size_t>(batch.size));
-  for (auto& p : nothing) {
+  for (std::size_t i = 0; i < nothing.size(); ++i) {
+    auto& p = nothing[i];
     p.boxes = torch::zeros({0, 6});
     for (const auto& o : head.outputs) {
       if (o.per_anchor) p.extras[o.name] = torch::zeros({0, o.channels});
     }
+    if (i < per_image.size()) p.extras.insert(per_image[i].begin(), per_image[i].end());
   }
   if (evaluate(&nothing, "add_batch without predictions", none)) {
     check(none, "the evaluation without predictions");

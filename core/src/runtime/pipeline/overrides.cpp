@@ -8,6 +8,7 @@
 #include "runtime/pipeline/device_word.h"
 #include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/pipeline/task_components.h"
 #include "runtime/pipeline/training_words.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/pipeline/word_values.h"
@@ -112,6 +113,69 @@ std::vector<std::pair<std::string, const ParamSpec*>> param_owners(const json& d
   return owners;
 }
 
+// The batchers of the pipeline whose `param` a mask word sets: each batcher stage that has it,
+// and the train sink's val_batcher when its plugin has it, as (override prefix, current value).
+// A val_batcher the pipeline leaves to its default is written out first (`write_out`).
+struct MaskBatcher {
+  std::string prefix;  // "stages.batch.params." or "stages.train.params.val_batcher.params."
+  json value;          // the parameter's value there now (null: its default)
+  std::string write_out;  // an override writing the val_batcher out first, or ""
+};
+std::vector<MaskBatcher> mask_batchers(const json& document, const std::string& sink, const RegisteredComponent* sink_rc,
+                                       const std::string& param, const Registry& registry) {
+  std::vector<MaskBatcher> out;
+  for (const auto& [name, rc] : known_stages(document, registry)) {
+    if (rc->info.kind == Kind::Batcher && has_param(rc, param)) {
+      out.push_back({"stages." + name + ".params.", json_at(document["stages"][name], "params." + param), ""});
+    }
+  }
+  if (sink_rc == nullptr || !has_param(sink_rc, "val_batcher")) return out;
+  const json& stage = document["stages"][sink];
+  const bool given = stage.contains("params") && stage["params"].is_object() && stage["params"].contains("val_batcher");
+  const json spec = given ? stage["params"]["val_batcher"] : sink_rc->info.schema.find("val_batcher")->default_json;
+  if (!spec.is_object() || !spec.contains("plugin") || !spec["plugin"].is_string()) return out;
+  const RegisteredComponent* batcher = registry.find(Kind::Batcher, spec["plugin"].get<std::string>());
+  if (batcher == nullptr || !has_param(batcher, param)) return out;
+  out.push_back({"stages." + sink + ".params.val_batcher.params.", json_at(spec, "params." + param),
+                 given ? "" : "stages." + sink + ".params.val_batcher=" + spec.dump()});
+  return out;
+}
+
+// What a model word naming `task` changes beside the model (core/resources/task-components.json):
+// the train sink's loss and evaluator become the task's, unless the pipeline names a plugin of
+// its own there; the batchers' `masks` become the task's. What the command line sets itself
+// (`words`: stages.train.params.loss.plugin=..., stages.batch.params.masks=...) stays as given.
+std::vector<std::string> task_overrides(const json& document, const std::string& sink, const RegisteredComponent* sink_rc,
+                                        const std::string& task, const std::vector<std::string>& words,
+                                        const Registry& registry) {
+  const TaskComponents* t = task_components(task);
+  std::vector<std::string> out;
+  if (t == nullptr || sink_rc == nullptr) return out;
+  auto given = [&](const std::string& path) {
+    return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
+      return w.compare(0, path.size(), path) == 0 && (w.size() == path.size() || w[path.size()] == '.' || w[path.size()] == '=');
+    });
+  };
+  const json& stage = document["stages"][sink];
+  const bool has_params = stage.contains("params") && stage["params"].is_object();
+  for (const auto& [param, plugin] : {std::pair<std::string, std::string>{"loss", t->loss}, {"evaluator", t->evaluator}}) {
+    if (plugin.empty() || !has_param(sink_rc, param) || given("stages." + sink + ".params." + param)) continue;
+    const bool given = has_params && stage["params"].contains(param);
+    const json spec = given ? stage["params"][param] : sink_rc->info.schema.find(param)->default_json;
+    const std::string now = spec.is_object() ? spec.value("plugin", std::string()) : std::string();
+    if (now == plugin || !(now.empty() || is_task_component(param, now))) continue;
+    out.push_back("stages." + sink + ".params." + param +
+                  (given && spec.is_object() ? ".plugin=" + plugin : "=" + json{{"plugin", plugin}}.dump()));
+  }
+  for (const auto& b : mask_batchers(document, sink, sink_rc, "masks", registry)) {
+    if (b.value.is_boolean() ? b.value.get<bool>() == t->masks : !t->masks) continue;
+    if (given(b.prefix + "masks")) continue;
+    if (!b.write_out.empty()) out.push_back(b.write_out);
+    out.push_back(b.prefix + "masks=" + (t->masks ? "true" : "false"));
+  }
+  return out;
+}
+
 // Ultralytics-style `key=value` words (data=, model=, batch=, device=, patience=, lr0= ...) as
 // the pipeline overrides they stand for (docs/pipeline-format.md, "Shortcuts"); empty when
 // `key` is none. A word the pipeline's own settings know is not a shortcut.
@@ -213,7 +277,27 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     const auto name = parse_architecture(registry, text);
     std::vector<std::string> expanded{"stages." + sink + ".params.model.plugin=" + (name ? name->plugin : text)};
     if (name && !name->scale.empty()) expanded.push_back("stages." + sink + ".params.model.params.scale=" + name->scale);
-    if (name && !name->task.empty()) expanded.push_back("stages." + sink + ".params.model.params.task=" + name->task);
+    if (name && !name->task.empty()) {
+      expanded.push_back("stages." + sink + ".params.model.params.task=" + name->task);
+      // ... and the task's loss, evaluator and mask targets (yolo11n-seg trains with masks).
+      for (auto& o : task_overrides(document, sink, sink_rc, name->task, words, registry)) expanded.push_back(std::move(o));
+    }
+    return expanded;
+  }
+  if (key == "overlap_mask" || key == "mask_ratio") {
+    // Ultralytics' mask layout and size, for training and validation alike: every batcher that
+    // makes mask targets, the train sink's val_batcher included.
+    const auto batchers = mask_batchers(document, sink, sink_rc, key, registry);
+    if (batchers.empty()) {
+      out.push_back({key, key + "=: no batcher of this pipeline makes mask targets (collate's `" + key +
+                              "`, with masks=true: a segmentation pipeline, e.g. model=yolo11n-seg.yaml)"});
+      return {""};
+    }
+    std::vector<std::string> expanded;
+    for (const auto& b : batchers) {
+      if (!b.write_out.empty()) expanded.push_back(b.write_out);
+      expanded.push_back(b.prefix + key + "=" + text);
+    }
     return expanded;
   }
   if (key == "lr0" || key == "momentum" || key == "weight_decay") {  // the optimizer's, inside the sink

@@ -20,11 +20,6 @@ const Verbs kTrainValPredictExport{"train", "val", "predict", "export"};
 const Verbs kEvery{"train", "val", "predict", "export", "info"};
 
 // Reasons shared by several keys.
-// Segmentation trains from a segmentation pipeline (pipelines/train-coco128-seg-cpu.json), whose
-// batcher has these parameters; the words are not mapped onto it.
-const char* kSegment =
-    "it is a segmentation setting: in a segmentation pipeline set the batcher's parameter of that name "
-    "(stages.batch.params.overlap_mask, stages.batch.params.mask_ratio; docs/segmentation.md)";
 const char* kSegmentPredict = "it is a setting of segmentation prediction, which yoloflow does not do yet";
 const char* kClassify = "it is a classification setting and yoloflow trains detectors and segmentation models";
 const char* kPose = "it is a pose or oriented-box setting and yoloflow trains detectors and segmentation models";
@@ -72,8 +67,9 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"multi_scale", kTrain, kTrainOnly},
       {"compile", kNone, "torch.compile is Python's; on CUDA yoloflow captures the training step as a CUDA graph "
                          "instead (stages.train.params.cuda_graph)"},
-      {"overlap_mask", kNone, kSegment},
-      {"mask_ratio", kNone, kSegment},
+      // The batchers' mask layout and size (train and the train sink's validation).
+      {"overlap_mask", kTrain, kTrainOnly},
+      {"mask_ratio", kTrain, kTrainOnly},
       {"dropout", kNone, kClassify},
       // Val/Test settings
       {"val", kTrain, kTrainOnly},
