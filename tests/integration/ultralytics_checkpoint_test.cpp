@@ -297,7 +297,7 @@ TEST_CASE("ultralytics checkpoint: train model=FIXTURE.pt fine-tunes from it thr
                    "model is a yolo11s: train with model=" + last());
 }
 
-TEST_CASE("ultralytics checkpoint: models other than YOLO11 detect as released are refused in one line") {
+TEST_CASE("ultralytics checkpoint: models other than YOLO11 detect or segment as released are refused in one line") {
   const auto dir = test::temp_dir("ultralytics-other");
   const std::string data = test::write_coco128_subset(dir, 2);
   // The editing script itself changes nothing else: the tree pickled again reads as best.pt does.
@@ -308,10 +308,10 @@ TEST_CASE("ultralytics checkpoint: models other than YOLO11 detect as released a
   CHECK(torch::equal(same[5].second, original[5].second));
 
   edited("segment", dir + "/segment.pt");
+  // A DetectionModel whose yaml says Segment: the two disagree.
   check_refused(test::run_cli("info --weights " + dir + "/segment.pt"),
-                "--weights " + dir + "/segment.pt holds a model other than YOLO11 detect: layer 23 of its yaml "
-                "(yolo11n.yaml) is [[16, 19, 22], 1, Segment] where YOLO11 has [[16, 19, 22], 1, Detect]; yoloflow "
-                "reads YOLO11 detection models");
+                "--weights " + dir + "/segment.pt holds a DetectionModel whose yaml's head is Segment; a "
+                "DetectionModel has a Detect head, a SegmentationModel a Segment head");
   edited("c2f", dir + "/c2f.pt");
   check_refused(test::run_cli("val --weights " + dir + "/c2f.pt --data " + data),
                 "layer 2 of its yaml (yolo11n.yaml) is [-1, 2, C2f] where YOLO11 has [-1, 2, C3k2]");

@@ -2,7 +2,10 @@
 // it for every scale (state-dict names and shapes, parameter counts) and its eval outputs on the
 // same weights and input (tests/fixtures/ultralytics-8.4.56-seg-model.*, made by
 // tests/fixtures/make-ultralytics-seg-model.py with Ultralytics' own SegmentationModel), the head
-// it reports, its architecture names, and what it refuses.
+// it reports, its architecture names, and what it refuses; Ultralytics' own -seg checkpoints
+// (tests/fixtures/ultralytics-8.4.56-yolo11n-seg-*.pt, made by make-ultralytics-seg-checkpoint.py
+// with its trainer's format and its strip_optimizer) read by the safe reader, giving its outputs,
+// validated and fine-tuned from with the segmentation task's components.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,17 +14,23 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "runtime/pipeline/architecture_name.h"
 #include "runtime/plugin/plugin_manager.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
+#include "training/checkpoint/checkpoint_model.h"
 #include "training/model/model_factory.h"
+#include "training/model/torch_file.h"
+#include "training/model/ultralytics_checkpoint.h"
 #include "training/model/weights_io.h"
 #include "yoloflow/error.h"
 #include "support/doctest_checks.h"  // last: CHECK is doctest's after LibTorch's headers
@@ -247,4 +256,166 @@ TEST_CASE("yolo11-seg refuses ONNX export in one line instead of writing a detec
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("ONNX export writes detection models only") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir + "/seg.onnx"));
+}
+
+namespace {
+
+std::string seg_checkpoint(const std::string& part) {
+  return std::string(YOLOFLOW_SOURCE_DIR) + "/tests/fixtures/ultralytics-8.4.56-yolo11n-seg-" + part + ".pt";
+}
+
+std::map<std::string, torch::Tensor> tensors_in(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& item : torch::pickle_load(bytes).toGenericDict()) out[item.key().toStringRef()] = item.value().toTensor();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an Ultralytics yolo11n-seg best.pt is read by the safe reader and gives Ultralytics' outputs") {
+  core::TorchFile file = core::TorchFile::open(seg_checkpoint("best"));
+  const core::UltralyticsCheckpoint u = core::read_ultralytics_checkpoint(file);
+  CHECK(u.model_class == "ultralytics.nn.tasks.SegmentationModel");
+  CHECK(u.task == "segment");
+  CHECK(u.architecture() == "yolo11n-seg");
+  CHECK(u.model_spec().at("params").at("task") == "segment");
+  CHECK(u.nc == 80);
+  REQUIRE(u.names.size() == 80);
+  CHECK(u.names[0] == "person");
+  CHECK(u.names[79] == "toothbrush");
+  CHECK(u.weights_entry == "model");
+  CHECK(u.epoch == -1);
+  CHECK(u.train_args.at("task") == "segment");
+
+  auto loaded = core::load_checkpoint_model(plugins().registry(), seg_checkpoint("best"), torch::kCPU, "--weights", "",
+                                            "--model");
+  CHECK(loaded.model->architecture() == "yolo11n-seg");
+  CHECK(loaded.weights_kind == "Ultralytics");
+  // Every tensor of the file is one of the model's, and the reverse.
+  CHECK(core::module_state(loaded.model->module()).size() == u.weights.size());
+
+  const auto ref = tensors_in(seg_checkpoint("ref"));
+  torch::NoGradGuard no_grad;
+  loaded.model->module().eval();  // fp32 parameters holding the file's fp16 values
+  const auto d = loaded.model->decode(loaded.model->forward_train(ref.at("input")));
+  const auto b = d.boxes[0];
+  const auto xywh = torch::stack({(b.select(1, 0) + b.select(1, 2)) / 2, (b.select(1, 1) + b.select(1, 3)) / 2,
+                                  b.select(1, 2) - b.select(1, 0), b.select(1, 3) - b.select(1, 1)},
+                                 0);
+  const auto output0 = torch::cat({xywh, d.scores[0].t(), d.extras.at("mask_coefficients")[0].t()}, 0).unsqueeze(0);
+  const auto& ref0 = ref.at("output0");
+  REQUIRE(output0.sizes() == ref0.sizes());
+  REQUIRE(d.extras.at("prototypes").sizes() == ref.at("proto").sizes());
+  const double box_err = (output0.slice(1, 0, 4) - ref0.slice(1, 0, 4)).abs().max().item<double>();
+  const double rest_err = (output0.slice(1, 4) - ref0.slice(1, 4)).abs().max().item<double>();
+  const double proto_err = (d.extras.at("prototypes") - ref.at("proto")).abs().max().item<double>();
+  MESSAGE("Ultralytics yolo11n-seg best.pt: max |error| box " << box_err << " px, scores and coefficients " << rest_err
+                                                              << ", prototypes " << proto_err);
+  CHECK(box_err < 1e-3);
+  CHECK(rest_err < 1e-4);
+  CHECK(proto_err < 1e-5);
+  CHECK(ref0.slice(1, 84).std().item<double>() > 0.01);  // coefficients that vary (sparse weights: small)
+}
+
+TEST_CASE("an Ultralytics yolo11n-seg best.pt: info names it; val scores its masks; train model=best.pt fine-tunes it as a segmentation model") {
+  const auto dir = test::temp_dir("ultralytics-seg-pt");
+  auto r = test::run_cli("info --weights " + seg_checkpoint("best"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("yolo11n-seg") != std::string::npos);
+
+  // Validated with the segmentation evaluator and masks, which the file does not record.
+  const std::string data = test::shared_dir() + "/datasets/coco128-seg/data.yaml";
+  r = test::run_cli("val model=" + seg_checkpoint("best") + " data=" + data + " imgsz=64 project=" + dir + " name=val",
+                    "OMP_NUM_THREADS=1 ");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("Mask(P") != std::string::npos);
+
+  // Fine-tuned on coco128-seg: the task's loss, evaluator and masks come with the file's model.
+  r = test::run_cli("train model=" + seg_checkpoint("best") + " data=" + data + " --run-dir " + dir +
+                        "/run imgsz=64 epochs=1 fraction=0.03125 workers=1 batch=4 val=False",
+                    "OMP_NUM_THREADS=1 ");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("(an Ultralytics 8.4.56 checkpoint, its model)") != std::string::npos);
+  std::ifstream in(dir + "/run/pipeline.json");
+  const auto pipeline = nlohmann::json::parse(in);
+  const auto& train = pipeline["stages"]["train"]["params"];
+  CHECK(train["model"]["params"]["task"] == "segment");
+  CHECK(train["loss"]["plugin"] == "yolo11_segmentation");
+  CHECK(train["evaluator"]["plugin"] == "segmentation");
+  CHECK(pipeline["stages"]["batch"]["params"]["masks"] == true);
+  test::remove_tree(dir);
+}
+
+TEST_CASE("predict with a yolo11n-seg checkpoint: filled masks drawn, outlines in predictions.json, polygons in label files") {
+  const auto dir = test::temp_dir("seg-predict");
+  const std::string image = test::shared_dir() + "/datasets/coco128-seg/images/train2017/000000000009.jpg";
+  const cv::Mat original = cv::imread(image);
+  REQUIRE(!original.empty());
+  for (const bool retina : {false, true}) {
+    CAPTURE(retina);
+    const std::string out = dir + (retina ? "/retina" : "/plain");
+    // The fixture's weights are not trained: a low threshold keeps a few detections to check.
+    const auto r = test::run_cli("predict model=" + seg_checkpoint("best") + " source=" + image +
+                                 " conf=0.001 max_det=5 imgsz=320 save_txt show_labels=False" +
+                                 (retina ? " retina_masks" : "") + " --out " + out);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(out + "/predictions.json");
+    const auto json = nlohmann::json::parse(in);
+    REQUIRE(json.size() == 1);
+    const auto& dets = json[0]["detections"];
+    REQUIRE(dets.size() >= 1);
+    for (const auto& d : dets) {
+      REQUIRE(d.contains("outlines"));
+      REQUIRE(d["outlines"].size() >= 1);
+      for (const auto& part : d["outlines"]) {
+        CHECK(part.size() >= 1);
+        for (const auto& q : part) {
+          CHECK(q[0].get<double>() >= 0);
+          CHECK(q[0].get<double>() <= original.cols);
+          CHECK(q[1].get<double>() >= 0);
+          CHECK(q[1].get<double>() <= original.rows);
+        }
+      }
+    }
+    // Label files: one line per detection, class then x y pairs normalised to the image.
+    std::ifstream labels(out + "/labels/000000000009.txt");
+    std::size_t lines = 0;
+    for (std::string line; std::getline(labels, line);) {
+      std::istringstream words(line);
+      std::vector<double> v;
+      for (double x; words >> x;) v.push_back(x);
+      CHECK(v.size() % 2 == 1);
+      CHECK(v.size() >= 3);
+      for (std::size_t k = 1; k < v.size(); ++k) CHECK((v[k] >= 0 && v[k] <= 1));
+      ++lines;
+    }
+    CHECK(lines == dets.size());
+    // The annotated image is the original blended with the mask colours inside the outlines
+    // (boxes drawn without tags), unchanged far outside them.
+    const cv::Mat drawn = cv::imread(out + "/000000000009.jpg");
+    REQUIRE(drawn.size() == original.size());
+    cv::Mat inside(original.size(), CV_8U, cv::Scalar(0));
+    std::vector<std::vector<cv::Point>> parts;
+    for (const auto& part : dets[0]["outlines"]) {
+      std::vector<cv::Point> points;
+      for (const auto& q : part) points.emplace_back(static_cast<int>(q[0].get<double>()), static_cast<int>(q[1].get<double>()));
+      parts.push_back(points);
+    }
+    cv::fillPoly(inside, parts, cv::Scalar(255));
+    cv::erode(inside, inside, cv::Mat(), cv::Point(-1, -1), 8);  // away from edges and box lines
+    cv::Mat diff;
+    cv::absdiff(drawn, original, diff);
+    cv::Mat grey;
+    cv::cvtColor(diff, grey, cv::COLOR_BGR2GRAY);
+    REQUIRE(cv::countNonZero(inside) > 100);
+    CHECK(cv::mean(grey, inside)[0] > 20);  // blended: well beyond JPEG noise
+  }
+  test::remove_tree(dir);
 }

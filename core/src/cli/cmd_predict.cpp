@@ -162,7 +162,9 @@ void add_predict_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_option("--vid-stride", r->vid_stride, "Videos: predict every Nth frame")->check(CLI::Range(1, 100000));
   cmd->add_flag("--save-txt", r->outputs.labels,
                 "Also write labels/<stem>.txt per image (<stem>_<frame>.txt per video frame): class cx cy w h, "
-                "normalised to the image");
+                "normalised to the image; a segmentation model's: class x1 y1 x2 y2 ... (its mask's outline)");
+  cmd->add_flag("--retina-masks", r->options.retina_masks,
+                "A segmentation model's masks at the original image's resolution (sharper outlines, more work)");
   cmd->add_flag("--save-conf", r->outputs.label_conf, "With --save-txt: a confidence column after the box");
   cmd->add_flag("--save-crop", r->outputs.crops, "Also write each detection cut out: crops/<class name>/<stem>.jpg");
   cmd->add_option("--line-width", r->outputs.line_width, "Box line width in pixels (default: grows with the image)")

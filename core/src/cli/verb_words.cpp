@@ -23,7 +23,7 @@ using Rule = std::function<Options(const std::string& key, const std::string& va
 
 // The options of these commands that take no value (every other option is followed by one).
 const char* const kFlags[] = {"--rect", "--square", "--save-json", "--no-images", "--dynamic", "--half", "--nms",
-                              "--save-txt", "--save-conf", "--save-crop",
+                              "--save-txt", "--save-conf", "--save-crop", "--retina-masks",
                               "--hide-labels", "--hide-conf", "--hide-boxes", "--single-cls", "--int8",
                               "--exist-ok", "--print-resolved", "--help", "-h"};
 
@@ -182,6 +182,7 @@ std::map<std::string, Verb> make_verbs() {
                    {"show_conf", bool_of("", "--hide-conf")},
                    {"show_boxes", bool_of("", "--hide-boxes")},
                    {"line_width", number_of("--line-width")},
+                   {"retina_masks", bool_of("--retina-masks", "")},
                    {"vid_stride", number_of("--vid-stride")}};
   Verb& exporting = verbs["export"];
   exporting.rules = {{"model", weights_options},      {"format", value_of("--format")},

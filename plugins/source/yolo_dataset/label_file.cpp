@@ -71,6 +71,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
   };
   // First line of each distinct (class, coordinates) row, to name duplicates.
   std::map<std::tuple<int, double, double, double, double>, std::size_t> seen;
+  std::vector<std::size_t> box_lines;  // lines kept as boxes, named when the file has outlines
   auto parse_line = [&](const std::string& line, std::size_t line_no) {
     std::istringstream in(line);
     std::vector<std::string> tokens;
@@ -188,6 +189,7 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     // h` there becomes the 2-point outline (cx, cy), (w, h) and a box spanning those numbers:
     // a wrong instance, which is not copied here.
     if (!polys.start.empty()) polys.start.push_back(static_cast<std::uint32_t>(polys.xy.size() / 2));
+    if (!polygon) box_lines.push_back(line_no);
     out.boxes.push_back(b);
   };
   try {
@@ -202,6 +204,15 @@ LabelFile read_label_file(const std::string& path, int num_classes) {
     out.polygons = {};
     out.issues.push_back({path, e.what(), "skipped image"});
     return out;
+  }
+  // A box line among outlines: its instance has no outline, so a segmentation model learns an
+  // empty mask for it. Named, as Ultralytics would read the line as a wrong 2-point outline.
+  if (!out.polygons.start.empty()) {
+    for (std::size_t line_no : box_lines) {
+      report({path, "box line in a polygon file on line " + std::to_string(line_no) +
+                        ": class cx cy w h among outlines; its instance has no outline (an empty mask)",
+              "kept box without outline"});
+    }
   }
   if (more_issues > 0) out.issues.push_back({path, std::to_string(more_issues) + " more problems in this file", "as above"});
   // The table keeps these for the whole run: no spare capacity.

@@ -45,7 +45,7 @@ const char* const kCategories[] = {
     "image missing", "not an image file type", "empty file", "not an image", "truncated image",
     "corrupt image", "unreadable file", "unreadable label file", "no label file",
     "label file without image", "bad label line", "degenerate box", "duplicate box",
-    "box outside image", "box partly outside image", "cannot decode image", "image too large",
+    "box outside image", "box partly outside image", "box line in a polygon file", "cannot decode image", "image too large",
     "image file too large", "the label file", "not listed"};
 
 std::string category_of(const std::string& problem) {

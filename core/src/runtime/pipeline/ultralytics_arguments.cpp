@@ -20,7 +20,6 @@ const Verbs kTrainValPredictExport{"train", "val", "predict", "export"};
 const Verbs kEvery{"train", "val", "predict", "export", "info"};
 
 // Reasons shared by several keys.
-const char* kSegmentPredict = "it is a setting of segmentation prediction, which yoloflow does not do yet";
 const char* kClassify = "it is a classification setting and yoloflow trains detectors and segmentation models";
 const char* kPose = "it is a pose or oriented-box setting and yoloflow trains detectors and segmentation models";
 const char* kTrainOnly = "it is a training setting; this command trains nothing";
@@ -92,7 +91,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"agnostic_nms", kNone, "class-agnostic NMS is not offered on the command line; NMS keeps boxes per class, "
                               "as Ultralytics' default"},
       {"classes", kTrainValPredict, "export writes every class the model detects"},
-      {"retina_masks", kNone, kSegmentPredict},
+      {"retina_masks", kPredict, kPredictOnly},
       {"embed", kNone, "returning feature embeddings is not built"},
       // Visualize settings
       {"show", kNone, "yoloflow opens no windows; the annotated images and videos are written to the run folder"},

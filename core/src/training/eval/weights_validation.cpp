@@ -8,6 +8,7 @@
 #include "training/detect/nms.h"
 #include "runtime/pipeline/component_factory.h"
 #include "runtime/pipeline/default_documents.h"
+#include "runtime/pipeline/task_components.h"
 #include "training/checkpoint/checkpoint_model.h"
 #include "training/components/batch_targets.h"
 #include "training/eval/validation_batch.h"
@@ -75,6 +76,22 @@ ValidationStages validation_stages(const Registry& registry, const CheckpointMod
   recorded_or_default("val_transform", out.transform, out.transform_path);
   recorded_or_default("val_batcher", out.batcher, out.batcher_path);
   recorded_or_default("evaluator", out.evaluator, out.evaluator_path);
+  // Weights that record no validation of their own (an Ultralytics checkpoint, a state dict)
+  // validate with their model's task's evaluator and mask targets (task-components.json).
+  const json params = described.spec.is_object() ? described.spec.value("params", json::object()) : json::object();
+  const TaskComponents* task =
+      params.contains("task") && params["task"].is_string() ? task_components(params["task"].get<std::string>()) : nullptr;
+  if (task != nullptr) {
+    if (!recorded.contains("evaluator") && !task->evaluator.empty()) {
+      out.evaluator = {{"plugin", task->evaluator}};
+      out.evaluator_path = "core/resources/task-components.json: " + task->task + ".evaluator";
+    }
+    const RegisteredComponent* batcher =
+        out.batcher.is_object() ? registry.find(Kind::Batcher, out.batcher.value("plugin", std::string())) : nullptr;
+    if (!recorded.contains("val_batcher") && batcher != nullptr && batcher->info.schema.find("masks") != nullptr) {
+      out.batcher["params"]["masks"] = task->masks;
+    }
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <regex>
 
+#include "runtime/pipeline/architecture_name.h"
 #include "runtime/pipeline/default_documents.h"
 #include "runtime/util/string_affixes.h"
 #include "yoloflow/error.h"
@@ -132,25 +133,42 @@ std::string layer_text(const PickleValue& layer) {
 }
 
 // Checks that the yaml the model was built from is YOLO11's detection model; returns its scale.
-std::string check_yaml(const PickleValue& yaml, const Reader& r) {
+// The head modules of the tasks read (the yaml's last layer): Detect, or Segment for YOLO11-seg.
+const std::pair<const char*, const char*> kHeads[] = {{"Detect", "detect"}, {"Segment", "segment"}};
+
+// The scale letter; `task` gets the head's task.
+std::string check_yaml(const PickleValue& yaml, const Reader& r, std::string& task) {
   const PickleValue* file = yaml.get("yaml_file");
   const std::string named = file && file->kind == K::String ? " (" + file->s + ")" : std::string();
   std::vector<const PickleValue*> layers;
   for (const char* part : {"backbone", "head"}) {
     const PickleValue* list = yaml.get(part);
-    if (!list || list->kind != K::List) r.fail("holds a model whose yaml" + named + " has no " + part + " list; yoloflow reads YOLO11 detection models");
+    if (!list || list->kind != K::List) r.fail("holds a model whose yaml" + named + " has no " + part + " list; yoloflow reads YOLO11 detection and segmentation models");
     layers.insert(layers.end(), list->items.begin(), list->items.end());
   }
   const std::size_t expected = sizeof kYolo11 / sizeof kYolo11[0];
   for (std::size_t i = 0; i < std::max(layers.size(), expected); ++i) {
     if (i >= layers.size() || i >= expected) {
-      r.fail("holds a model other than YOLO11 detect: its yaml" + named + " lists " + std::to_string(layers.size()) +
-             " layers, YOLO11 has " + std::to_string(expected) + "; yoloflow reads YOLO11 detection models");
+      r.fail("holds a model other than YOLO11: its yaml" + named + " lists " + std::to_string(layers.size()) +
+             " layers, YOLO11 has " + std::to_string(expected) + "; yoloflow reads YOLO11 detection and segmentation models");
     }
     const PickleValue& l = *layers[i];
     const Layer& want = kYolo11[i];
-    bool same = l.kind == K::List && l.items.size() >= 3 && l.items[1]->kind == K::Int && l.items[1]->i == want.repeats &&
-                l.items[2]->kind == K::String && l.items[2]->s == want.module;
+    const bool last = i + 1 == expected;
+    bool module = l.kind == K::List && l.items.size() >= 3 && l.items[2]->kind == K::String;
+    if (module && last) {
+      bool head = false;
+      for (const auto& [name, head_task] : kHeads) {
+        if (l.items[2]->s == name) {
+          head = true;
+          task = head_task;
+        }
+      }
+      module = head;
+    } else if (module) {
+      module = l.items[2]->s == want.module;
+    }
+    bool same = module && l.items[1]->kind == K::Int && l.items[1]->i == want.repeats;
     if (same) {
       const PickleValue* from = l.items[0];
       std::vector<int> f;
@@ -165,16 +183,17 @@ std::string check_yaml(const PickleValue& yaml, const Reader& r) {
       for (std::size_t k = 0; k < want.from.size(); ++k) wanted += (k ? ", " : "") + std::to_string(want.from[k]);
       if (want.from.size() == 1) wanted = std::to_string(want.from[0]);
       else wanted += "]";
-      r.fail("holds a model other than YOLO11 detect: layer " + std::to_string(i) + " of its yaml" + named + " is " +
+      r.fail("holds a model other than YOLO11: layer " + std::to_string(i) + " of its yaml" + named + " is " +
              (l.kind == K::List ? layer_text(l) : l.describe()) + " where YOLO11 has [" + wanted + ", " +
-             std::to_string(want.repeats) + ", " + want.module + "]; yoloflow reads YOLO11 detection models");
+             std::to_string(want.repeats) + ", " + (last ? std::string("Detect or Segment") : std::string(want.module)) +
+             "]; yoloflow reads YOLO11 detection and segmentation models");
     }
   }
   std::string scale;
   if (const PickleValue* s = yaml.get("scale"); s && s->kind == K::String) scale = s->s;
   if (scale.empty() && file && file->kind == K::String) {
     std::smatch m;
-    if (std::regex_search(file->s, m, std::regex(R"(yolo11([nsmlx])\.yaml$)"))) scale = m[1];
+    if (std::regex_search(file->s, m, std::regex(R"(yolo11([nsmlx])(-seg)?\.yaml$)"))) scale = m[1];
   }
   const std::array<double, 3>* table = nullptr;
   for (const auto& [name, values] : kScales) {
@@ -395,12 +414,13 @@ nlohmann::json UltralyticsCheckpoint::model_spec() const {
   if (!spec.contains("params") || !spec["params"].is_object()) spec["params"] = nlohmann::json::object();
   spec["params"]["scale"] = scale;
   spec["params"]["nc"] = nc;
+  if (task != "detect") spec["params"]["task"] = task;
   return spec;
 }
 
 std::string UltralyticsCheckpoint::architecture() const {
   const nlohmann::json spec = train_sink_default("model");
-  return (spec.is_object() ? spec.value("plugin", std::string()) : std::string()) + scale;
+  return (spec.is_object() ? spec.value("plugin", std::string()) : std::string()) + scale + task_suffix(task);
 }
 
 bool is_ultralytics_checkpoint(const PickleValue& root) {
@@ -430,16 +450,21 @@ UltralyticsCheckpoint read_ultralytics_checkpoint(TorchFile& file, const std::st
   out.model_class = model->s;
   if (!model->state || model->state->kind != K::Dict) r.fail("is an Ultralytics checkpoint whose model has no pickled state");
   const PickleValue& state = *model->state;
-  if (!ends_with(model->s, ".DetectionModel")) {
+  const bool segmentation = ends_with(model->s, ".SegmentationModel");
+  if (!ends_with(model->s, ".DetectionModel") && !segmentation) {
     const PickleValue* args = state.get("args");
     const PickleValue* task = args && args->kind == K::Dict ? args->get("task") : nullptr;
     r.fail("holds an Ultralytics " + short_class(model->s) +
            (task && task->kind == K::String ? " (task " + task->s + ")" : std::string()) +
-           "; yoloflow reads YOLO11 detection models (DetectionModel)");
+           "; yoloflow reads YOLO11 detection and segmentation models (DetectionModel, SegmentationModel)");
   }
   const PickleValue* yaml = state.get("yaml");
-  if (!yaml || yaml->kind != K::Dict) r.fail("holds a DetectionModel without the yaml it was built from");
-  out.scale = check_yaml(*yaml, r);
+  if (!yaml || yaml->kind != K::Dict) r.fail("holds a " + short_class(model->s) + " without the yaml it was built from");
+  out.scale = check_yaml(*yaml, r, out.task);
+  if (segmentation != (out.task == "segment")) {
+    r.fail("holds a " + short_class(model->s) + " whose yaml's head is " + (segmentation ? "Detect" : "Segment") +
+           "; a DetectionModel has a Detect head, a SegmentationModel a Segment head");
+  }
 
   const PickleValue* nc = state.get("nc");
   if (!nc || nc->kind != K::Int) nc = yaml->get("nc");

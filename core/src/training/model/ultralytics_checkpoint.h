@@ -2,7 +2,7 @@
 // Ultralytics' own checkpoints (`yolo11n.pt` of their releases, the best.pt / last.pt of any
 // Ultralytics run), read from what their pickle says without running it (torch_file.h).
 // Ultralytics pickles the whole model: a dict whose `model` and `ema` entries are
-// ultralytics.nn.tasks.DetectionModel objects. Each nn.Module's pickled state (its __dict__)
+// ultralytics.nn.tasks.DetectionModel (SegmentationModel for YOLO11-seg) objects. Each nn.Module's pickled state (its __dict__)
 // holds `_parameters`, `_buffers` and `_modules`; walking them gives the state dict under the
 // names `model.state_dict()` gives in Python ("model.0.conv.weight"), which are our model's.
 // Beside the weights: the architecture (the `yaml` dict the model was built from: its
@@ -25,6 +25,7 @@ struct UltralyticsCheckpoint {
   NamedTensors weights;       // in state_dict order, dtypes as stored (fp16 in released files)
   std::string model_class;    // "ultralytics.nn.tasks.DetectionModel"
   std::string scale;          // "n", "s", "m", "l", "x"
+  std::string task = "detect";  // "segment" for a SegmentationModel (a Segment head)
   int nc = 0;
   std::vector<std::string> names;  // nc names, by class index
   std::vector<double> strides;     // [8, 16, 32]
@@ -37,9 +38,10 @@ struct UltralyticsCheckpoint {
   nlohmann::ordered_json train_metrics = nlohmann::ordered_json::object();
 
   // The model that builds it: the train sink's default model (core/resources/train-defaults.json,
-  // the yolo11 plugin: YOLO11 as released) at this scale and nc, {"plugin": ..., "params": ...}.
+  // the yolo11 plugin: YOLO11 as released) at this scale, nc and task, {"plugin": ..., "params": ...}.
   nlohmann::json model_spec() const;
-  // Its architecture name as users write it: the plugin and the scale letter, "yolo11n".
+  // Its architecture name as users write it: the plugin, the scale letter and the task's
+  // suffix, "yolo11n", "yolo11n-seg".
   std::string architecture() const;
 };
 
@@ -49,7 +51,7 @@ bool is_ultralytics_checkpoint(const PickleValue& root);
 
 // Reads an Ultralytics checkpoint (is_ultralytics_checkpoint(file.root())). `entry` picks the
 // model ("ema" or "model"; "" = ema when not None, else model). Throws InvalidInput in one line
-// naming the file when it holds anything but a YOLO11 detection model as the yolo11 plugin
+// naming the file when it holds anything but a YOLO11 detection or segmentation model as the yolo11 plugin
 // builds it (the released architecture), or its module tree is malformed.
 UltralyticsCheckpoint read_ultralytics_checkpoint(TorchFile& file, const std::string& entry = "");
 

@@ -1,5 +1,7 @@
 #include "training/predict/prediction_outputs.h"
 
+#include "training/predict/instance_masks.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -8,11 +10,13 @@
 #include <sstream>
 
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 #if YOLOFLOW_WITH_VIDEO
 #include <opencv2/videoio.hpp>
 #endif
 
 #include "training/detect/box_drawing.h"
+#include "training/predict/outlines.h"
 #include "runtime/util/atomic_file.h"
 #include "runtime/util/path_words.h"
 #include "yoloflow/error.h"
@@ -79,8 +83,15 @@ void PredictionWriter::write_labels(const std::string& stem, const ImagePredicti
   std::ostringstream txt;
   txt.precision(6);
   for (const auto& d : p.detections) {
-    txt << d.cls << ' ' << (d.x1 + d.x2) / 2 / w << ' ' << (d.y1 + d.y2) / 2 / h << ' ' << (d.x2 - d.x1) / w << ' '
-        << (d.y2 - d.y1) / h;
+    if (!d.outlines.empty()) {
+      // A segmentation model's: the instance's polygon, as Ultralytics' segment labels (x y pairs,
+      // normalised), its parts joined into one.
+      txt << d.cls;
+      for (const auto& q : joined_polygon(d.outlines)) txt << ' ' << q.x / w << ' ' << q.y / h;
+    } else {
+      txt << d.cls << ' ' << (d.x1 + d.x2) / 2 / w << ' ' << (d.y1 + d.y2) / 2 / h << ' ' << (d.x2 - d.x1) / w << ' '
+          << (d.y2 - d.y1) / h;
+    }
     if (outputs_.label_conf) txt << ' ' << d.confidence;
     txt << '\n';
   }
@@ -97,6 +108,16 @@ nlohmann::ordered_json PredictionWriter::entry(const std::string& path, const Im
     det["name"] = class_name(d.cls, names_);
     det["confidence"] = std::round(static_cast<double>(d.confidence) * 1e5) / 1e5;
     det["box_xyxy"] = {px(d.x1), px(d.y1), px(d.x2), px(d.y2)};
+    if (!d.outlines.empty()) {
+      // A segmentation model's: the outer contours of its mask, each a list of [x, y].
+      nlohmann::ordered_json outlines = nlohmann::ordered_json::array();
+      for (const auto& part : d.outlines) {
+        nlohmann::ordered_json points = nlohmann::ordered_json::array();
+        for (const auto& q : part) points.push_back({px(q.x), px(q.y)});
+        outlines.push_back(std::move(points));
+      }
+      det["outlines"] = std::move(outlines);
+    }
     dets.push_back(std::move(det));
   }
   nlohmann::ordered_json e;
@@ -109,6 +130,28 @@ nlohmann::ordered_json PredictionWriter::entry(const std::string& path, const Im
 
 cv::Mat PredictionWriter::drawn(const cv::Mat& image, const ImagePrediction& p) const {
   cv::Mat out = image.clone();
+  // A segmentation model's masks first, filled in their class's colour at half opacity (as
+  // Ultralytics draws them), the strongest detection on top; then the boxes.
+  bool any_mask = false;
+  for (const auto& d : p.detections) any_mask = any_mask || !d.outlines.empty();
+  if (any_mask) {
+    cv::Mat colour(out.size(), out.type(), cv::Scalar(0, 0, 0));
+    cv::Mat inside(out.size(), CV_8U, cv::Scalar(0));
+    for (auto it = p.detections.rbegin(); it != p.detections.rend(); ++it) {
+      if (it->outlines.empty()) continue;
+      std::vector<std::vector<cv::Point>> parts;
+      for (const auto& part : it->outlines) {
+        std::vector<cv::Point> points;
+        for (const auto& q : part) points.emplace_back(static_cast<int>(std::lround(q.x)), static_cast<int>(std::lround(q.y)));
+        parts.push_back(std::move(points));
+      }
+      cv::fillPoly(colour, parts, class_colour(it->cls), cv::LINE_8);
+      cv::fillPoly(inside, parts, cv::Scalar(255), cv::LINE_8);
+    }
+    cv::Mat blended;
+    cv::addWeighted(out, 0.5, colour, 0.5, 0.0, blended);
+    blended.copyTo(out, inside);
+  }
   if (!outputs_.boxes) return out;
   // Line width grows with the image, as Ultralytics' annotator does; text scales with it.
   const int lw = outputs_.line_width > 0 ? outputs_.line_width

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "training/detect/nms.h"
+#include "training/predict/instance_masks.h"
 #include "training/model/model_factory.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
@@ -89,6 +90,8 @@ struct Predictor::Impl {
   NmsOptions nms;
   torch::Tensor class_mask;  // (nc) 1 for the kept classes; undefined = all
   int imgsz = 640;
+  bool masks = false;   // the head gives mask coefficients and prototypes (a segmentation model)
+  bool retina = false;  // PredictOptions::retina_masks
 
   // Network, NMS and the letterbox undone, for letterboxed RGB pixels (N, H, W, 3) uint8.
   std::vector<ImagePrediction> detect(const torch::Tensor& pixels, const std::vector<Geometry>& geometry);
@@ -144,6 +147,10 @@ Predictor::Predictor(const Registry& registry, std::unique_ptr<LoadedCheckpointM
   m.nms.conf = options.conf;
   m.nms.iou = options.iou;
   m.nms.max_det = options.max_det;
+  const HeadOutput* coefficients = head.output("mask_coefficients");
+  const HeadOutput* prototypes = head.output("prototypes");
+  m.masks = coefficients != nullptr && coefficients->per_anchor && prototypes != nullptr && !prototypes->per_anchor;
+  m.retina = options.retina_masks;
 }
 
 Predictor::~Predictor() = default;
@@ -204,7 +211,11 @@ std::vector<ImagePrediction> Predictor::Impl::detect(const torch::Tensor& pixels
 
   t0 = Clock::now();
   if (class_mask.defined()) det.scores = det.scores * class_mask;  // other classes never pass conf
-  const std::vector<torch::Tensor> kept = non_max_suppression(det, nms);
+  std::vector<torch::Tensor> anchors;
+  const std::vector<torch::Tensor> kept = non_max_suppression(det, nms, masks ? &anchors : nullptr);
+  // A segmentation model's detections: their coefficients and the image's prototypes.
+  const std::vector<ImagePredictions> extras =
+      masks ? image_predictions(det, model->head(), kept, anchors) : std::vector<ImagePredictions>();
   std::vector<ImagePrediction> out(static_cast<std::size_t>(n));
   for (std::int64_t k = 0; k < n; ++k) {
     ImagePrediction& p = out[static_cast<std::size_t>(k)];
@@ -213,7 +224,16 @@ std::vector<ImagePrediction> Predictor::Impl::detect(const torch::Tensor& pixels
     p.width = g.original_width;
     p.height = g.original_height;
     const auto a = kept[static_cast<std::size_t>(k)].accessor<float, 2>();
+    std::vector<Outlines> outlines;
+    if (masks && a.size(0) > 0) {
+      const ImagePredictions& e = extras.at(static_cast<std::size_t>(k));
+      outlines = instance_outlines(e.extras.at("prototypes"), e.extras.at("mask_coefficients"),
+                                   kept[static_cast<std::size_t>(k)].narrow(1, 0, 4), pixels.size(1), pixels.size(2), g,
+                                   retina);
+    }
     for (std::int64_t i = 0; i < a.size(0); ++i) {
+      // As Ultralytics' predict: a segmentation model's detection without a mask is dropped.
+      if (masks && outlines.at(static_cast<std::size_t>(i)).empty()) continue;
       Detection d;
       auto map = [](float v, double pad, double ratio, int limit) {
         return static_cast<float>(std::clamp((v - pad) / ratio, 0.0, static_cast<double>(limit)));
@@ -224,7 +244,8 @@ std::vector<ImagePrediction> Predictor::Impl::detect(const torch::Tensor& pixels
       d.y2 = map(a[i][3], g.pad_y, g.ratio_y, p.height);
       d.confidence = a[i][4];
       d.cls = static_cast<int>(a[i][5]);
-      p.detections.push_back(d);
+      if (masks) d.outlines = std::move(outlines[static_cast<std::size_t>(i)]);
+      p.detections.push_back(std::move(d));
     }
     p.inference_ms = inference;
   }

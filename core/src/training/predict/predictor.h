@@ -30,6 +30,7 @@ struct PredictOptions {
   std::vector<int> classes;  // keep only these class ids (empty: all)
   std::vector<std::string> class_names;  // and these classes, by the names the weights give them
   std::string model;      // architecture of a plain state dict ("yolo11n"); checkpoints name their own
+  bool retina_masks = false;  // a segmentation model's masks at the original image's resolution
   // Names the options in messages: "--" for the CLI's --weights, "stages.NODE.params." in a sink.
   std::string option_prefix = "--";
 };
@@ -39,6 +40,8 @@ struct Detection {
   int cls = 0;
   float confidence = 0;
   float x1 = 0, y1 = 0, x2 = 0, y2 = 0;
+  // A segmentation model's: the outer contours of its mask (instance_masks.h); empty otherwise.
+  std::vector<std::vector<cv::Point2f>> outlines;
 };
 
 struct ImagePrediction {
