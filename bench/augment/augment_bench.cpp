@@ -41,6 +41,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "bench_components.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/pipeline/pipeline.h"
 #include "training/builtin_components.h"
@@ -52,6 +53,7 @@
 
 using namespace yoloflow;
 using Clock = std::chrono::steady_clock;
+using bench::make;
 
 namespace {
 
@@ -95,22 +97,6 @@ class TimedLoader final : public SampleLoader {
   DataSource& src_;
   StageTimes& times_;
 };
-
-template <class T>
-std::unique_ptr<T> make(core::PluginManager& pm, Kind kind, const std::string& name, const json& params,
-                        int imgsz) {
-  const auto* rc = pm.registry().find(kind, name);
-  if (!rc) throw Error("plugin component '" + name + "' not found; is the build's plugin folder there?");
-  Diagnostics diags;
-  rc->info.schema.validate(params, "params", diags);
-  if (!diags.empty()) throw InvalidInput(diags[0].message);
-  auto c = pm.registry().create_as<T>(kind, name, "bench");
-  StageContext ctx;
-  ctx.node = name;
-  ctx.imgsz = imgsz;
-  c->configure(Params(rc->info.schema.resolve(params), "bench." + name), ctx);
-  return c;
-}
 
 struct Options {
   std::string data = std::string(YOLOFLOW_SHARED_DIR) + "/datasets/coco128/data.yaml";

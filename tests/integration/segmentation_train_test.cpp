@@ -163,6 +163,35 @@ TEST_CASE("segmentation: overlap_mask and mask_ratio set every mask batcher; a d
   CHECK(seg["stages"]["batch"]["params"]["masks"] == true);
 }
 
+TEST_CASE("segmentation: task=segment and a leading `segment` make the pipeline a segmentation one; another task is refused") {
+  const std::string detect = std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json";
+  for (const std::string words : {"task=segment", "task=segment model=yolo11s-seg"}) {
+    CAPTURE(words);
+    const auto doc = resolved(detect, words);
+    const auto& train = doc["stages"]["train"]["params"];
+    CHECK(train["model"]["params"]["task"] == "segment");
+    CHECK(train["loss"]["plugin"] == "yolo11_segmentation");
+    CHECK(train["evaluator"]["plugin"] == "segmentation");
+    CHECK(doc["stages"]["batch"]["params"]["masks"] == true);
+  }
+  // `yoloflow segment validate ...` as `yolo segment train ...`.
+  auto r = test::run_cli("segment validate " + detect + " data=" + seg_data() + " --print-resolved");
+  INFO(r.output);
+  REQUIRE(r.exit_code == kExitOk);
+  const auto doc = nlohmann::json::parse(r.output.substr(r.output.find('{'), r.output.rfind('}') - r.output.find('{') + 1));
+  CHECK(doc["stages"]["train"]["params"]["loss"]["plugin"] == "yolo11_segmentation");
+  // A model of another task disagrees; a task without built-in components is refused.
+  r = test::run_cli("validate " + detect + " data=" + seg_data() + " task=segment model=yolo11n");
+  INFO(r.output);
+  CHECK(r.exit_code == kExitInvalid);
+  CHECK(contains(r.output, "task=segment, but model=yolo11n is a detect model: name the model of the task "
+                           "(yolo11n-seg) or leave task= out"));
+  r = test::run_cli("pose train data=" + seg_data());
+  CHECK(r.exit_code == kExitInvalid);
+  CHECK(contains(r.output, "`pose`: yoloflow does the tasks detect and segment"));
+  test::check_no_internals(r.output);
+}
+
 TEST_CASE("segmentation: a model word leaves the loss, evaluator and masks the command line sets in place") {
   // square_probe (a test plugin's loss) set before the model word, masks after it: both kept.
   const auto r = test::run_cli("--plugin-path " + test::test_plugin_dir("loss_probe") + " validate " + seg_pipeline() +

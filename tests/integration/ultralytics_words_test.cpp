@@ -242,7 +242,7 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
                                 "nothing"));
 
   // Refused in one line each, with the reason.
-  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD profile=True mode=val task=segment split=val device=0,1"));
+  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD profile=True mode=val task=pose split=val device=0,1"));
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(contains(refused.output, "Ultralytics' `optimizer` MuSGD is not supported by yoloflow: no optimizer plugin of "
@@ -252,8 +252,8 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
   CHECK(contains(refused.output, "mode=val: the command is the mode"));
   CHECK(contains(refused.output, "device=0,1: one device per process (cpu, 0, cuda:1, -1); several GPUs train "
                                  "through torchrun"));
-  CHECK(contains(refused.output, "task=segment: the task is the pipeline's model's (task=detect is taken); train "
-                                 "YOLO11-seg from pipelines/train-coco128-seg-cpu.json (docs/segmentation.md)"));
+  CHECK(contains(refused.output, "task=pose: yoloflow trains the tasks detect and segment (the model's name says "
+                                 "which: yolo11n, yolo11n-seg; docs/segmentation.md)"));
   CHECK(contains(refused.output, "Ultralytics' `split` is not supported by `yoloflow train`"));
   // Ultralytics' optimizer names in any case, and freeze as a count or a list of layers.
   for (const auto& [word, plugin] : std::vector<std::pair<std::string, std::string>>{

@@ -329,11 +329,24 @@ TEST_CASE("an Ultralytics yolo11n-seg best.pt: info names it; val scores its mas
 
   // Validated with the segmentation evaluator and masks, which the file does not record.
   const std::string data = test::shared_dir() + "/datasets/coco128-seg/data.yaml";
-  r = test::run_cli("val model=" + seg_checkpoint("best") + " data=" + data + " imgsz=64 project=" + dir + " name=val",
+  // save_json: each detection's mask in COCO RLE at its image's size.
+  r = test::run_cli("val model=" + seg_checkpoint("best") + " data=" + data + " imgsz=64 max_det=2 save_json project=" +
+                        dir + " name=val",
                     "OMP_NUM_THREADS=1 ");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("Mask(P") != std::string::npos);
+  {
+    std::ifstream in(dir + "/val/predictions.json");
+    const auto results = nlohmann::json::parse(in);
+    REQUIRE(results.size() > 100);
+    for (const auto& d : results) {
+      REQUIRE(d.contains("segmentation"));
+      CHECK(d["segmentation"]["size"].size() == 2);
+      CHECK(d["segmentation"]["size"][0].get<int>() > 0);
+      CHECK(!d["segmentation"]["counts"].get<std::string>().empty());
+    }
+  }
 
   // Fine-tuned on coco128-seg: the task's loss, evaluator and masks come with the file's model.
   r = test::run_cli("train model=" + seg_checkpoint("best") + " data=" + data + " --run-dir " + dir +

@@ -12,6 +12,7 @@
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "training/trainer/auto_batch_profiler.h"
+#include "yoloflow/error.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
 #include "yoloflow/precision.h"
@@ -69,6 +70,41 @@ TEST_CASE("auto batch profile: real steps at each batch, measured after backward
   CHECK_THROWS_AS(core::profile_step_memory(*model, *fp32, *loss, cpu, 64, 4, {1}, [] {},
                                             []() -> double { throw std::runtime_error("broken"); }),
                   std::runtime_error);
+}
+
+TEST_CASE("auto batch profile: a segmentation loss is profiled with the mask targets its batcher makes") {
+  core::PluginManager pm;
+  auto model = test::make_component<Model>(pm, Kind::Model, "yolo11", {{"scale", "n"}, {"nc", 3}, {"task", "segment"}},
+                                           {64, "model"});
+  auto fp32 = test::make_component<PrecisionStrategy>(pm, Kind::Precision, "fp32", json::object(),
+                                                      {64, "precision", "precision_standard"});
+  model->module().train();
+  auto loss = test::make_component<Loss>(pm, Kind::Loss, "yolo11_segmentation", json::object(), {64, "loss"});
+  loss->setup(model->head());
+  const c10::Device cpu(c10::kCPU);
+  // The batcher's parameters say which masks: none, per image at 1/4, per instance at 1/2.
+  CHECK(core::profiled_masks(json{{"batch", 8}}).ratio == 0);
+  const auto overlap = core::profiled_masks(json{{"masks", true}});
+  CHECK(overlap.ratio == 4);
+  CHECK(overlap.overlap);
+  const auto separate = core::profiled_masks(json{{"masks", true}, {"overlap_mask", false}, {"mask_ratio", 2}});
+  CHECK(separate.ratio == 2);
+  CHECK_FALSE(separate.overlap);
+  for (const auto& masks : {overlap, separate}) {
+    CAPTURE(masks.overlap);
+    double grad_norm = 0;
+    const auto profile = core::profile_step_memory(*model, *fp32, *loss, cpu, 64, 3, {1, 2}, [] {}, [&]() -> double {
+      for (const auto& p : model->module().parameters()) {
+        if (p.grad().defined()) grad_norm += p.grad().norm().item<double>();
+      }
+      return 1.0;
+    }, masks);
+    CHECK(profile.points.size() == 2);
+    CHECK(grad_norm > 0);
+  }
+  // Without the masks the segmentation loss cannot run a step: said, not taken for memory.
+  CHECK_THROWS_WITH_AS(core::profile_step_memory(*model, *fp32, *loss, cpu, 64, 3, {1}, [] {}, [] { return 1.0; }),
+                       doctest::Contains("the batch has no masks"), InvalidInput);
 }
 
 // What auto batch pads the profiled targets to: the densest image training will really see.

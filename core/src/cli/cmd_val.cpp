@@ -146,7 +146,7 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
       ->check(CLI::IsMember({"auto", "opencv", "libtorch"}));
   cmd->add_flag("--save-json", c->save_json,
                 "Also write predictions.json in the COCO results format (image_id, category_id, bbox [x, y, w, h] in "
-                "original pixels, score), as Ultralytics' save_json");
+                "original pixels, score; a segmentation model's mask as COCO RLE), as Ultralytics' save_json");
   cmd->callback([&ctx, &selected, c, cmd] {
     if (cmd->count("--imgsz") == 0) c->request.imgsz = 0;  // the weights' default
     selected = [&ctx, c]() -> int { return run_val(ctx, *c); };

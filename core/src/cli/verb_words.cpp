@@ -203,9 +203,9 @@ std::map<std::string, Verb> make_verbs() {
 
 // task= and mode=, as every command takes them.
 void check_task_and_mode(const std::string& verb, const std::string& key, const std::string& value) {
-  if (key == "task" && value != "detect") {
-    throw InvalidInput("task=" + value + ": the commands take task=detect; a pipeline's model says its task "
-                       "(YOLO11-seg trains from pipelines/train-coco128-seg-cpu.json, docs/segmentation.md)");
+  // The weights say their task; the word names one yoloflow does (detect, segment).
+  if (key == "task" && value != "detect" && value != "segment") {
+    throw InvalidInput("task=" + value + ": yoloflow does the tasks detect and segment (the weights say which)");
   }
   if (key == "mode" && value != verb) {
     throw InvalidInput("mode=" + value + " on `yoloflow " + verb + "`: the command is the mode; run `yoloflow " + value +
@@ -246,13 +246,19 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
   }
   if (at >= args.size()) return args;
   // `yolo detect val ...`: the task before the mode.
-  if (args[at] == "detect") {
+  // `yolo segment train ...` trains the task: task=segment after the mode (val, predict and export
+  // read the task from the weights).
+  if (args[at] == "detect" || args[at] == "segment") {
+    const std::string task = args[at];
     args.erase(args.begin() + static_cast<long>(at));
     if (at >= args.size()) return args;
-  } else if (args[at] == "segment" || args[at] == "classify" || args[at] == "pose" || args[at] == "obb" ||
-             args[at] == "semantic") {
-    throw InvalidInput("`" + args[at] + "`: the commands take the task detect (yoloflow detect ..., or no task); a "
-                       "pipeline's model says its task (YOLO11-seg: docs/segmentation.md)");
+    const bool task_given = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.rfind("task=", 0) == 0; });
+    if (task == "segment" && !task_given && (args[at] == "train" || args[at] == "validate" || args[at] == "run")) {
+      args.push_back("task=segment");  // last: a pipeline file stays the first argument
+    }
+  } else if (args[at] == "classify" || args[at] == "pose" || args[at] == "obb" || args[at] == "semantic") {
+    throw InvalidInput("`" + args[at] + "`: yoloflow does the tasks detect and segment (yoloflow segment train ..., "
+                       "or no task: the model's name says it)");
   }
   const std::string verb = args[at];
   // Whether args[i], after the verb, is the value of the option before it (`--data D.yaml`).

@@ -1,6 +1,7 @@
 #include "runtime/pipeline/overrides.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "runtime/pipeline/architecture_name.h"
@@ -12,6 +13,7 @@
 #include "runtime/pipeline/training_words.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/pipeline/word_values.h"
+#include "runtime/util/string_affixes.h"
 #include "yoloflow/log.h"
 
 namespace yoloflow::core {
@@ -282,6 +284,31 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
       // ... and the task's loss, evaluator and mask targets (yolo11n-seg trains with masks).
       for (auto& o : task_overrides(document, sink, sink_rc, name->task, words, registry)) expanded.push_back(std::move(o));
     }
+    return expanded;
+  }
+  if (key == "task") {
+    // task=segment: the model's task, with the task's loss, evaluator and masks, as a model
+    // word's suffix says it (yolo11n-seg). A model word of another task disagrees.
+    std::string task = text;
+    std::transform(task.begin(), task.end(), task.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (sink.empty() || !document["stages"][sink].contains("params") ||
+        !document["stages"][sink]["params"].contains("model")) {
+      out.push_back({key, "task=: this pipeline's sink has no `model` parameter"});
+      return {""};
+    }
+    for (const auto& w : words) {
+      if (w.rfind("model=", 0) != 0) continue;
+      std::string value = w.substr(6);
+      if (ends_with(value, ".yaml")) value = std::filesystem::path(value).stem().string();  // yolo11n-seg.yaml
+      const auto named = parse_architecture(registry, value);
+      if (named && !named->task.empty() && named->task != task) {
+        out.push_back({key, "task=" + text + ", but " + w + " is a " + named->task + " model: name the model of the task (" +
+                                named->plugin + named->scale + task_suffix(task) + ") or leave task= out"});
+        return {""};
+      }
+    }
+    std::vector<std::string> expanded{"stages." + sink + ".params.model.params.task=" + task};
+    for (auto& o : task_overrides(document, sink, sink_rc, task, words, registry)) expanded.push_back(std::move(o));
     return expanded;
   }
   if (key == "overlap_mask" || key == "mask_ratio") {

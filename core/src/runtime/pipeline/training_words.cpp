@@ -1,5 +1,7 @@
 #include "runtime/pipeline/training_words.h"
 
+#include "runtime/pipeline/task_components.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -209,11 +211,11 @@ bool expand_training_word(const std::string& key, const std::string& text, const
   bool b = false;
   double x = 0;
   if (key == "task") {
-    if (lower(text) != "detect") {
-      // The model says the task: yolo11n-seg in a segmentation pipeline (its loss and batcher).
-      out.push_back({key, "task=" + text + ": the task is the pipeline's model's (task=detect is taken); train YOLO11-seg "
-                                           "from pipelines/train-coco128-seg-cpu.json (docs/segmentation.md)"});
-    }
+    // A task with built-in components (detect, segment) is the model's task: the pipeline
+    // overrides write it with the model word's rules (overrides.cpp).
+    if (task_components(lower(text)) != nullptr) return false;
+    out.push_back({key, "task=" + text + ": yoloflow trains the tasks detect and segment (the model's name says which: "
+                                         "yolo11n, yolo11n-seg; docs/segmentation.md)"});
     return true;
   }
   if (key == "mode") {

@@ -28,7 +28,7 @@ const char* kExportOnly = "it is a setting of export";
 
 std::vector<UltralyticsArgument> make_arguments() {
   return {
-      {"task", kEvery, "only task=detect: a pipeline's model says its task (docs/segmentation.md for YOLO11-seg)"},
+      {"task", kEvery, "the tasks detect and segment (docs/segmentation.md)"},
       {"mode", kEvery, "the command is the mode: yoloflow train, val, predict, export"},
       // Train settings
       {"model", kEvery, ""},

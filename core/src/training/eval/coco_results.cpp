@@ -52,7 +52,8 @@ nlohmann::ordered_json coco_results(const std::vector<OriginalImageDetections>& 
     const std::string stem = path.stem().string();
     const bool numeric = !stem.empty() && std::all_of(stem.begin(), stem.end(), ::isdigit) && stem.size() < 19;
     const nlohmann::ordered_json image_id = numeric ? nlohmann::ordered_json(std::stoll(stem)) : nlohmann::ordered_json(stem);
-    for (const auto& b : image.boxes) {
+    for (std::size_t k = 0; k < image.boxes.size(); ++k) {
+      const auto& b = image.boxes[k];
       const int cls = static_cast<int>(b[5]);
       const int category = coco_ids && cls >= 0 && cls < static_cast<int>(ids.size()) ? ids[static_cast<std::size_t>(cls)]
                                                                                      : cls + 1;
@@ -62,6 +63,8 @@ nlohmann::ordered_json coco_results(const std::vector<OriginalImageDetections>& 
       d["category_id"] = category;
       d["bbox"] = {round_to(b[0], 1e3), round_to(b[1], 1e3), round_to(b[2] - b[0], 1e3), round_to(b[3] - b[1], 1e3)};
       d["score"] = round_to(b[4], 1e5);
+      // A segmentation model's mask, as COCO's "segm" results give it.
+      if (k < image.mask_rles.size()) d["segmentation"] = {{"size", {image.height, image.width}}, {"counts", image.mask_rles[k]}};
       out.push_back(d);
     }
   }

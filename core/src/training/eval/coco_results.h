@@ -2,7 +2,8 @@
 // Ultralytics' save_json for detection: the COCO results format that pycocotools and
 // Ultralytics read, one object per detection: image_id (the file's stem, a number when it is
 // one), file_name, category_id, bbox [x, y, w, h] in the original image's pixels (top-left
-// corner), score.
+// corner), score; a segmentation model's detections also `segmentation`, the mask in COCO's
+// compressed RLE ({"size": [h, w], "counts": "..."}, training/eval/mask_rle.h).
 #include <string>
 #include <vector>
 

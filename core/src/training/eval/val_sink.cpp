@@ -1,5 +1,7 @@
 #include "training/eval/val_sink.h"
 
+#include "training/eval/mask_rle.h"
+
 #include <filesystem>
 #include <sstream>
 #include <utility>
@@ -140,7 +142,18 @@ class ValSink final : public HostedValidationSink {
     const auto items = validate_batch(*model_, device_, precision_, loss_, batch, nms_, predictions, &times_);
     evaluator_->add_batch(batch, predictions);
     if (kept_ != nullptr) {
-      for (std::size_t i = 0; i < batch.samples.size(); ++i) kept_->push_back({batch.samples[i], predictions.at(i).boxes});
+      for (std::size_t i = 0; i < batch.samples.size(); ++i) {
+        const ImagePredictions& p = predictions.at(i);
+        KeptDetections k{batch.samples[i], p.boxes, {}};
+        // A segmentation model's masks, as RLE now: the prototypes are not kept for every image.
+        const auto coefficients = p.extras.find("mask_coefficients");
+        const auto prototypes = p.extras.find("prototypes");
+        if (coefficients != p.extras.end() && prototypes != p.extras.end() && p.boxes.size(0) > 0) {
+          k.mask_rles = detection_rles(prototypes->second, coefficients->second, p.boxes.narrow(1, 0, 4), batch.height,
+                                       batch.width, batch.samples[i].geometry);
+        }
+        kept_->push_back(std::move(k));
+      }
     }
     if (items.defined()) loss_sum_ = loss_sum_.defined() ? loss_sum_ + items : items.to(torch::kDouble);
     ++loss_batches_;

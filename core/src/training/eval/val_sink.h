@@ -30,6 +30,9 @@ void register_val_sink(Registry& registry);
 struct KeptDetections {
   SampleInfo sample;
   torch::Tensor boxes;
+  // A segmentation model's: each detection's mask at the original image's size, COCO RLE counts
+  // (mask_rle.h); empty for a detector.
+  std::vector<std::string> mask_rles;
 };
 
 // The val sink as the host drives it with a model of its own (`weights` ""): the model

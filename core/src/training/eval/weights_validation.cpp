@@ -185,6 +185,7 @@ WeightsValidationReport validate_loaded_model(const Registry& registry, const We
                          clip((a[j][2] - g.pad_x) / g.ratio_x, d.width), clip((a[j][3] - g.pad_y) / g.ratio_y, d.height),
                          a[j][4], a[j][5]});
     }
+    d.mask_rles = k.mask_rles;
     report.predictions.push_back(std::move(d));
   }
   report.skipped = validation.skipped();

@@ -46,6 +46,7 @@ struct OriginalImageDetections {
   std::string path;
   int width = 0, height = 0;
   std::vector<std::array<float, 6>> boxes;
+  std::vector<std::string> mask_rles;  // a segmentation model's: per box, COCO RLE counts at width x height
 };
 
 struct WeightsValidationReport {

@@ -1,5 +1,7 @@
 #include "training/predict/instance_masks.h"
 
+#include "training/detect/instance_mask_ops.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,27 +10,7 @@
 namespace yoloflow::core {
 namespace {
 
-namespace F = torch::nn::functional;
-
 constexpr std::int64_t kChunk = 8;  // masks resized at once: memory, whatever the detections
-
-torch::Tensor resized(const torch::Tensor& masks, std::int64_t h, std::int64_t w) {
-  return F::interpolate(masks.unsqueeze(0), F::InterpolateFuncOptions()
-                                                .size(std::vector<std::int64_t>{h, w})
-                                                .mode(torch::kBilinear)
-                                                .align_corners(false))
-      .squeeze(0);
-}
-
-// Pixels of `masks` (N, h, w) outside each box (N, 4, in these pixels) set to 0.
-torch::Tensor cropped(const torch::Tensor& masks, const torch::Tensor& boxes) {
-  const auto n = masks.size(0), h = masks.size(1), w = masks.size(2);
-  const auto x1 = boxes.select(1, 0).view({n, 1, 1}), y1 = boxes.select(1, 1).view({n, 1, 1});
-  const auto x2 = boxes.select(1, 2).view({n, 1, 1}), y2 = boxes.select(1, 3).view({n, 1, 1});
-  const auto cols = torch::arange(w, torch::kFloat).view({1, 1, w});
-  const auto rows = torch::arange(h, torch::kFloat).view({1, h, 1});
-  return masks * cols.ge(x1).logical_and(cols.lt(x2)).logical_and(rows.ge(y1)).logical_and(rows.lt(y2));
-}
 
 // The outer contours of a 0/1 mask, each point mapped by `map`.
 template <class Map>
@@ -53,17 +35,15 @@ std::vector<Outlines> instance_outlines(const torch::Tensor& prototypes, const t
                                         const torch::Tensor& boxes_in, std::int64_t height, std::int64_t width,
                                         const Geometry& g, bool retina) {
   torch::NoGradGuard no_grad;
-  const auto c = prototypes.size(0), h = prototypes.size(1), w = prototypes.size(2);
-  const auto n = coefficients.size(0);
-  const auto proto = prototypes.to(torch::kCPU, torch::kFloat).reshape({c, h * w});
-  const auto coef = coefficients.to(torch::kCPU, torch::kFloat);
+  const MaskProducts products(prototypes, coefficients);
+  const auto n = products.size(), h = products.height(), w = products.width();
   const auto boxes = boxes_in.to(torch::kCPU, torch::kFloat);
   const int ow = g.original_width, oh = g.original_height;
   std::vector<Outlines> out;
   out.reserve(static_cast<std::size_t>(n));
   for (std::int64_t begin = 0; begin < n; begin += kChunk) {
     const auto len = std::min(kChunk, n - begin);
-    const auto masks = coef.narrow(0, begin, len).matmul(proto).reshape({len, h, w});
+    const auto masks = products.chunk(begin, len);
     const auto chunk_boxes = boxes.narrow(0, begin, len);
     torch::Tensor binary;  // (len, H, W) uint8 in the pixels the contours are traced in
     if (!retina) {
@@ -71,7 +51,7 @@ std::vector<Outlines> instance_outlines(const torch::Tensor& prototypes, const t
                                          static_cast<float>(h) / static_cast<float>(height),
                                          static_cast<float>(w) / static_cast<float>(width),
                                          static_cast<float>(h) / static_cast<float>(height)});
-      binary = resized(cropped(masks, chunk_boxes * ratios), height, width).gt(0).to(torch::kUInt8);
+      binary = resize_masks(crop_masks(masks, chunk_boxes * ratios), height, width).gt(0).to(torch::kUInt8);
     } else {
       // The letterbox's padding at the prototypes' scale cut off, the rest resized to the original.
       const double gain = std::min(static_cast<double>(h) / oh, static_cast<double>(w) / ow);
@@ -88,7 +68,7 @@ std::vector<Outlines> instance_outlines(const torch::Tensor& prototypes, const t
                                           (chunk_boxes.select(1, 3) - g.pad_y) / g.ratio_y},
                                          1)
                                 .to(torch::kFloat);
-      binary = cropped(resized(inner, oh, ow), original).gt(0).to(torch::kUInt8);
+      binary = crop_masks(resize_masks(inner, oh, ow), original).gt(0).to(torch::kUInt8);
     }
     for (std::int64_t i = 0; i < len; ++i) {
       if (retina) {

@@ -41,9 +41,10 @@ const std::vector<std::int64_t> kProfiledBatches = {1, 2, 4, 8, 16};
 constexpr std::size_t kSampledImages = 512;  // augmented samples whose boxes set the profiled rows
 
 // `rows` random boxes of random classes per image, padded (batch, rows, 5) as the loss takes
-// them. Boxes only: a loss that needs other targets (keypoints) cannot be profiled this way and
-// says which targets it missed.
-LossTargets random_targets(std::int64_t batch, std::int64_t rows, int nc, const torch::Device& device) {
+// them, and the batcher's mask targets (random instance planes) when it makes them. A loss that
+// needs other targets (keypoints) cannot be profiled this way and says which targets it missed.
+LossTargets random_targets(std::int64_t batch, std::int64_t rows, int nc, int imgsz, const ProfiledMasks& masks,
+                           const torch::Device& device) {
   const auto n = batch * rows;
   auto index = torch::arange(batch, torch::kFloat).repeat_interleave(rows).unsqueeze(1);
   auto cls = torch::randint(0, std::max(nc, 1), {n, 1}, torch::kFloat);
@@ -51,6 +52,16 @@ LossTargets random_targets(std::int64_t batch, std::int64_t rows, int nc, const 
   auto size = torch::rand({n, 2}) * 0.28 + 0.02;
   LossTargets out;
   out.tensors[targets::kBoxes] = pad_targets(torch::cat({index, cls, centre, size}, 1), batch, rows).to(device);
+  if (masks.ratio > 0) {
+    const std::int64_t side = std::max<std::int64_t>(imgsz / masks.ratio, 1);
+    // As the batcher writes them: per image the value k + 1 of its instance k on top (0: none),
+    // or per instance 0/1.
+    out.tensors["image_masks"] = torch::randint(0, rows + 1, {batch, side, side}, torch::kFloat).to(device);
+    if (!masks.overlap) {
+      out.tensors.erase("image_masks");
+      out.tensors["masks"] = torch::randint(0, 2, {batch, rows, side, side}, torch::kFloat).to(device);
+    }
+  }
   return out;
 }
 
@@ -94,10 +105,19 @@ AugmentedBoxes densest_augmented_boxes(const Pipeline& pipeline, const Registry&
   return out;
 }
 
+ProfiledMasks profiled_masks(const json& params) {
+  ProfiledMasks out;
+  if (!params.is_object() || !params.value("masks", false)) return out;
+  const json ratio = params.value("mask_ratio", json(4));
+  out.ratio = ratio.is_number_integer() ? std::max(ratio.get<int>(), 1) : 4;
+  out.overlap = params.value("overlap_mask", true);
+  return out;
+}
+
 StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, Loss& loss,
                                       const c10::Device& device, int imgsz, std::int64_t rows,
                                       const std::vector<std::int64_t>& batches, const std::function<void()>& restart,
-                                      const std::function<double()>& measure) {
+                                      const std::function<double()>& measure, const ProfiledMasks& masks) {
   StepMemoryProfile out;
   const int nc = model.head().nc;
   for (const std::int64_t batch : batches) {
@@ -106,7 +126,7 @@ StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision
       {
         // As the sink's step: NHWC uint8 on the device, converted to float inside the step.
         auto pixels = torch::randint(0, 256, {batch, imgsz, imgsz, 3}, torch::TensorOptions().dtype(torch::kUInt8)).to(device);
-        auto targets = random_targets(batch, rows, nc, device);
+        auto targets = random_targets(batch, rows, nc, imgsz, masks, device);
         torch::Tensor objective;
         {
           auto images = pixels.permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
@@ -223,7 +243,9 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   // Multi-scale batches reach (1 + multi_scale) x imgsz: the largest is what must fit.
   const int imgsz = largest_multi_scale_size(ctx.imgsz, sink.get_float("multi_scale"),
                                              static_cast<int>(largest_stride(model->head())));
-  const auto profile = profile_step_memory(*model, *precision, loss, device, imgsz, rows, kProfiledBatches, restart, measure);
+  const ProfiledMasks masks = profiled_masks(pipeline.stage_params(batcher, 0));
+  const auto profile =
+      profile_step_memory(*model, *precision, loss, device, imgsz, rows, kProfiledBatches, restart, measure, masks);
   // State the profiled step does not hold: the optimizer's moments (two per trained parameter
   // for Adam-type optimizers, one for SGD: the larger; frozen layers have none) and the EMA copy
   // of parameters and buffers.
@@ -253,7 +275,7 @@ void resolve_auto_batch(Pipeline& pipeline, const Registry& registry, const std:
   std::int64_t batch = choice.batch;
   const BatchMemory anchor = profile.points.back();
   for (int check = 0; check < 3 && batch > anchor.batch; ++check) {
-    const auto checked = profile_step_memory(*model, *precision, loss, device, imgsz, rows, {batch}, restart, measure);
+    const auto checked = profile_step_memory(*model, *precision, loss, device, imgsz, rows, {batch}, restart, measure, masks);
     if (checked.points.empty()) {  // out of memory (logged): halfway back to what was measured
       batch = anchor.batch + (batch - anchor.batch) / 2;
       continue;

@@ -50,13 +50,24 @@ struct StepMemoryProfile {
   std::int64_t oom_batch = 0;       // the batch that ran out of memory (0 = none)
 };
 
+// The mask targets the pipeline's batcher makes (its `masks`, `mask_ratio`, `overlap_mask`), which
+// a segmentation loss reads: the profiled step is given random ones of the same layout and size.
+struct ProfiledMasks {
+  int ratio = 0;         // 0: no masks; else the masks are imgsz / ratio on a side
+  bool overlap = true;   // one plane per image ('image_masks'), else one per instance ('masks')
+};
+
+// The batcher's mask targets, from its parameters (none when it makes no masks).
+ProfiledMasks profiled_masks(const json& batcher_params);
+
 // Runs one training step (forward, loss, backward; no optimizer step) per batch in `batches`
-// on `device` with random uint8 images of `imgsz` and `rows` random boxes per image, calling
-// `restart` before and `measure` after each (the peak in bytes). Stops at the first
-// out-of-memory error. The device-specific part is only `restart` and `measure`.
+// on `device` with random uint8 images of `imgsz`, `rows` random boxes per image and, with
+// `masks`, random mask targets, calling `restart` before and `measure` after each (the peak in
+// bytes). Stops at the first out-of-memory error. The device-specific part is only `restart`
+// and `measure`.
 StepMemoryProfile profile_step_memory(Model& model, PrecisionStrategy& precision, Loss& loss,
                                       const c10::Device& device, int imgsz, std::int64_t rows,
                                       const std::vector<std::int64_t>& batches, const std::function<void()>& restart,
-                                      const std::function<double()>& measure);
+                                      const std::function<double()>& measure, const ProfiledMasks& masks = {});
 
 }  // namespace yoloflow::core
