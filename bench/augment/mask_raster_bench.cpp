@@ -1,12 +1,13 @@
 // The mask targets of a segmentation batch, rasterised as collate makes them (masks=true,
 // overlap_mask, mask_ratio 4), against the direct rule (each outline filled at the image's size,
-// then resized), in the same run: milliseconds per batch on one thread (collate rasterises on
-// the batcher's serial node), the ratio, and whether both give the same bytes.
+// then resized), in the same run: milliseconds per batch on one thread, the ratio, and whether
+// both give the same bytes. Then collate itself (masks=true) finishing whole batches on 1 thread
+// and on --threads (its samples' pixels copied and masks rasterised in parallel), and the ratio.
 // Samples: coco128-seg through yolo_dataset and mosaic_perspective at imgsz (4-image mosaics:
 // the crowded batches segmentation trains on).
 //
 //   yoloflow_bench_mask_raster [--data PATH/coco128-seg/data.yaml] [--imgsz 640] [--batch 32]
-//                              [--batches 8] [--ratio 4]
+//                              [--batches 8] [--ratio 4] [--threads N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,11 +18,14 @@
 #include <vector>
 
 #include <opencv2/core/utility.hpp>
+#include <tbb/task_arena.h>
+#include <thread>
 
 #include "batcher/collate/mask_raster.h"
 #include "bench_components.h"
 #include "runtime/plugin/plugin_manager.h"
 #include "yoloflow/augmentation.h"
+#include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
 #include "yoloflow/rng.h"
 #include "yoloflow/source.h"
@@ -55,6 +59,7 @@ void reference_overlap(const std::vector<Polygon>& polygons, int height, int wid
 int main(int argc, char** argv) {
   std::string data = std::string(YOLOFLOW_SHARED_DIR) + "/datasets/coco128-seg/data.yaml";
   int imgsz = 640, batch = 32, batches = 8, ratio = 4;
+  int threads = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -66,9 +71,10 @@ int main(int argc, char** argv) {
     else if (a == "--batch") batch = std::stoi(next());
     else if (a == "--batches") batches = std::stoi(next());
     else if (a == "--ratio") ratio = std::stoi(next());
+    else if (a == "--threads") threads = std::stoi(next());
     else {
       std::cerr << "usage: yoloflow_bench_mask_raster [--data data.yaml] [--imgsz 640] [--batch 32] [--batches 8] "
-                   "[--ratio 4]\n";
+                   "[--ratio 4] [--threads N]\n";
       return 2;
     }
   }
@@ -113,6 +119,27 @@ int main(int argc, char** argv) {
     std::printf("windowed (collate):                     %8.2f ms a batch\n", ms_windowed);
     std::printf("windowed / direct: %.1fx faster; same bytes: %s\n", ms_direct / ms_windowed,
                 direct == windowed ? "yes" : "NO");
+    // collate as the batcher node runs it: add() each sample, the batch finished in parallel.
+    auto collate_ms = [&](int arena_threads) {
+      auto collate = make<Batcher>(pm, Kind::Batcher, "collate",
+                                   {{"batch", batch}, {"masks", true}, {"mask_ratio", ratio}}, imgsz);
+      double best = 1e30;
+      tbb::task_arena arena(arena_threads);
+      for (int repeat = 0; repeat < 3; ++repeat) {
+        const auto t0 = Clock::now();
+        arena.execute([&] {
+          for (const auto& s : samples) {
+            Sample copy = s;
+            (void)collate->add(std::move(copy));
+          }
+        });
+        best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / batches);
+      }
+      return best;
+    };
+    const double one = collate_ms(1), many = collate_ms(threads);
+    std::printf("collate with masks, a whole batch: %.2f ms on 1 thread, %.2f ms on %d threads (%.2fx)\n", one, many,
+                threads, one / many);
     return direct == windowed ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

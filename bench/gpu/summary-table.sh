@@ -23,6 +23,9 @@
 #   first     seconds to the first optimizer step, YOLO11n b32 at 640 (first-step.sh
 #             default,bench,profile; REPEAT 1)
 #   autobatch batch=-1 for yolo11x at 1280, both tools (auto-batch.sh)
+#   seg       YOLO11n-seg and YOLO11m-seg b32 on coco128-seg x20 with the speed options and a RAM
+#             cache, and a step's peak memory on crowded images (300 instances), both tools
+#             (compare-ultralytics-seg.sh; EPOCHS 4)
 #   table     runs nothing: prints the table from what is in $SUMMARY_DIR
 # Ultralytics' column: its run in the same invocation where there is one, else its figure from
 # bench/gpu/ultralytics-reference.json (measured on the same machine and setup), marked "ref"
@@ -34,7 +37,7 @@
 # in a few minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-PARTS="${1:-shipped,speed,memory,nocache,fourcore,whole,first,autobatch}"
+PARTS="${1:-shipped,speed,memory,nocache,fourcore,whole,first,autobatch,seg}"
 BASE="${SUMMARY_DIR:-${OUT:-/tmp/yoloflow-out}/summary}"
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 part() {  # part NAME COMMAND...: runs COMMAND with OUT=$BASE/NAME, its output in NAME.log
@@ -54,5 +57,6 @@ want fourcore && FILES=20000 RUNS=recent WORKERS=3 part fourcore taskset -c 0-3 
 want whole && EPOCHS=60 part whole bash bench/gpu/whole-run.sh
 want first && REPEAT=1 part first bash bench/gpu/first-step.sh default,bench,profile
 want autobatch && part autobatch bash bench/gpu/auto-batch.sh
+want seg && EPOCHS=4 part seg bash bench/gpu/compare-ultralytics-seg.sh n32,m32,ultralytics-n32,ultralytics-m32,crowded
 
 python3 bench/gpu/summary_table.py "$BASE" bench/gpu/ultralytics-reference.json

@@ -40,6 +40,7 @@ def main(base, reference_path):
     whole = rows(os.path.join(base, "whole", "whole-run.jsonl"))
     first = rows(os.path.join(base, "first", "first-step.jsonl"))
     autobatch = rows(os.path.join(base, "autobatch", "auto-batch.jsonl"))
+    seg = rows(os.path.join(base, "seg", "compare-seg.jsonl"))
 
     table = []  # (what, yoloflow, Ultralytics, ratio)
 
@@ -115,6 +116,19 @@ def main(base, reference_path):
                 "%s GiB, %s img/s (%s)" % (num(u_peak, "%.2f"), num(u.get("img_s")), note),
                 "%s memory" % ratio(r.get("peak_reserved_GiB"), u_peak))
         else:
+            add(what, missing(r), "")
+
+    for name, what in (("n32", "YOLO11n-seg b32, coco128-seg x20, speed options, RAM cache"),
+                       ("m32", "YOLO11m-seg b32, same"),
+                       ("crowded", "YOLO11n-seg b8, 300 instances an image at 640: a step's peak memory")):
+        r = seg.get(name)
+        if r and "img_s" in r:
+            u = seg.get("ultralytics-" + name, {})
+            add(what, "%s img/s, %s%% GPU busy, %s GiB" % (num(r["img_s"]), num(r.get("gpu_util")), num(r.get("peak_reserved_GiB"), "%.2f")),
+                "%s img/s, %s%% busy, %s GiB (this run)" % (num(u.get("img_s")), num(u.get("gpu_util")), num(u.get("peak_reserved_GiB"), "%.2f"))
+                if u.get("img_s") else missing(u),
+                "%s speed, %s memory" % (ratio(r["img_s"], u.get("img_s")), ratio(r.get("peak_reserved_GiB"), u.get("peak_reserved_GiB"))))
+        elif seg:
             add(what, missing(r), "")
 
     y, u = whole.get("yoloflow", {}), whole.get("ultralytics", {})

@@ -9,7 +9,8 @@ in one invocation:
 - peak_reserved_GiB: torch.cuda.max_memory_reserved() over the run;
 - first_step_s: seconds from the process start to the end of the first training batch (the first
   batch steps the optimizer: Ultralytics' warm-up starts at accumulate 1), after synchronising;
-- wall_s, epochs, mAP50, mAP50_95 (the last epoch's validation, when there is one).
+- wall_s, epochs, mAP50, mAP50_95 (the last epoch's validation, when there is one; mAP50_95_M,
+  the mask mAP50-95, for a segmentation model).
 Where python3 cannot import Ultralytics, the line says so ("error") and the exit code is 1.
 
 usage: python3 bench/gpu/ultralytics_train.py NAME DATA_YAML MODEL_YAML EPOCHS BATCH IMGSZ
@@ -142,6 +143,8 @@ def main(argv):
         rows = [{k.strip(): v for k, v in r.items()} for r in csv.DictReader(open(results))]
         out["mAP50"] = float(rows[-1]["metrics/mAP50(B)"])
         out["mAP50_95"] = float(rows[-1]["metrics/mAP50-95(B)"])
+        if "metrics/mAP50-95(M)" in rows[-1]:  # a segmentation run: its mask mAP too
+            out["mAP50_95_M"] = float(rows[-1]["metrics/mAP50-95(M)"])
     except (OSError, KeyError, ValueError, IndexError):
         pass
     print(json.dumps(out), flush=True)

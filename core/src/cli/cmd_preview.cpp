@@ -26,7 +26,7 @@ namespace yoloflow::cli {
 
 void add_preview_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand(
-      "preview", "Write image grids of augmented training samples with their boxes and class names");
+      "preview", "Write image grids of augmented training samples with their boxes and class names (and their outlines, filled)");
   struct Opts {
     std::string file, out, format = "jpg";
     std::vector<std::string> overrides;

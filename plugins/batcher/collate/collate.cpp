@@ -127,11 +127,9 @@ class Collate final : public Batcher {
       bare_ = b.samples.size();  // this sample's boxes have no keypoints
     }
     if (masks_) {
-      if (overlap_mask_) {
-        append_overlap_mask(sample.polygons, n, b.height, b.width, mask_ratio_, masks_values_);
-      } else {
-        append_instance_masks(sample.polygons, n, b.height, b.width, mask_ratio_, masks_values_);
-      }
+      // Rasterised when the batch is finished, the samples in parallel (as their pixels are copied).
+      polygons_.push_back(std::move(sample.polygons));
+      instances_.push_back(n);
     }
     image_classes_.push_back(static_cast<float>(sample.image_class >= 0 ? sample.image_class : -1));
     if (sample.image_class >= 0) any_image_class_ = true;
@@ -179,7 +177,8 @@ class Collate final : public Batcher {
     boxes_.clear();
     keypoints_.clear();
     image_classes_.clear();
-    masks_values_.clear();
+    polygons_.clear();
+    instances_.clear();
     keypoints_per_box_ = -1;
     bare_ = kNone;
     any_image_class_ = false;
@@ -233,15 +232,28 @@ class Collate final : public Batcher {
       b.targets[targets::kKeypoints] = TargetArray{{rows, keypoints_per_box_, 3}, std::move(keypoints_)};
     }
     if (any_image_class_) b.targets[targets::kImageClasses] = TargetArray{{b.size}, std::move(image_classes_)};
+    // With masks: each sample's planes' place in the array (one per image, or one per instance).
+    const std::int64_t mh = b.height / mask_ratio_, mw = b.width / mask_ratio_;
+    std::vector<std::size_t> mask_at(polygons_.size(), 0);
+    std::vector<float> mask_values;
     if (masks_) {
-      const std::int64_t h = b.height / mask_ratio_, w = b.width / mask_ratio_;
-      if (overlap_mask_) {
-        b.targets["image_masks"] = TargetArray{{b.size, h, w}, std::move(masks_values_)};
-      } else {
-        b.targets["masks"] = TargetArray{{rows, h, w}, std::move(masks_values_)};
+      std::size_t planes = 0;
+      for (std::size_t k = 0; k < polygons_.size(); ++k) {
+        mask_at[k] = planes * static_cast<std::size_t>(mh * mw);
+        planes += overlap_mask_ ? 1 : instances_[k];
       }
+      mask_values.assign(planes * static_cast<std::size_t>(mh * mw), 0.0f);
     }
-    clear_targets();
+    auto rasterise = [&](std::size_t k) {
+      if (!masks_) return;
+      if (overlap_mask_) {
+        write_overlap_mask(polygons_[k], instances_[k], static_cast<int>(b.height), static_cast<int>(b.width),
+                           mask_ratio_, mask_values.data() + mask_at[k]);
+      } else {
+        write_instance_masks(polygons_[k], instances_[k], static_cast<int>(b.height), static_cast<int>(b.width),
+                             mask_ratio_, mask_values.data() + mask_at[k]);
+      }
+    };
     // A full batch's bytes even for the epoch's partial last batch: buffers of one size are
     // reused for every batch.
     const std::size_t bytes = static_cast<std::size_t>(capacity_) * b.height * b.width * 3;
@@ -254,6 +266,7 @@ class Collate final : public Batcher {
     auto copy = [&](std::size_t k) {
       cv::Mat dst(b.height, b.width, CV_8UC3, b.image_data(static_cast<std::int64_t>(k)));
       cv::cvtColor(images_[k], dst, cv::COLOR_BGR2RGB);
+      rasterise(k);
     };
     if (images_.size() >= kParallelFrom) {
       // Isolated: while this thread waits for the copies it runs only copies, not another
@@ -267,6 +280,14 @@ class Collate final : public Batcher {
       for (std::size_t k = 0; k < images_.size(); ++k) copy(k);
     }
     images_.clear();  // the samples' pixels go now, not at the next batch
+    if (masks_) {
+      if (overlap_mask_) {
+        b.targets["image_masks"] = TargetArray{{b.size, mh, mw}, std::move(mask_values)};
+      } else {
+        b.targets["masks"] = TargetArray{{rows, mh, mw}, std::move(mask_values)};
+      }
+    }
+    clear_targets();
     ++next_index_;
     return b;
   }
@@ -288,7 +309,8 @@ class Collate final : public Batcher {
   std::vector<float> boxes_;          // rows of 6
   std::vector<float> keypoints_;      // rows of keypoints_per_box_ x 3
   std::vector<float> image_classes_;  // one per sample, -1 for none
-  std::vector<float> masks_values_;   // with masks: a plane per image (overlap) or per instance
+  std::vector<std::vector<Polygon>> polygons_;  // with masks: each sample's outlines, rasterised in finish()
+  std::vector<std::size_t> instances_;           // and its instance count
   std::int64_t keypoints_per_box_ = -1;  // -1: no sample of the batch has keypoints yet
   std::size_t bare_ = kNone;             // the batch's first sample with boxes but no keypoints
   bool any_image_class_ = false;

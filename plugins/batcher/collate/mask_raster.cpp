@@ -73,26 +73,23 @@ WindowedMask instance_mask(const Polygon& polygon, int height, int width, int ra
   return out;
 }
 
-void append_instance_masks(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width,
-                           int ratio, std::vector<float>& out) {
-  const int h = height / ratio, w = width / ratio;
-  const std::size_t plane = static_cast<std::size_t>(h) * static_cast<std::size_t>(w);
+void write_instance_masks(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width,
+                          int ratio, float* out) {
+  const int w = width / ratio;
+  const std::size_t plane = static_cast<std::size_t>(height / ratio) * static_cast<std::size_t>(w);
   for (std::size_t i = 0; i < instances; ++i) {
-    const std::size_t at = out.size();
-    out.resize(at + plane, 0.0f);
     const WindowedMask m = instance_mask(outline(polygons, i), height, width, ratio);
     for (int y = 0; y < m.window.height; ++y) {
       const std::uint8_t* row = m.mask.ptr<std::uint8_t>(y);
-      float* dst = out.data() + at + static_cast<std::size_t>(m.window.y + y) * static_cast<std::size_t>(w) +
+      float* dst = out + i * plane + static_cast<std::size_t>(m.window.y + y) * static_cast<std::size_t>(w) +
                    static_cast<std::size_t>(m.window.x);
       for (int x = 0; x < m.window.width; ++x) dst[x] = static_cast<float>(row[x]);
     }
   }
 }
 
-void append_overlap_mask(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width, int ratio,
-                         std::vector<float>& out) {
-  const int h = height / ratio, w = width / ratio;
+void write_overlap_mask(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width, int ratio,
+                        float* out) {
   std::vector<WindowedMask> masks;
   std::vector<double> areas;
   masks.reserve(instances);
@@ -103,13 +100,25 @@ void append_overlap_mask(const std::vector<Polygon>& polygons, std::size_t insta
   std::vector<std::size_t> order(instances);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return areas[a] > areas[b]; });
-  const std::size_t at = out.size();
-  out.resize(at + static_cast<std::size_t>(h) * static_cast<std::size_t>(w), 0.0f);
-  cv::Mat plane(h, w, CV_32FC1, out.data() + at);
+  cv::Mat plane(height / ratio, width / ratio, CV_32FC1, out);
   for (std::size_t k : order) {
     if (masks[k].mask.empty()) continue;
     plane(masks[k].window).setTo(static_cast<float>(k + 1), masks[k].mask);
   }
+}
+
+void append_instance_masks(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width,
+                           int ratio, std::vector<float>& out) {
+  const std::size_t at = out.size();
+  out.resize(at + instances * static_cast<std::size_t>(height / ratio) * static_cast<std::size_t>(width / ratio), 0.0f);
+  write_instance_masks(polygons, instances, height, width, ratio, out.data() + at);
+}
+
+void append_overlap_mask(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width, int ratio,
+                         std::vector<float>& out) {
+  const std::size_t at = out.size();
+  out.resize(at + static_cast<std::size_t>(height / ratio) * static_cast<std::size_t>(width / ratio), 0.0f);
+  write_overlap_mask(polygons, instances, height, width, ratio, out.data() + at);
 }
 
 }  // namespace yoloflow::plugins

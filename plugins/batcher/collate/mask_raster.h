@@ -34,11 +34,19 @@ cv::Mat instance_mask_reference(const Polygon& polygon, int height, int width, i
 // The two layouts for a sample's `instances` instances (its boxes); polygons[i] is instance i's
 // outline, and an instance without one (past the end of `polygons`, as a sample without outlines
 // has, or empty: a box line) gets an empty mask. `height` and `width` are multiples of `ratio`.
-// Appends the instances' masks, one (height / ratio) x (width / ratio) plane each, as 0/1 floats.
+// Writes the instances' masks, one (height / ratio) x (width / ratio) plane each, as 0/1 floats,
+// into `out` (instances planes, zero on entry).
+void write_instance_masks(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width,
+                          int ratio, float* out);
+
+// Writes one (height / ratio) x (width / ratio) plane into `out` (zero on entry): k + 1 where
+// instance k is on top, 0 elsewhere.
+void write_overlap_mask(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width, int ratio,
+                        float* out);
+
+// The same, appended to `out`.
 void append_instance_masks(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width,
                            int ratio, std::vector<float>& out);
-
-// Appends one (height / ratio) x (width / ratio) plane: k + 1 where instance k is on top, 0 elsewhere.
 void append_overlap_mask(const std::vector<Polygon>& polygons, std::size_t instances, int height, int width, int ratio,
                          std::vector<float>& out);
 

@@ -10,6 +10,36 @@
 namespace yoloflow::core {
 namespace {
 
+// A segmentation sample's instances filled in their class's colour at half opacity, as
+// Ultralytics draws its training batches: its masks (a batch's targets) or else its outlines
+// (a pipeline's samples), scaled as the tile is.
+void draw_instance_areas(cv::Mat tile, const Sample& s, double scale) {
+  const bool masks = !s.masks.empty(), outlines = !s.polygons.empty();
+  if (!masks && !outlines) return;
+  cv::Mat colour(tile.size(), tile.type(), cv::Scalar(0, 0, 0));
+  cv::Mat inside(tile.size(), CV_8U, cv::Scalar(0));
+  for (std::size_t k = 0; k < s.boxes.size(); ++k) {
+    const cv::Scalar c = class_colour(s.boxes[k].cls);
+    cv::Mat area(tile.size(), CV_8U, cv::Scalar(0));
+    if (masks && k < s.masks.size() && !s.masks[k].empty()) {
+      cv::resize(s.masks[k], area, tile.size(), 0, 0, cv::INTER_NEAREST);
+    } else if (!masks && k < s.polygons.size() && s.polygons[k].size() >= 3) {
+      std::vector<cv::Point> points;
+      for (const auto& p : s.polygons[k]) {
+        points.emplace_back(static_cast<int>(std::lround(p.x * scale)), static_cast<int>(std::lround(p.y * scale)));
+      }
+      cv::fillPoly(area, std::vector<std::vector<cv::Point>>{points}, cv::Scalar(255));
+    } else {
+      continue;
+    }
+    colour.setTo(c, area);
+    inside.setTo(255, area);
+  }
+  cv::Mat blended;
+  cv::addWeighted(tile, 0.5, colour, 0.5, 0.0, blended);
+  blended.copyTo(tile, inside);
+}
+
 void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale, const std::vector<std::string>& names) {
   cv::Mat small;
   cv::resize(s.image, small, cv::Size(std::max(1, static_cast<int>(std::lround(s.image.cols * scale))),
@@ -17,6 +47,7 @@ void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale, cons
              0, 0, cv::INTER_AREA);
   const cv::Rect dst(tile.x, tile.y, std::min(small.cols, tile.width), std::min(small.rows, tile.height));
   small(cv::Rect(0, 0, dst.width, dst.height)).copyTo(grid(dst));
+  draw_instance_areas(grid(dst), s, scale);
   for (const auto& b : s.boxes) {
     const cv::Point p1(tile.x + static_cast<int>(std::lround(b.x1 * scale)),
                        tile.y + static_cast<int>(std::lround(b.y1 * scale)));
@@ -78,6 +109,31 @@ std::vector<Sample> samples_of_batch(const Batch& batch) {
     b.y1 = (r[3] - r[5] / 2) * static_cast<float>(h);
     b.y2 = (r[3] + r[5] / 2) * static_cast<float>(h);
     out[static_cast<std::size_t>(i)].boxes.push_back(b);
+  }
+  // A segmentation batch's masks, per instance at the image's size: from one plane per image
+  // (the value k + 1 of the image's instance k) or one per instance.
+  const bool overlap = batch.has_target("image_masks"), separate = batch.has_target("masks");
+  if (!overlap && !separate) return out;
+  const TargetArray& m = batch.target(overlap ? "image_masks" : "masks");
+  if (m.shape.size() != 3 || static_cast<std::int64_t>(m.values.size()) != m.shape[0] * m.shape[1] * m.shape[2]) return out;
+  const int mh = static_cast<int>(m.shape[1]), mw = static_cast<int>(m.shape[2]);
+  std::vector<std::int64_t> seen(static_cast<std::size_t>(batch.size), 0);
+  for (std::int64_t k = 0; k < rows; ++k) {
+    const auto i = static_cast<std::int64_t>(boxes.values[static_cast<std::size_t>(k * 6)]);
+    if (i < 0 || i >= batch.size) continue;
+    const std::int64_t local = seen[static_cast<std::size_t>(i)]++;
+    const std::int64_t plane = overlap ? i : k;
+    if (plane >= m.shape[0]) continue;
+    const cv::Mat values(mh, mw, CV_32F, const_cast<float*>(m.values.data()) + plane * mh * mw);
+    cv::Mat small;
+    if (overlap) {
+      cv::compare(values, static_cast<double>(local + 1), small, cv::CMP_EQ);
+    } else {
+      cv::compare(values, 0.5, small, cv::CMP_GT);
+    }
+    cv::Mat full;
+    cv::resize(small, full, cv::Size(w, h), 0, 0, cv::INTER_NEAREST);
+    out[static_cast<std::size_t>(i)].masks.push_back(full);
   }
   return out;
 }

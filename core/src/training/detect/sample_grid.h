@@ -16,7 +16,9 @@ namespace yoloflow::core {
 cv::Mat draw_sample_grid(const std::vector<Sample>& samples, const std::vector<std::string>& names, int max_side,
                          int columns = 0);
 
-// A batch's images (RGB NHWC -> BGR) and boxes (normalised cx cy w h -> pixels) as samples.
+// A batch's images (RGB NHWC -> BGR) and boxes (normalised cx cy w h -> pixels) as samples, and
+// a segmentation batch's masks (image_masks or masks targets) as each instance's mask.
+// A segmentation sample's masks or outlines are drawn filled under its boxes.
 std::vector<Sample> samples_of_batch(const Batch& batch);
 
 }  // namespace yoloflow::core

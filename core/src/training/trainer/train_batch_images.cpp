@@ -55,7 +55,7 @@ void register_train_batch_images(Registry& registry) {
   info.kind = Kind::Callback;
   info.name = "train_batch_images";
   info.summary = "Draws the first batches of the run, as the model receives them, into train_batch0.jpg, ... "
-                 "(boxes and class names).";
+                 "(boxes and class names; a segmentation batch's masks filled in their class's colour).";
   info.schema = TrainBatchImages::schema();
   info.factory = []() -> Component* { return static_cast<Callback*>(new TrainBatchImages()); };
   registry.add(std::move(info), "<built-in>", "yoloflow", YOLOFLOW_VERSION_STRING);
