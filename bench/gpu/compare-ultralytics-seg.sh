@@ -53,28 +53,7 @@ run() {
     stages.source.params.cache=ram stages.source.params.cache_fill=eager stages.train.params.log_every=40 \
     'monitors=[{"plugin":"gpu"}]' "${EXTRA_OVERRIDES[@]}" > "$dir.log" 2>&1
   local rc=$?
-  python3 - "$dir" "$name" "$rc" "$(( $(date +%s) - start ))" <<'PY' | tee -a "$OUT/compare-seg.jsonl"
-import csv, json, sys
-d, name, rc, wall = sys.argv[1:5]
-out = {"name": name, "exit": int(rc), "wall_s": int(wall)}
-try:
-    rows = list(csv.DictReader(open(d + "/results.csv")))
-except OSError:
-    print(json.dumps(out)); sys.exit()
-ips = [float(r["images_per_second"]) for r in rows]
-steady = ips[1:] or ips
-out.update(epochs=len(rows), img_s=round(sum(steady) / len(steady), 1),
-           peak_reserved_GiB=round(max(float(r.get("gpu_peak_reserved_GiB") or 0) for r in rows), 2),
-           mAP50_95_B=float(rows[-1]["metrics/mAP50-95(B)"]), mAP50_95_M=float(rows[-1]["metrics/mAP50-95(M)"]))
-try:
-    samples = [(int(r["epoch"]), float(r["gpu_util"])) for r in csv.DictReader(open(d + "/gpu.csv"))]
-    last = max(e for e, _ in samples)
-    steady_util = [u for e, u in samples if 2 <= e < last]
-    out["gpu_util"] = round(sum(steady_util) / len(steady_util), 1) if steady_util else None
-except (OSError, KeyError, ValueError):
-    out["gpu_util"] = None
-print(json.dumps(out))
-PY
+  python3 bench/gpu/run_summary.py "$dir" "$name" "$rc" "$(( $(date +%s) - start ))" | tee -a "$OUT/compare-seg.jsonl"
   grep -E "cuda_graph: (captured|capture failed)|error" "$dir.log" | grep -v data.issues | head -3
   rm -rf "$dir/weights"
 }
@@ -147,5 +126,5 @@ for name in ("n32", "m32", "crowded"):
         print("%-10s %9.0f %10s %8s%% %11.2f GiB" % ("  Ultra.", u["img_s"], "", u.get("gpu_util"), u.get("peak_reserved_GiB") or 0))
 for k in sorted(k for k in runs if k.startswith("quality-") or k.startswith("ultralytics-quality-")):
     r = runs[k]
-    print("%-24s box mAP50-95 %s  mask mAP50-95 %s" % (k, r.get("mAP50_95_B", r.get("mAP50_95")), r.get("mAP50_95_M", "-")))
+    print("%-24s box mAP50-95 %s  mask mAP50-95 %s" % (k, r.get("mAP50_95"), r.get("mAP50_95_M", "-")))
 PY

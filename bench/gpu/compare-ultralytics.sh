@@ -59,34 +59,7 @@ run() {
     stages.train.params.log_every=40 'monitors=[{"plugin":"gpu"}]' \
     "${EXTRA_OVERRIDES[@]}" > "$dir.log" 2>&1
   local rc=$?
-  python3 - "$dir" "$name" "$rc" "$(( $(date +%s) - start ))" <<'PY' | tee -a "$OUT/compare.jsonl"
-import csv, json, sys
-d, name, rc, wall = sys.argv[1:5]
-out = {"name": name, "exit": int(rc), "wall_s": int(wall)}
-try:
-    rows = list(csv.DictReader(open(d + "/results.csv")))
-except OSError:
-    print(json.dumps(out)); sys.exit()
-ips = [float(r["images_per_second"]) for r in rows]
-steady = ips[1:] or ips
-out.update(epochs=len(rows), img_s=round(sum(steady) / len(steady), 1), img_s_per_epoch=[round(x) for x in ips],
-           peak_reserved_GiB=round(max(float(r.get("gpu_peak_reserved_GiB") or 0) for r in rows), 2),
-           peak_allocated_GiB=round(max(float(r.get("gpu_mem_GiB") or 0) for r in rows), 2),
-           mAP50=float(rows[-1]["metrics/mAP50(B)"]), mAP50_95=float(rows[-1]["metrics/mAP50-95(B)"]),
-           oom_retries=sum(int(float(r.get("oom_retries") or 0)) for r in rows))
-# GPU utilisation: gpu_util over the steady epochs (the second to the one before last, whole:
-# their checkpoints and results included), as REFERENCE.md's "over a whole epoch";
-# gpu_util_with_val from the second epoch to the end, the last epoch's validation included.
-try:
-    samples = [(int(r["epoch"]), float(r["gpu_util"])) for r in csv.DictReader(open(d + "/gpu.csv"))]
-    last = max(e for e, _ in samples)
-    mean = lambda v: round(sum(v) / len(v), 1) if v else None
-    out["gpu_util"] = mean([u for e, u in samples if 2 <= e < last])
-    out["gpu_util_with_val"] = mean([u for e, u in samples if e >= 2])
-except (OSError, KeyError, ValueError):
-    out["gpu_util"] = None
-print(json.dumps(out))
-PY
+  python3 bench/gpu/run_summary.py "$dir" "$name" "$rc" "$(( $(date +%s) - start ))" | tee -a "$OUT/compare.jsonl"
   grep -E "cuda_graph: (captured|capture failed)|error" "$dir.log" | grep -v data.issues | head -3
   rm -rf "$dir/weights"
 }

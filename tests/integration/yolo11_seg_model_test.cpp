@@ -12,7 +12,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -27,6 +26,7 @@
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
+#include "support/tensor_fixture.h"
 #include "training/checkpoint/checkpoint_model.h"
 #include "training/model/model_factory.h"
 #include "training/model/torch_file.h"
@@ -55,16 +55,7 @@ const nlohmann::json& fixture_meta() {
 }
 
 const std::map<std::string, torch::Tensor>& fixture_outputs() {
-  static const std::map<std::string, torch::Tensor> outputs = [] {
-    std::ifstream in(fixture("pt"), std::ios::binary);
-    REQUIRE(in.good());
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::map<std::string, torch::Tensor> out;
-    for (const auto& item : torch::pickle_load(bytes).toGenericDict()) {
-      out[item.key().toStringRef()] = item.value().toTensor();
-    }
-    return out;
-  }();
+  static const std::map<std::string, torch::Tensor> outputs = test::read_tensor_dict(fixture("pt"));
   return outputs;
 }
 
@@ -264,15 +255,6 @@ std::string seg_checkpoint(const std::string& part) {
   return std::string(YOLOFLOW_SOURCE_DIR) + "/tests/fixtures/ultralytics-8.4.56-yolo11n-seg-" + part + ".pt";
 }
 
-std::map<std::string, torch::Tensor> tensors_in(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& item : torch::pickle_load(bytes).toGenericDict()) out[item.key().toStringRef()] = item.value().toTensor();
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("an Ultralytics yolo11n-seg best.pt is read by the safe reader and gives Ultralytics' outputs") {
@@ -297,7 +279,7 @@ TEST_CASE("an Ultralytics yolo11n-seg best.pt is read by the safe reader and giv
   // Every tensor of the file is one of the model's, and the reverse.
   CHECK(core::module_state(loaded.model->module()).size() == u.weights.size());
 
-  const auto ref = tensors_in(seg_checkpoint("ref"));
+  const auto ref = test::read_tensor_dict(seg_checkpoint("ref"));
   torch::NoGradGuard no_grad;
   loaded.model->module().eval();  // fp32 parameters holding the file's fp16 values
   const auto d = loaded.model->decode(loaded.model->forward_train(ref.at("input")));

@@ -27,12 +27,6 @@ using detection_eval::MetricsResult;
 constexpr const char* kImageMasks = "image_masks";
 constexpr const char* kInstanceMasks = "masks";
 
-std::string names_of(const Batch& batch) {
-  std::string out;
-  for (const auto& t : batch.targets) out += (out.empty() ? "" : ", ") + t.first;
-  return out.empty() ? "none" : out;
-}
-
 class SegmentationEvaluator final : public Evaluator {
  public:
   void setup(const HeadDescription& head) override {
@@ -138,7 +132,7 @@ class SegmentationEvaluator final : public Evaluator {
     const bool overlap = batch.has_target(kImageMasks);
     if (!overlap && !batch.has_target(kInstanceMasks)) {
       throw InvalidInput("segmentation: the validation batch has no masks ('" + std::string(kImageMasks) + "' or '" +
-                         kInstanceMasks + "' targets; it has: " + names_of(batch) +
+                         kInstanceMasks + "' targets; it has: " + key_list(batch.targets, "none") +
                          "): give the val batcher masks=true (collate rasterises the instances' outlines)");
     }
     const TargetArray& t = batch.target(overlap ? kImageMasks : kInstanceMasks);

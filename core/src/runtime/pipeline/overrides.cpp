@@ -1,7 +1,6 @@
 #include "runtime/pipeline/overrides.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 
 #include "runtime/pipeline/architecture_name.h"
@@ -13,6 +12,7 @@
 #include "runtime/pipeline/training_words.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/pipeline/word_values.h"
+#include "runtime/util/ascii_lower.h"
 #include "runtime/util/string_affixes.h"
 #include "yoloflow/log.h"
 
@@ -289,8 +289,7 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
   if (key == "task") {
     // task=segment: the model's task, with the task's loss, evaluator and masks, as a model
     // word's suffix says it (yolo11n-seg). A model word of another task disagrees.
-    std::string task = text;
-    std::transform(task.begin(), task.end(), task.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string task = ascii_lower(text);
     if (sink.empty() || !document["stages"][sink].contains("params") ||
         !document["stages"][sink]["params"].contains("model")) {
       out.push_back({key, "task=: this pipeline's sink has no `model` parameter"});

@@ -1,7 +1,5 @@
 #include "runtime/pipeline/training_words.h"
 
-#include "runtime/pipeline/task_components.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -9,15 +7,12 @@
 
 #include "runtime/pipeline/component_spec.h"
 #include "runtime/pipeline/json_text.h"
+#include "runtime/pipeline/task_components.h"
 #include "runtime/pipeline/word_values.h"
+#include "runtime/util/ascii_lower.h"
 
 namespace yoloflow::core {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // The value of the last `key=` among `words`; empty when none names it.
 std::string word_text(const std::vector<std::string>& words, const std::string& key) {
@@ -193,8 +188,8 @@ std::string training_word_value(const std::string& key, const std::string& text)
   const json v = parse_word_value(text);
   if (key == "cache") {
     if (v.is_boolean()) return v.get<bool>() ? "ram" : "\"none\"";
-    if (v.is_string() && lower(v.get<std::string>()) == "ram") return "ram";
-    if (v.is_string() && lower(v.get<std::string>()) == "disk") return "disk";
+    if (v.is_string() && ascii_lower(v.get<std::string>()) == "ram") return "ram";
+    if (v.is_string() && ascii_lower(v.get<std::string>()) == "disk") return "disk";
   }
   if (key == "batch" && v.is_number() && v.get<double>() == -1) return "\"auto\"";  // Ultralytics' AutoBatch
   if (key == "save_period" && v.is_number_integer() && v.get<long long>() < 0) return "0";  // -1: off
@@ -213,13 +208,13 @@ bool expand_training_word(const std::string& key, const std::string& text, const
   if (key == "task") {
     // A task with built-in components (detect, segment) is the model's task: the pipeline
     // overrides write it with the model word's rules (overrides.cpp).
-    if (task_components(lower(text)) != nullptr) return false;
+    if (task_components(ascii_lower(text)) != nullptr) return false;
     out.push_back({key, "task=" + text + ": yoloflow trains the tasks detect and segment (the model's name says which: "
                                          "yolo11n, yolo11n-seg; docs/segmentation.md)"});
     return true;
   }
   if (key == "mode") {
-    if (lower(text) != "train") {
+    if (ascii_lower(text) != "train") {
       out.push_back({key, "mode=" + text + ": the command is the mode; for " + text + " run `yoloflow " + text +
                               " model=... ...`"});
     }
@@ -232,7 +227,7 @@ bool expand_training_word(const std::string& key, const std::string& text, const
   }
   if (key == "optimizer") {
     // Ultralytics' names in any case (SGD, AdamW): the optimizer plugin of that lower-case name.
-    const std::string name = lower(text);
+    const std::string name = ascii_lower(text);
     if (registry.find(Kind::Optimizer, name) == nullptr) {
       std::string list;
       for (const auto& n : registry.names(Kind::Optimizer)) list += (list.empty() ? "" : ", ") + n;
@@ -259,7 +254,7 @@ bool expand_training_word(const std::string& key, const std::string& text, const
       for (long long i = 0; i < v.get<long long>(); ++i) layers.push_back(i);
     } else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer(); })) {
       layers = v;
-    } else if (!(text.empty() || v.is_null() || (v.is_string() && lower(v.get<std::string>()) == "none"))) {
+    } else if (!(text.empty() || v.is_null() || (v.is_string() && ascii_lower(v.get<std::string>()) == "none"))) {
       out.push_back({key, "freeze=" + text + ": expected a number of layers to freeze from the first (freeze=10: "
                           "layers 0-9) or a list of layer indices (freeze=[0,3,5])"});
       return true;
@@ -283,7 +278,7 @@ bool expand_training_word(const std::string& key, const std::string& text, const
       value = x;
     } else {
       json v = parse_word_value(text);
-      if (v.is_null() || (v.is_string() && lower(v.get<std::string>()) == "none")) v = json::array();
+      if (v.is_null() || (v.is_string() && ascii_lower(v.get<std::string>()) == "none")) v = json::array();
       if (!v.is_array()) v = json::array({v});
       if (!std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer() && e.get<long long>() >= 0; })) {
         out.push_back({key, "classes=" + text + ": expected class ids, e.g. classes=0 or classes=[0,2] (data.yaml's "

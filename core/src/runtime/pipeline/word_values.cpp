@@ -6,14 +6,10 @@
 #include <cstdlib>
 
 #include "runtime/pipeline/json_text.h"
+#include "runtime/util/ascii_lower.h"
 
 namespace yoloflow::core {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
@@ -57,7 +53,7 @@ nlohmann::json parse_item(const std::string& item_in) {
   nlohmann::json v;
   if (parse_python_number(item, v)) return v;
   bool b = false;
-  if (lower(item) == "true" || lower(item) == "false") {
+  if (ascii_lower(item) == "true" || ascii_lower(item) == "false") {
     parse_word_bool(item, b);
     return b;
   }
@@ -85,7 +81,7 @@ std::vector<std::string> split_commas(const std::string& text) {
 }  // namespace
 
 bool parse_word_bool(const std::string& text, bool& value) {
-  const std::string t = lower(trim(text));
+  const std::string t = ascii_lower(trim(text));
   if (t == "true" || t == "yes" || t == "on" || t == "1") {
     value = true;
     return true;
@@ -104,7 +100,7 @@ nlohmann::json parse_word_value(const std::string& text_in) {
   Diagnostics ignored;
   if (parse_json_text(text_in, parsed, ignored)) return parsed;
   const std::string text = trim(text_in);
-  const std::string l = lower(text);
+  const std::string l = ascii_lower(text);
   if (l == "true") return true;
   if (l == "false") return false;
   nlohmann::json number;

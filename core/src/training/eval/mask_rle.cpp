@@ -1,9 +1,9 @@
 #include "training/eval/mask_rle.h"
 
-#include "training/detect/instance_mask_ops.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include "training/detect/instance_mask_ops.h"
 
 namespace yoloflow::core {
 namespace {

@@ -1,7 +1,5 @@
 #include "training/eval/val_sink.h"
 
-#include "training/eval/mask_rle.h"
-
 #include <filesystem>
 #include <sstream>
 #include <utility>
@@ -14,6 +12,7 @@
 #include "training/components/batch_targets.h"
 #include "training/components/guarded_components.h"
 #include "runtime/pipeline/default_documents.h"
+#include "training/eval/mask_rle.h"
 #include "training/eval/metrics_report.h"
 #include "training/eval/validation_batch.h"
 #include "runtime/util/atomic_file.h"

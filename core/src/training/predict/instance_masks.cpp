@@ -1,11 +1,11 @@
 #include "training/predict/instance_masks.h"
 
-#include "training/detect/instance_mask_ops.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include <opencv2/imgproc.hpp>
+
+#include "training/detect/instance_mask_ops.h"
 
 namespace yoloflow::core {
 namespace {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "runtime/util/ascii_lower.h"
 #include "training/predict/prediction_outputs.h"
 #include "yoloflow/directory_walk.h"
 #include "yoloflow/error.h"
@@ -18,11 +19,6 @@ namespace fs = std::filesystem;
 
 const char* const kVideoExtensions[] = {".asf", ".avi", ".gif", ".m4v", ".mkv", ".mov",
                                         ".mp4", ".mpeg", ".mpg", ".ts", ".wmv", ".webm"};
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 bool is_media(const std::string& path) { return has_image_extension(path) || has_video_extension(path); }
 
@@ -90,7 +86,7 @@ void add_entry(const std::string& entry, const fs::path& list_dir, std::vector<P
 }  // namespace
 
 bool has_video_extension(const std::string& path) {
-  const std::string ext = lower(fs::path(path).extension().string());
+  const std::string ext = ascii_lower(fs::path(path).extension().string());
   return std::find(std::begin(kVideoExtensions), std::end(kVideoExtensions), ext) != std::end(kVideoExtensions);
 }
 
@@ -99,7 +95,7 @@ std::vector<PredictSource> list_predict_sources(const std::string& source, const
   const char* kKinds = "(images: .jpg, .png, .bmp, .tif, .webp; videos: .mp4, .avi, .mkv, .mov, ...)";
   std::error_code ec;
   std::vector<PredictSource> out;
-  if (lower(fs::path(source).extension().string()) == ".txt" && fs::is_regular_file(source, ec)) {
+  if (ascii_lower(fs::path(source).extension().string()) == ".txt" && fs::is_regular_file(source, ec)) {
     const fs::path dir = fs::absolute(source).parent_path();
     // A line at a time, each line and the count bounded: a list is never read whole.
     for_each_line(source, kImageListBudget, what, [&](const std::string& line, std::size_t) {

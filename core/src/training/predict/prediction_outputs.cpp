@@ -1,7 +1,5 @@
 #include "training/predict/prediction_outputs.h"
 
-#include "training/predict/instance_masks.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -15,10 +13,11 @@
 #include <opencv2/videoio.hpp>
 #endif
 
-#include "training/detect/box_drawing.h"
-#include "training/predict/outlines.h"
+#include "runtime/util/ascii_lower.h"
 #include "runtime/util/atomic_file.h"
 #include "runtime/util/path_words.h"
+#include "training/detect/box_drawing.h"
+#include "training/predict/outlines.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -29,11 +28,6 @@ namespace fs = std::filesystem;
 // Image formats OpenCV reads here (Ultralytics' list less dng/mpo/heic, which it cannot).
 const char* const kImageExtensions[] = {".bmp", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp", ".pfm"};
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string class_name(int cls, const std::vector<std::string>& names) {
   return cls >= 0 && cls < static_cast<int>(names.size()) ? names[static_cast<std::size_t>(cls)] : std::to_string(cls);
 }
@@ -41,7 +35,7 @@ std::string class_name(int cls, const std::vector<std::string>& names) {
 }  // namespace
 
 bool has_image_extension(const std::string& path) {
-  const std::string ext = lower(fs::path(path).extension().string());
+  const std::string ext = ascii_lower(fs::path(path).extension().string());
   return std::find(std::begin(kImageExtensions), std::end(kImageExtensions), ext) != std::end(kImageExtensions);
 }
 

@@ -4,14 +4,13 @@
 // mAP50-95 and fitness, each class's AP at the ten thresholds and its P and R, for mask targets
 // in both layouts and at mask ratios 1, 2 and 4; the SDK's evaluator contract on a YOLO11-seg
 // model; and what it refuses.
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "support/paths.h"
 #include "support/plugin_set.h"
+#include "support/tensor_fixture.h"
 #include "yoloflow/error.h"
 #include "yoloflow/evaluator.h"
 #include "yoloflow/model.h"
@@ -23,15 +22,8 @@ using namespace yoloflow;
 namespace {
 
 const std::map<std::string, torch::Tensor>& fixture() {
-  static const std::map<std::string, torch::Tensor> tensors = [] {
-    std::ifstream in(std::string(YOLOFLOW_SOURCE_DIR) + "/tests/fixtures/ultralytics-8.4.56-seg-metrics.pt",
-                     std::ios::binary);
-    REQUIRE(in.good());
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::map<std::string, torch::Tensor> out;
-    for (const auto& item : torch::pickle_load(bytes).toGenericDict()) out[item.key().toStringRef()] = item.value().toTensor();
-    return out;
-  }();
+  static const std::map<std::string, torch::Tensor> tensors =
+      test::read_tensor_dict(std::string(YOLOFLOW_SOURCE_DIR) + "/tests/fixtures/ultralytics-8.4.56-seg-metrics.pt");
   return tensors;
 }
 

@@ -5,14 +5,13 @@
 // mask ratios 1, 2 and 4; the same numbers whatever the chunk of masks computed at once; the SDK's
 // loss contract on a YOLO11-seg model; and what it refuses.
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "support/paths.h"
 #include "support/plugin_set.h"
+#include "support/tensor_fixture.h"
 #include "yoloflow/error.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"
@@ -24,20 +23,16 @@ using namespace yoloflow;
 namespace {
 
 const std::map<std::string, torch::Tensor>& fixture() {
-  static const std::map<std::string, torch::Tensor> tensors = [] {
-    std::ifstream in(std::string(YOLOFLOW_SOURCE_DIR) + "/tests/fixtures/ultralytics-8.4.56-seg-loss.pt", std::ios::binary);
-    REQUIRE(in.good());
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::map<std::string, torch::Tensor> out;
-    for (const auto& item : torch::pickle_load(bytes).toGenericDict()) out[item.key().toStringRef()] = item.value().toTensor();
-    return out;
-  }();
+  static const std::map<std::string, torch::Tensor> tensors =
+      test::read_tensor_dict(std::string(YOLOFLOW_SOURCE_DIR) + "/tests/fixtures/ultralytics-8.4.56-seg-loss.pt");
   return tensors;
 }
 
 const HeadDescription& seg_head() {
   static const HeadDescription head = [] {
-    HeadDescription h{3, 16, {8, 16, 32}};
+    HeadDescription h;
+    h.nc = 3;
+    h.strides = {8, 16, 32};
     h.task = "segment";
     h.outputs = {{"mask_coefficients", true, 32, ""}, {"prototypes", false, 32, ""}};
     return h;
@@ -167,7 +162,9 @@ TEST_CASE("yolo11_segmentation meets the SDK's loss contract on a YOLO11-seg mod
   CHECK_MESSAGE(problems.empty(), problems);
 
   // A detector's head: nothing to train the masks from.
-  HeadDescription detector{3, 16, {8, 16, 32}};
+  HeadDescription detector;
+  detector.nc = 3;
+  detector.strides = {8, 16, 32};
   try {
     loss->setup(detector);
     FAIL("expected a refusal");
