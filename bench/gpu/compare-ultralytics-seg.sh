@@ -11,15 +11,18 @@
 #                      images with CROWDED_INSTANCES (300) polygons each, batch CROWDED_BATCH (8):
 #                      the peak memory reserved by a step on crowded images (the segmentation
 #                      loss's memory)
-#   quality            QUALITY_EPOCHS (100) epochs on coco128-seg validated on its train images,
-#                      yoloflow's shipped recipe and Ultralytics' own training, seeds QUALITY_SEEDS
-#                      ("0 1"): box and mask mAP50-95 (long: run it alone)
+#   quality            QUALITY_EPOCHS (100) epochs on coco128-seg validated on its train images
+#                      after the last epoch, yoloflow's shipped recipe and Ultralytics' own
+#                      training, seeds QUALITY_SEEDS ("0 1"), the four runs side by side on the GPU
+#                      (QUALITY_WORKERS, default 4, each): box and mask mAP50-95 (run it alone;
+#                      Ultralytics' last.pt of each seed stays in $OUT/ultralytics-seg-quality-s<seed>)
 # Prints each part as it finishes (a JSON line in $OUT/compare-seg.jsonl), then the table: img/s,
 # GPU util, peak reserved and each against Ultralytics' figure from this invocation.
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build (scripts/device-build.sh):
 #   bash bench/gpu/compare-ultralytics-seg.sh [PARTS]     (default n32,m32,ultralytics-n32,ultralytics-m32,crowded)
-# Environment: EPOCHS (4), WORKERS (12), EXTRA (overrides added to every yoloflow run).
+# Environment: EPOCHS (4), WORKERS (12), EXTRA (overrides added to every yoloflow run), TIMEOUT
+# (590 s, each run's limit).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . bench/gpu/bench-env.sh
@@ -27,8 +30,13 @@ PARTS="${1:-n32,m32,ultralytics-n32,ultralytics-m32,crowded}"
 ROOT="$PWD"
 EPOCHS="${EPOCHS:-4}"
 WORKERS="${WORKERS:-12}"
+TIMEOUT="${TIMEOUT:-590}"
 read -r -a EXTRA_OVERRIDES <<< "${EXTRA:-}"
 SEG="$YOLOFLOW_SHARED_DIR/datasets/coco128-seg"
+# Its data.yaml with an absolute path (Ultralytics reads a relative one under its datasets folder).
+SEG_YAML=/tmp/coco128seg/data.yaml
+mkdir -p /tmp/coco128seg
+sed "s|^path: .*|path: $SEG|" "$SEG/data.yaml" > "$SEG_YAML"
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
@@ -49,7 +57,7 @@ run() {
   local dir="$OUT/seg-$name" start
   rm -rf "$dir"
   start=$(date +%s)
-  timeout 590 "$BIN/yoloflow" train "$@" --run-dir "$dir" epochs="$epochs" workers="$WORKERS" data="$data" \
+  timeout "$TIMEOUT" "$BIN/yoloflow" train "$@" --run-dir "$dir" epochs="$epochs" workers="${RUN_WORKERS:-$WORKERS}" data="$data" \
     stages.source.params.cache=ram stages.source.params.cache_fill=eager stages.train.params.log_every=40 \
     'monitors=[{"plugin":"gpu"}]' "${EXTRA_OVERRIDES[@]}" > "$dir.log" 2>&1
   local rc=$?
@@ -63,10 +71,10 @@ ultra() {
   local name="$1" data="$2" model="$3" epochs="$4" batch="$5" images="$6"; shift 6
   local dir="$OUT/ultralytics-seg-$name"
   rm -rf "$dir"
-  ( cd "$OUT" && timeout 590 python3 "$ROOT/bench/gpu/ultralytics_train.py" "ultralytics-$name" "$data" "$model" \
+  ( cd "$OUT" && timeout "$TIMEOUT" python3 "$ROOT/bench/gpu/ultralytics_train.py" "ultralytics-$name" "$data" "$model" \
       "$epochs" "$batch" 640 "$images" "$dir" "$@" > "$dir.log" 2>&1 )
   grep '^{"name"' "$dir.log" | tail -1 | tee -a "$OUT/compare-seg.jsonl"
-  rm -rf "$dir/r/weights"
+  [ -n "${KEEP_WEIGHTS:-}" ] || rm -rf "$dir/r/weights"
 }
 
 want n32 && run n32 "$EPOCHS" "$DATA/data.yaml" "${FAST[@]}" model=yolo11n-seg.yaml stages.batch.params.batch=32
@@ -103,10 +111,13 @@ fi
 
 if want quality; then
   for seed in ${QUALITY_SEEDS:-0 1}; do
-    run "quality-s$seed" "${QUALITY_EPOCHS:-100}" "$SEG/data.yaml" pipelines/train-coco128.json model=yolo11n-seg.yaml \
-      stages.train.params.precision.plugin=amp_fp16 stages.batch.params.batch=16 seed="$seed"
-    ultra "quality-s$seed" "$SEG/data.yaml" yolo11n-seg.yaml "${QUALITY_EPOCHS:-100}" 16 128 seed="$seed" workers=8
+    RUN_WORKERS="${QUALITY_WORKERS:-4}" run "quality-s$seed" "${QUALITY_EPOCHS:-100}" "$SEG_YAML" pipelines/train-coco128.json \
+      model=yolo11n-seg.yaml stages.train.params.precision.plugin=amp_fp16 stages.batch.params.batch=16 seed="$seed" \
+      stages.train.params.val_every=0 &
+    KEEP_WEIGHTS=1 ultra "quality-s$seed" "$SEG_YAML" yolo11n-seg.yaml "${QUALITY_EPOCHS:-100}" 16 128 seed="$seed" \
+      workers="${QUALITY_WORKERS:-4}" val=False &
   done
+  wait
 fi
 
 python3 - "$OUT/compare-seg.jsonl" <<'PY'

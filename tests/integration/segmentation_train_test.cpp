@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/run/results_csv.h"
+#include "support/coco_subset.h"
 #include "support/output_checks.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
@@ -218,5 +219,23 @@ TEST_CASE("segmentation: a segmentation loss behind a batcher that packs no outl
   CHECK(contains(r.output, "not polygons, which loss 'yolo11_segmentation' (stages.train.params.loss) needs"));
   CHECK_FALSE(std::filesystem::exists(dir + "/run"));
   test::check_no_internals(r.output);
+  test::remove_tree(dir);
+}
+
+TEST_CASE("segmentation: overlap_mask= and mask_ratio= on a pipeline whose batchers make no masks are refused in one line") {
+  const auto dir = test::temp_dir("seg-mask-words");
+  std::string pipeline = test::read_file(test::write_inspect_pipeline(dir, 1, "[]"));
+  pipeline.replace(pipeline.find("\"collate\""), 9, "\"box_batcher\"");
+  test::write_file(dir + "/boxes.json", pipeline);
+  for (const std::string word : {"overlap_mask=False", "mask_ratio=2"}) {
+    CAPTURE(word);
+    const auto r = test::run_cli("--plugin-path " + test::test_plugin_dir("annotated") + " validate " + dir +
+                                 "/boxes.json " + word);
+    INFO(r.output);
+    CHECK(r.exit_code == kExitInvalid);
+    const std::string key = word.substr(0, word.find('='));
+    CHECK(contains(r.output, key + "=: no batcher of this pipeline makes mask targets"));
+    test::check_no_internals(r.output);
+  }
   test::remove_tree(dir);
 }

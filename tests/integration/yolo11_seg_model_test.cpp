@@ -238,17 +238,6 @@ TEST_CASE("architecture names: a scale letter and Ultralytics' task suffix, read
   }
 }
 
-TEST_CASE("yolo11-seg refuses ONNX export in one line instead of writing a detector's graph") {
-  auto m = core::create_model(plugins().registry(), "yolo11n-seg", 3);
-  const std::string dir = test::temp_dir("seg-export");
-  core::write_weights(dir + "/seg.pt", core::module_state(m->module()));
-  const auto r = test::run_cli("export --weights " + dir + "/seg.pt --model yolo11n-seg --imgsz 64 --out " + dir + "/seg.onnx");
-  CAPTURE(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(r.output.find("ONNX export writes detection models only") != std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(dir + "/seg.onnx"));
-}
-
 namespace {
 
 std::string seg_checkpoint(const std::string& part) {

@@ -108,8 +108,15 @@ int run_export(CliContext& ctx, ExportCommand c) {
             << "  output output0 " << shape_text(r.output_shape, {"batch", "", "anchors"}) << " " << type
             << (c.nms ? ": x1, y1, x2, y2, confidence, class per detection (NMS conf " + std::to_string(c.conf) +
                             ", iou " + std::to_string(c.iou) + ")"
-                      : ": cx, cy, w, h, then class probabilities per anchor")
-            << (c.int8.on ? "\n  convolutions int8 (QDQ: weights per output channel, activations per tensor)" : "")
+                      : std::string(": cx, cy, w, h, then class probabilities") +
+                            (r.more_outputs.empty() ? "" : ", then " + std::to_string(r.more_outputs[0].second.at(1)) +
+                                                               " mask coefficients") +
+                            " per anchor");
+  for (const auto& [name, dims] : r.more_outputs) {
+    std::cout << "\n  output " << name << " " << shape_text(dims, {"batch", "", "mask_height", "mask_width"}) << " "
+              << type << ": prototype masks per image (a detection's mask: sigmoid of its coefficients x these)";
+  }
+  std::cout << (c.int8.on ? "\n  convolutions int8 (QDQ: weights per output channel, activations per tensor)" : "")
             << "\n  ONNX opset " << c.opset << ", " << r.nodes << " nodes, " << r.initializers << " initializers, "
             << std::fixed << std::setprecision(1) << static_cast<double>(r.bytes) / 1e6
             << " MB; checked by the ONNX checker and shape inference" << std::endl;
@@ -122,7 +129,8 @@ int run_export(CliContext& ctx, ExportCommand c) {
 void add_export_command(CLI::App& app, CliContext& ctx, Action& selected) {
   auto* cmd = app.add_subcommand(
       "export", "Export trained weights to ONNX (Ultralytics' `yolo export format=onnx` arguments): the network with "
-                "batch norm folded and the box decode, output (batch, 4 + nc, anchors), optional NMS");
+                "batch norm folded and the box decode, output (batch, 4 + nc, anchors), optional NMS; a segmentation "
+                "model's output0 (batch, 4 + nc + 32, anchors) and output1 (batch, 32, height / 4, width / 4)");
   auto c = std::make_shared<ExportCommand>();
   cmd->add_option("--weights", c->weights,
                   "Checkpoint from `yoloflow train` (RUN/weights/best.pt), an Ultralytics checkpoint (yolo11n.pt, best.pt), "

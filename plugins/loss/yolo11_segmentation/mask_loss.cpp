@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "yoloflow/error.h"
 
@@ -12,87 +13,116 @@ using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Slot data for a chunk [begin, begin + n): the target masks (B, n, hw) as float and the crop
-// (B, n, h, w) as float, both without gradient.
-struct ChunkTargets {
-  Tensor target, crop;
-};
-
-ChunkTargets chunk_targets(const Tensor& masks, bool overlap, const Tensor& gt, const Tensor& boxes, std::int64_t h,
-                           std::int64_t w) {
-  const auto B = gt.size(0), n = gt.size(1);
-  ChunkTargets c;
-  if (overlap) {
-    c.target = masks.reshape({B, 1, h * w}).eq((gt + 1).unsqueeze(-1).to(masks.dtype())).to(torch::kFloat);
-  } else {
-    c.target = masks.reshape({B, masks.size(1), h * w})
-                   .gather(1, gt.unsqueeze(-1).expand({B, n, h * w}))
-                   .to(torch::kFloat);
-  }
-  // Pixel (r, c) counts when x1 <= c < x2 and y1 <= r < y2, pixel indices against the box's
-  // corners in mask pixels (Ultralytics' crop_mask on many masks, the path training takes).
+// Where a box keeps mask pixels, as two separable masks: pixel (r, c) counts when
+// x1 <= c < x2 and y1 <= r < y2, pixel indices against the box's corners in mask pixels
+// (Ultralytics' crop_mask on many masks, the path training takes). boxes (B, n, 4) ->
+// rows (B, n, h), cols (B, n, w), float.
+std::pair<Tensor, Tensor> crop_lines(const Tensor& boxes, std::int64_t h, std::int64_t w) {
   const auto opts = boxes.options();
-  const auto cols = torch::arange(w, opts).view({1, 1, 1, w});
-  const auto rows = torch::arange(h, opts).view({1, 1, h, 1});
-  const auto b = boxes.unsqueeze(-1).unsqueeze(-1);  // (B, n, 4, 1, 1)
-  c.crop = (cols >= b.select(2, 0)).logical_and(cols < b.select(2, 2))
-               .logical_and(rows >= b.select(2, 1))
-               .logical_and(rows < b.select(2, 3))
-               .to(torch::kFloat)
-               .reshape({B, n, h * w});
-  return c;
+  const auto cols = torch::arange(w, opts).view({1, 1, w});
+  const auto rows = torch::arange(h, opts).view({1, 1, h});
+  const auto x1 = boxes.select(2, 0).unsqueeze(-1), y1 = boxes.select(2, 1).unsqueeze(-1);
+  const auto x2 = boxes.select(2, 2).unsqueeze(-1), y2 = boxes.select(2, 3).unsqueeze(-1);
+  return {rows.ge(y1).logical_and(rows.lt(y2)).to(torch::kFloat), cols.ge(x1).logical_and(cols.lt(x2)).to(torch::kFloat)};
 }
 
-// Inputs: coefficients (B, S, 32), prototypes (B, 32, h, w) with gradient; the rest constants:
-// weights (B, S) (validity / area / pixels / positives), gt (B, S), boxes (B, S, 4) in mask
-// pixels, masks: per image (B, h, w) when `overlap`, else per instance (B, M, h, w); `chunk`:
-// slots per chunk.
+// Rows [begin, begin + m) of every image: their target mask inside their box, (B, m, hw) float.
+Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes, std::int64_t begin, std::int64_t m,
+                       std::int64_t h, std::int64_t w) {
+  const auto B = gt_boxes.size(0);
+  Tensor target;
+  if (overlap) {
+    const auto ids = torch::arange(begin + 1, begin + m + 1, masks.options()).view({1, m, 1});
+    target = masks.reshape({B, 1, h * w}).eq(ids);
+  } else {
+    target = masks.narrow(1, begin, m).reshape({B, m, h * w}).to(torch::kBool);
+  }
+  const auto [rows, cols] = crop_lines(gt_boxes.narrow(1, begin, m), h, w);
+  return target.to(torch::kFloat).view({B, m, h, w}).mul_(rows.unsqueeze(-1)).mul_(cols.unsqueeze(-2)).view({B, m, h * w});
+}
+
+// Per slot s (an anchor's predicted mask x_s = coefficients_s . prototypes), with t its GT's
+// mask and crop its GT's box:
+//   sum over crop of BCE(x_s, t) = sum over crop of softplus(x_s) - coefficients_s . Q_g,
+//   Q_g = sum over crop of t x prototypes (one vector per GT, not per slot),
+// so the per-slot work is one product, one softplus and one separable crop sum, and everything
+// that involves the targets is done once per GT (a GT has up to topk slots).
+//
+// Inputs: coefficients (B, S, C), prototypes (B, C, h, w) with gradient; the rest constants:
+// weights (B, S) (validity / area / pixels / positives), gt (B, S) each slot's row (rows of
+// invalid slots: `rows`, a row of no pixels), boxes (B, S, 4) and gt_boxes (B, rows + 1, 4) in
+// mask pixels, masks: per image (B, h, w) when `overlap`, else per row (B, rows, h, w);
+// `chunk`: the most values (B x slots-or-rows x h x w) computed at once.
 class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
  public:
   static Tensor forward(AutogradContext* ctx, const Tensor& coefficients, const Tensor& prototypes, const Tensor& weights,
-                        const Tensor& gt, const Tensor& boxes, const Tensor& masks, bool overlap, std::int64_t chunk) {
-    ctx->save_for_backward({coefficients, prototypes, weights, gt, boxes, masks});
+                        const Tensor& gt, const Tensor& boxes, const Tensor& gt_boxes, const Tensor& masks, bool overlap,
+                        std::int64_t chunk) {
+    torch::NoGradGuard no_grad;
+    const auto B = prototypes.size(0), C = prototypes.size(1), h = prototypes.size(2), w = prototypes.size(3);
+    const auto S = coefficients.size(1), rows = gt_boxes.size(1) - 1;
+    const auto proto = prototypes.reshape({B, C, h * w});
+    const auto proto_t = proto.transpose(1, 2);  // (B, hw, C)
+    // Q (B, rows + 1, C), the last row (invalid slots) zero.
+    auto q = torch::zeros({B, rows + 1, C}, coefficients.options());
+    const auto per_chunk = std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(1, B * h * w));
+    for (std::int64_t begin = 0; begin < rows; begin += per_chunk) {
+      const auto m = std::min(per_chunk, rows - begin);
+      q.narrow(1, begin, m).copy_(torch::bmm(cropped_targets(masks, overlap, gt_boxes, begin, m, h, w), proto_t));
+    }
+    const auto q_slots = q.gather(1, gt.unsqueeze(-1).expand({B, S, C}));
+    Tensor total = -(coefficients * q_slots).sum(-1).mul(weights).sum();
+    for (std::int64_t begin = 0; begin < S; begin += per_chunk) {
+      const auto n = std::min(per_chunk, S - begin);
+      const auto [r, c] = crop_lines(boxes.narrow(1, begin, n), h, w);
+      const auto x = torch::softplus(torch::bmm(coefficients.narrow(1, begin, n), proto)).view({B * n, h, w});
+      const auto inner = torch::bmm(x, c.reshape({B * n, w, 1})).view({B, n, h});  // sum over each row's crop
+      total = total + ((inner * r).sum(-1) * weights.narrow(1, begin, n)).sum();
+    }
+    ctx->save_for_backward({coefficients, prototypes, weights, gt, boxes, gt_boxes, masks, q_slots});
     ctx->saved_data["overlap"] = overlap;
     ctx->saved_data["chunk"] = chunk;
-    torch::NoGradGuard no_grad;
-    const auto B = prototypes.size(0), h = prototypes.size(2), w = prototypes.size(3), S = coefficients.size(1);
-    const auto proto = prototypes.reshape({B, prototypes.size(1), h * w});
-    Tensor total = torch::zeros({}, coefficients.options());
-    for (std::int64_t begin = 0; begin < S; begin += chunk) {
-      const auto n = std::min(chunk, S - begin);
-      const auto t = chunk_targets(masks, overlap, gt.narrow(1, begin, n), boxes.narrow(1, begin, n), h, w);
-      const auto x = torch::bmm(coefficients.narrow(1, begin, n), proto);  // (B, n, hw)
-      // Binary cross-entropy with logits, elementwise and stable.
-      const auto bce = x.clamp_min(0) - x * t.target + torch::log1p(torch::exp(-x.abs()));
-      total = total + ((bce * t.crop).sum(-1) * weights.narrow(1, begin, n)).sum();
-    }
     return total;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const Tensor &coefficients = saved[0], &prototypes = saved[1], &weights = saved[2], &gt = saved[3],
-                 &boxes = saved[4], &masks = saved[5];
+                 &boxes = saved[4], &gt_boxes = saved[5], &masks = saved[6], &q_slots = saved[7];
     const bool overlap = ctx->saved_data["overlap"].toBool();
     const auto chunk = ctx->saved_data["chunk"].toInt();
     const auto B = prototypes.size(0), C = prototypes.size(1), h = prototypes.size(2), w = prototypes.size(3);
-    const auto S = coefficients.size(1);
+    const auto S = coefficients.size(1), rows = gt_boxes.size(1) - 1;
     const auto proto = prototypes.reshape({B, C, h * w});
     const auto proto_t = proto.transpose(1, 2);  // (B, hw, C)
-    auto grad_coefficients = torch::zeros_like(coefficients);
+    const auto scaled = weights * grads[0];      // (B, S): each slot's weight times the total's gradient
+    const auto per_chunk = std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(1, B * h * w));
+    // The linear term: -weight_s (c_s . Q_g) gives -weight_s Q_g to c_s, and to the prototypes
+    // -sum over GTs of D_g x (t crop)_g with D_g the sum of its slots' weight_s c_s.
+    auto grad_coefficients = -(q_slots * scaled.unsqueeze(-1));
+    auto d = torch::zeros({B, rows + 1, C}, coefficients.options());
+    d.scatter_add_(1, gt.unsqueeze(-1).expand({B, S, C}), coefficients * scaled.unsqueeze(-1));
     auto grad_proto = torch::zeros_like(proto);
-    const Tensor scale = grads[0];  // () the gradient of the total
-    for (std::int64_t begin = 0; begin < S; begin += chunk) {
-      const auto n = std::min(chunk, S - begin);
-      const auto t = chunk_targets(masks, overlap, gt.narrow(1, begin, n), boxes.narrow(1, begin, n), h, w);
-      const auto c = coefficients.narrow(1, begin, n);
-      const auto x = torch::bmm(c, proto);
-      const auto g = (torch::sigmoid(x) - t.target) * t.crop * (weights.narrow(1, begin, n) * scale).unsqueeze(-1);
-      grad_coefficients.narrow(1, begin, n).copy_(torch::bmm(g, proto_t));
-      grad_proto.add_(torch::bmm(c.transpose(1, 2), g));
+    for (std::int64_t begin = 0; begin < rows; begin += per_chunk) {
+      const auto m = std::min(per_chunk, rows - begin);
+      grad_proto.baddbmm_(d.narrow(1, begin, m).transpose(1, 2), cropped_targets(masks, overlap, gt_boxes, begin, m, h, w),
+                          1.0, -1.0);
+    }
+    // The softplus term: weight_s crop sigmoid(x_s) per pixel.
+    for (std::int64_t begin = 0; begin < S; begin += per_chunk) {
+      const auto n = std::min(per_chunk, S - begin);
+      const auto [r, c] = crop_lines(boxes.narrow(1, begin, n), h, w);
+      const auto cn = coefficients.narrow(1, begin, n);
+      const auto g = torch::sigmoid(torch::bmm(cn, proto))
+                         .view({B, n, h, w})
+                         .mul_((r * scaled.narrow(1, begin, n).unsqueeze(-1)).unsqueeze(-1))
+                         .mul_(c.unsqueeze(-2))
+                         .view({B, n, h * w});
+      grad_coefficients.narrow(1, begin, n).add_(torch::bmm(g, proto_t));
+      grad_proto.baddbmm_(cn.transpose(1, 2), g);  // in place: no prototype-sized temporary per chunk
     }
     return {grad_coefficients, grad_proto.reshape(prototypes.sizes()), Tensor(), Tensor(), Tensor(), Tensor(), Tensor(),
-            Tensor()};
+            Tensor(), Tensor()};
   }
 };
 
@@ -135,9 +165,15 @@ Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets, std::int6
   const auto positives = in.fg_mask.sum().to(torch::kFloat).clamp_min(1);
   const auto weights = torch::where(valid > 0, valid / area.clamp_min(1e-12), torch::zeros_like(valid)) /
                        static_cast<double>(mh * mw) / positives;
-  const auto chunk = std::max<std::int64_t>(1, chunk_elements / std::max<std::int64_t>(1, B * mh * mw));
-  return MaskLossFunction::apply(coefficients, proto, weights.detach(), gt, mask_boxes.detach(), layout.to(proto.device()),
-                                 targets.overlap.defined(), chunk);
+  // Each GT row's box (rows + 1: the last, of no pixels, for the invalid slots), from its slots:
+  // every slot of a GT holds that GT's box.
+  const auto rows = in.rows;
+  const auto slot_rows = torch::where(valid > 0, gt, torch::full_like(gt, rows));
+  auto gt_boxes = torch::zeros({B, rows + 1, 4}, mask_boxes.options());
+  gt_boxes.scatter_(1, slot_rows.unsqueeze(-1).expand({B, S, 4}), mask_boxes.detach());
+  gt_boxes.narrow(1, rows, 1).zero_();
+  return MaskLossFunction::apply(coefficients, proto, weights.detach(), slot_rows, mask_boxes.detach(), gt_boxes,
+                                 layout.to(proto.device()), targets.overlap.defined(), chunk_elements);
 }
 
 }  // namespace yoloflow::yolo11_seg_loss

@@ -10,6 +10,9 @@
 // captured CUDA step needs), and the slots are processed a chunk at a time in forward and again in backward (a
 // custom autograd function that keeps only its inputs): the peak is one chunk's masks, whatever
 // the number of instances, where computing all positives' masks at once costs positives x H x W.
+// Time: BCE's target term is linear in the coefficients, so it is computed once per GT (its
+// target mask in its box times the prototypes) instead of once per slot; per slot remain one
+// product, a softplus and a crop sum with the box's rows and columns (mask_loss.cpp).
 #include <cstdint>
 
 #include <torch/torch.h>
@@ -32,6 +35,7 @@ struct MaskLossInputs {
   torch::Tensor gt_boxes;      // (B, A, 4) xyxy input pixels of that GT
   double img_h = 0, img_w = 0;
   std::int64_t slots = 0;      // positives per image at most (topk x M)
+  std::int64_t rows = 0;       // M, the target rows per image (gt_index < rows)
 };
 
 // The unweighted term (Ultralytics multiplies it by the box gain), a scalar.

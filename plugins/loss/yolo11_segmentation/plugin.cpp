@@ -91,6 +91,7 @@ class Yolo11SegmentationLoss final : public Loss {
     in.img_h = assigned.img_h;
     in.img_w = assigned.img_w;
     in.slots = static_cast<std::int64_t>(loss_->assigner().topk) * boxes.size(1);
+    in.rows = boxes.size(1);
     const auto seg = mask_loss(in, masks, chunk_) * gains_.box;
     const auto B = static_cast<double>(boxes.size(0));
     // det.items: box, cls, dfl (gained); det.total = their sum x B.

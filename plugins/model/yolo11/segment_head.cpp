@@ -40,4 +40,27 @@ Tensor Segment::mask_coefficients(const std::vector<Tensor>& xs) {
 
 Tensor Segment::prototypes(const Tensor& finest) { return proto_->forward(finest); }
 
+GraphValue Proto::emit(GraphBuilder& g, const GraphValue& x, const std::string& name, MapSize size) const {
+  const auto hidden = cv1_->emit(g, x, name + ".cv1", size);
+  torch::NoGradGuard no_grad;
+  const auto w = upsample_->weight.detach().to(torch::kCPU, torch::kFloat).contiguous();
+  const auto b = upsample_->bias.detach().to(torch::kCPU, torch::kFloat).contiguous();
+  const auto up = g.conv_transpose(hidden, g.initializer(name + ".upsample.weight", w),
+                                   g.initializer(name + ".upsample.bias", b), 2);
+  const MapSize doubled = size.h > 0 ? MapSize{size.h * 2, size.w * 2} : size;
+  return cv3_->emit(g, cv2_->emit(g, up, name + ".cv2", doubled), name + ".cv3", doubled);
+}
+
+std::pair<GraphValue, GraphValue> Segment::emit_segment(GraphBuilder& g, const std::vector<GraphValue>& xs,
+                                                        const std::string& name,
+                                                        const std::vector<MapSize>& sizes) const {
+  const auto detections = emit(g, xs, name, sizes);
+  std::vector<GraphValue> coefficients;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const auto c = cv4_->items[i]->emit(g, xs[i], name + ".cv4." + std::to_string(i), sizes[i]);
+    coefficients.push_back(g.reshape(c, {0, masks, -1}));
+  }
+  return {g.concat({detections, g.concat(coefficients, 2)}, 1), proto_->emit(g, xs[0], name + ".proto", sizes[0])};
+}
+
 }  // namespace yoloflow::yolo11

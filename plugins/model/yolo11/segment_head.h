@@ -4,6 +4,8 @@
 // names of Ultralytics' Segment ("model.23.cv4.<level>.<i>", "model.23.proto.<module>").
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -18,6 +20,7 @@ class Proto : public torch::nn::Module {
  public:
   Proto(std::int64_t c_in, std::int64_t c_hidden, std::int64_t masks);
   Tensor forward(const Tensor& x);
+  GraphValue emit(GraphBuilder& g, const GraphValue& x, const std::string& name, MapSize size) const;
 
  private:
   std::shared_ptr<Conv> cv1_, cv2_, cv3_;
@@ -33,6 +36,11 @@ class Segment : public Detect {
   Tensor mask_coefficients(const std::vector<Tensor>& xs);
   // (B, masks, H/4, W/4) from the finest level.
   Tensor prototypes(const Tensor& finest);
+  // Written into an export graph: the detection output with the mask coefficients appended,
+  // (B, 4 + nc + masks, anchors), and the prototypes (B, masks, H/4, W/4), as Ultralytics'
+  // Segment exports them (output0, output1).
+  std::pair<GraphValue, GraphValue> emit_segment(GraphBuilder& g, const std::vector<GraphValue>& xs,
+                                                 const std::string& name, const std::vector<MapSize>& sizes) const;
   std::int64_t masks, protos;
 
  private:

@@ -234,7 +234,13 @@ void Yolo11Net::emit(GraphBuilder& g) const {
     xs.push_back(values.at(l));
     level_sizes.push_back(sizes.at(l));
   }
-  g.output(detect_->emit(g, xs, "model.23", level_sizes));
+  if (segment_) {
+    const auto [detections, prototypes] = segment_->emit_segment(g, xs, "model.23", level_sizes);
+    g.output(detections);
+    g.image_output("prototypes", prototypes);
+  } else {
+    g.output(detect_->emit(g, xs, "model.23", level_sizes));
+  }
 }
 
 std::vector<Tensor> Stage::run(const std::vector<Tensor>& in) const {

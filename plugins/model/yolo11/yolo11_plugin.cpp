@@ -163,10 +163,6 @@ class Yolo11Model final : public Model {
       throw InvalidInput("yolo11: export size " + std::to_string(spec.height) + "x" + std::to_string(spec.width) +
                          " is not a multiple of 32, the largest stride");
     }
-    if (require_net()->segment()) {
-      throw InvalidInput(architecture() + ": ONNX export writes detection models only; export a yolo11 model with "
-                         "task detect (its prototype masks need a second graph output)");
-    }
     require_net()->emit(g);
   }
 

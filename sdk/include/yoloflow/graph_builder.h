@@ -27,8 +27,10 @@ class GraphBuilder {
 
   // The image input, (B, 3, H, W) float in [0, 1]; the graph's one input.
   virtual GraphValue input() = 0;
-  // Marks the graph's one output: (B, 4 + nc, anchors), boxes as centre x, centre y, width,
-  // height in input pixels, then class probabilities.
+  // Marks the graph's main output ("output0"): (B, 4 + nc + extras, anchors), boxes as centre
+  // x, centre y, width, height in input pixels, then class probabilities, then the head's
+  // per-anchor outputs (HeadDescription::outputs) in the head's order, as they are (a
+  // segmentation head's 32 mask coefficients).
   virtual void output(const GraphValue& v) = 0;
 
   // Weights: stored in the file; floating-point tensors in the graph's float type.
@@ -66,6 +68,16 @@ class GraphBuilder {
   // For dynamic graphs: the int64 shape of x (1-D); running sums along `axis` (CumSum).
   virtual GraphValue shape_of(const GraphValue& x) = 0;
   virtual GraphValue cumsum(const GraphValue& x, std::int64_t axis) = 0;
+
+  // Marks a per-image head output (HeadDescription::outputs, per_anchor false) by its name:
+  // the graph's next output after the main one ("output1" for the first), (B, channels, ...)
+  // as the model's forward gives it (a segmentation head's "prototypes", (B, 32, H/4, W/4)).
+  virtual void image_output(const std::string& name, const GraphValue& v) = 0;
+  // Transposed convolution whose kernel equals its stride, no padding: (B, I, H, W) to
+  // (B, O, H * stride, W * stride); `weight` (I, O, stride, stride) as PyTorch stores it,
+  // `bias` (O) or "".
+  virtual GraphValue conv_transpose(const GraphValue& x, const GraphValue& weight, const GraphValue& bias,
+                                    std::int64_t stride) = 0;
 };
 
 }  // namespace yoloflow

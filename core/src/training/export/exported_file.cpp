@@ -9,6 +9,7 @@
 #include "training/export/onnx_file_tensors.h"
 #include "training/model/declared_tensor.h"
 #include "runtime/util/file_checks.h"
+#include "yoloflow/printable.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -173,12 +174,30 @@ ExportedFile read_exported_file(const std::string& path, const std::string& opti
   }
   std::map<int, std::string> names;
   if (const auto it = f.metadata.find("names"); it != f.metadata.end()) parse_names_metadata(it->second, names);
+  if (const auto it = f.metadata.find("task"); it != f.metadata.end()) f.task = it->second;
+  if (f.task != "detect" && f.task != "segment") {
+    throw InvalidInput(option + " " + path + ": its metadata says task " + printable(f.task) +
+                       "; yoloflow runs exported detection and segmentation models (task detect, segment)");
+  }
+  if (f.task == "segment") {
+    // output1: the prototypes, whose channels are the mask coefficients at the end of output0.
+    const auto proto_dims = g.output_size() >= 2 ? declared_dims(g.output(1)) : std::vector<std::int64_t>{};
+    if (proto_dims.size() != 4 || proto_dims[1] <= 0 || proto_dims[1] > 1024) {
+      throw InvalidInput(option + " " + path + ": a segmentation model (metadata task segment) needs a second output, "
+                         "the prototype masks (batch, masks, height / 4, width / 4), as `yolo export` writes it");
+    }
+    f.masks = proto_dims[1];
+  }
   std::int64_t nc = 0;
   if (f.nms) {
     nc = names.empty() ? 0 : std::int64_t{names.rbegin()->first} + 1;
   } else {
-    if (out_dims[1] <= 4) throw InvalidInput(option + " " + path + ": its output is not (batch, 4 + classes, anchors)");
-    nc = out_dims[1] - 4;
+    if (out_dims[1] <= 4 + f.masks) {
+      throw InvalidInput(option + " " + path + ": its output is not (batch, 4 + classes" +
+                         (f.masks > 0 ? " + " + std::to_string(f.masks) + " mask coefficients" : std::string()) +
+                         ", anchors)");
+    }
+    nc = out_dims[1] - 4 - f.masks;
   }
   if (nc > kMaxExportedClasses) {
     throw InvalidInput(option + " " + path + ": it declares " + std::to_string(nc) + " classes; a detector has at most " +

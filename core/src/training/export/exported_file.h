@@ -23,6 +23,11 @@ struct ExportedFile {
   std::int64_t batch = 0;              // 0: symbolic
   std::int64_t stride = 32;
   bool half = false, int8 = false, nms = false, dynamic = false;
+  // "detect", or "segment" for a file whose output0 carries `masks` mask coefficients per
+  // anchor after the class probabilities and whose output1 holds the prototypes
+  // (batch, masks, height / 4, width / 4), as Ultralytics exports YOLO11-seg.
+  std::string task = "detect";
+  std::int64_t masks = 0;
   std::string description;  // the metadata's description, or the producer
 
   // "float32", "float16", "int8 QDQ", with " + NMS" and ", dynamic" as they apply.
@@ -33,8 +38,9 @@ struct ExportedFile {
 // (onnx_file_tensors.h: every tensor complete and checked); `option` names it in messages
 // ("--weights"). Throws InvalidInput in one line when it is missing, not an ONNX model, holds
 // a tensor or external data that are refused, or is not a detector's (one input (B, 3, H, W)
-// of at most 8192 pixels a side and 1 GiB a batch, one output (B, 4 + nc, anchors) or an NMS
-// output (B, max_det, 6), at most 100000 classes).
+// of at most 8192 pixels a side and 1 GiB a batch, an output (B, 4 + nc, anchors) or an NMS
+// output (B, max_det, 6), at most 100000 classes) or a segmentation model's (the metadata's
+// task segment: output0 (B, 4 + nc + masks, anchors), output1 (B, masks, H/4, W/4)).
 ExportedFile read_exported_file(const std::string& path, const std::string& option);
 
 // Parses Python's repr of the names dict Ultralytics writes: {0: 'person', 1: "o'clock"}.

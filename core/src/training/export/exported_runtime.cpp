@@ -17,7 +17,7 @@ namespace {
 class EvaluatorRunner final : public OnnxRunner {
  public:
   explicit EvaluatorRunner(const onnx::ModelProto& m) : evaluator_(m) {}
-  torch::Tensor run(const torch::Tensor& images) override { return evaluator_.run(images); }
+  std::vector<torch::Tensor> run(const torch::Tensor& images) override { return evaluator_.run_all(images); }
 
  private:
   OnnxTorchEvaluator evaluator_;
@@ -26,29 +26,36 @@ class EvaluatorRunner final : public OnnxRunner {
 #ifdef YOLOFLOW_WITH_OPENCV_DNN
 class OpenCvRunner final : public OnnxRunner {
  public:
-  // `bytes`: the file with its input sizes fixed.
-  OpenCvRunner(const std::string& bytes, std::string input) : input_(std::move(input)) {
+  // `bytes`: the file with its input sizes fixed; `outputs`: the graph's output names in order.
+  OpenCvRunner(const std::string& bytes, std::string input, std::vector<std::string> outputs)
+      : input_(std::move(input)), outputs_(std::move(outputs)) {
     net_ = cv::dnn::readNetFromONNX(bytes.data(), bytes.size());
     // OpenCV 4.6's layer fusion changes what the graph computes: on the coco128 fixture at 640 it
     // validated 0.712 / 0.535 fused and 0.721 / 0.550 unfused, the LibTorch evaluator's figures
     // (docs/export.md; the drift is measured in tests/integration/predict_test.cpp).
     net_.enableFusion(false);
   }
-  torch::Tensor run(const torch::Tensor& images) override {
+  std::vector<torch::Tensor> run(const torch::Tensor& images) override {
     auto x = images.to(torch::kFloat).contiguous();
     const int dims[4] = {static_cast<int>(x.size(0)), static_cast<int>(x.size(1)), static_cast<int>(x.size(2)),
                          static_cast<int>(x.size(3))};
     cv::Mat blob(4, dims, CV_32F, x.data_ptr<float>());
     net_.setInput(blob, input_);
-    cv::Mat out = net_.forward();
-    std::vector<std::int64_t> shape;
-    for (int k = 0; k < out.dims; ++k) shape.push_back(out.size[k]);
-    return torch::from_blob(out.ptr<float>(), shape, torch::kFloat).clone();
+    std::vector<cv::Mat> outs;
+    net_.forward(outs, outputs_);
+    std::vector<torch::Tensor> result;
+    for (const auto& out : outs) {
+      std::vector<std::int64_t> shape;
+      for (int k = 0; k < out.dims; ++k) shape.push_back(out.size[k]);
+      result.push_back(torch::from_blob(const_cast<float*>(out.ptr<float>()), shape, torch::kFloat).clone());
+    }
+    return result;
   }
 
  private:
   cv::dnn::Net net_;
   std::string input_;
+  std::vector<std::string> outputs_;
 };
 
 // What OpenCV refused, without its source locations: the node it names and the check that
@@ -101,8 +108,7 @@ ExportedRuntime open_exported_runtime(const ExportedFile& f, OnnxRuntimeChoice c
                        ", or export without --nms to validate or predict with it here");
   }
   ExportedModelShape shape;
-  shape.head.nc = f.nc;
-  shape.head.strides = {8, 16, 32};
+  shape.head = ExportedModel::head_of(f.task, f.nc, f.masks);
   if (f.stride != 32) shape.head.strides = {f.stride};
   std::string what = f.description.empty() ? "ONNX" : f.description;
   ExportedRuntime out;
@@ -125,7 +131,9 @@ ExportedRuntime open_exported_runtime(const ExportedFile& f, OnnxRuntimeChoice c
     // OpenCV logs its refusals on stderr before it throws; the reason is reported once, below.
     const auto level = cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
     try {
-      auto runner = std::make_unique<OpenCvRunner>(bytes, input);
+      std::vector<std::string> outputs;
+      for (const auto& o : fixed.graph().output()) outputs.push_back(o.name());
+      auto runner = std::make_unique<OpenCvRunner>(bytes, input, outputs);
       // One forward pass proves OpenCV runs the file (some refusals come only then).
       runner->run(torch::zeros({batch, 3, f.height, f.width}));
       cv::utils::logging::setLogLevel(level);

@@ -37,6 +37,8 @@ ExportedValidationReport validate_exported(const Registry& registry, WeightsVali
   out.variant = f.variant();
   CheckpointModel described;  // no pipeline: the data is read as train-defaults.json reads it
   described.names = f.names;
+  // Its task's evaluator and mask targets (task-components.json), as for an Ultralytics checkpoint.
+  described.spec = {{"params", {{"task", f.task}}}};
   const std::string description =
       rt.model->architecture() + " of " + r.weights + " via " + rt.runtime + ", " + std::to_string(h) + "x" +
       std::to_string(w) + (f.batch > 0 ? ", batch " + std::to_string(f.batch) : std::string(", dynamic"));

@@ -19,7 +19,7 @@ namespace {
 class EvaluatorRef final : public OnnxRunner {
  public:
   explicit EvaluatorRef(OnnxTorchEvaluator& e) : e_(e) {}
-  torch::Tensor run(const torch::Tensor& images) override { return e_.run(images); }
+  std::vector<torch::Tensor> run(const torch::Tensor& images) override { return e_.run_all(images); }
 
  private:
   OnnxTorchEvaluator& e_;

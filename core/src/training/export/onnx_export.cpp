@@ -120,6 +120,36 @@ onnx::ModelProto build_onnx_model(Model& model, const OnnxExportOptions& o, std:
 
   std::int64_t anchors = 0;
   for (const auto s : head.strides) anchors += (o.height / s) * (o.width / s);
+  // The head's per-anchor outputs follow the class probabilities in output0; its per-image ones
+  // are the graph's next outputs, in the head's order.
+  std::int64_t extra_channels = 0;
+  std::vector<std::string> image_outputs;
+  for (const auto& out : head.outputs) {
+    if (out.per_anchor) {
+      extra_channels += out.channels;
+    } else {
+      image_outputs.push_back(out.name);
+    }
+  }
+  const auto& marked = g.image_outputs();
+  for (std::size_t k = 0; k < std::max(marked.size(), image_outputs.size()); ++k) {
+    if (k >= marked.size() || k >= image_outputs.size() || marked[k].first != image_outputs[k]) {
+      throw Error("export: " + model.architecture() + " marks the graph outputs [" + [&] {
+        std::string names;
+        for (const auto& m : marked) names += (names.empty() ? "" : ", ") + m.first;
+        return names;
+      }() + "] where its head declares the per-image outputs [" + [&] {
+        std::string names;
+        for (const auto& n : image_outputs) names += (names.empty() ? "" : ", ") + n;
+        return names;
+      }() + "]");
+    }
+  }
+  if (o.nms && (extra_channels > 0 || !image_outputs.empty())) {
+    throw InvalidInput("--nms exports a detection model's boxes only; " + model.architecture() + " (task " + head.task +
+                       ") has more outputs: export it without --nms (its NMS runs where the file is read: yoloflow "
+                       "val and predict, or Ultralytics' AutoBackend)");
+  }
   GraphValue out = g.model_output();
   std::vector<std::pair<std::string, std::int64_t>> dims;
   const std::pair<std::string, std::int64_t> batch_dim = o.dynamic ? std::make_pair(std::string("batch"), std::int64_t{0})
@@ -128,11 +158,39 @@ onnx::ModelProto build_onnx_model(Model& model, const OnnxExportOptions& o, std:
     out = append_nms(g, out, head.nc, o.nms_settings);
     dims = {batch_dim, {"", o.nms_settings.max_det}, {"", 6}};
   } else {
-    dims = {batch_dim, {"", 4 + head.nc}, o.dynamic ? std::make_pair(std::string("anchors"), std::int64_t{0})
-                                                     : std::make_pair(std::string(), anchors)};
+    dims = {batch_dim, {"", 4 + head.nc + extra_channels},
+            o.dynamic ? std::make_pair(std::string("anchors"), std::int64_t{0}) : std::make_pair(std::string(), anchors)};
   }
   g.rename(out, "output0");
   set_output(*graph, "output0", g.float_type(), dims);
+  if (!marked.empty()) {
+    // Their sizes as the model's own forward gives them at this input (one image).
+    ModelOutput sample;
+    {
+      torch::NoGradGuard no_grad;
+      const auto param = model.module().parameters();
+      const auto device = param.empty() ? torch::Device(torch::kCPU) : param.front().device();
+      sample = model.forward_train(torch::zeros({1, 3, o.height, o.width}, torch::TensorOptions().device(device)));
+    }
+    for (std::size_t k = 0; k < marked.size(); ++k) {
+      const auto& [name, value] = marked[k];
+      const auto it = sample.extras.find(name);
+      if (it == sample.extras.end() || it->second.dim() < 2) {
+        throw Error("export: " + model.architecture() + "'s forward gives no per-image output '" + name + "'");
+      }
+      const std::string graph_name = "output" + std::to_string(k + 1);
+      // Ultralytics' symbolic names for a segmentation model's prototypes.
+      const std::string symbol = name == "prototypes" ? "mask" : name;
+      std::vector<std::pair<std::string, std::int64_t>> d{batch_dim};
+      for (std::int64_t a = 1; a < it->second.dim(); ++a) {
+        const bool spatial = a >= 2;
+        const std::string axis = a == 2 ? "_height" : a == 3 ? "_width" : "_" + std::to_string(a);
+        d.emplace_back(o.dynamic && spatial ? symbol + axis : std::string(), it->second.size(a));
+      }
+      g.rename(value, graph_name);
+      set_output(*graph, graph_name, g.float_type(), d);
+    }
+  }
 
   // Metadata as Ultralytics writes it: str() of Python values, so its readers can eval them.
   std::ostringstream names;
@@ -149,7 +207,7 @@ onnx::ModelProto build_onnx_model(Model& model, const OnnxExportOptions& o, std:
   add_meta(m, "date", iso_now());
   add_meta(m, "version", YOLOFLOW_VERSION_STRING);
   add_meta(m, "stride", std::to_string(stride));
-  add_meta(m, "task", "detect");
+  add_meta(m, "task", head.task.empty() ? "detect" : head.task);
   add_meta(m, "batch", std::to_string(o.batch));
   add_meta(m, "imgsz", imgsz);
   add_meta(m, "names", names.str());
@@ -183,6 +241,13 @@ OnnxExportReport check_and_write_onnx(onnx::ModelProto& m, const std::vector<std
   OnnxExportReport r;
   r.path = path;
   r.output_shape = output_shape;
+  for (int k = 1; k < m.graph().output_size(); ++k) {
+    std::vector<std::int64_t> dims;
+    for (const auto& d : m.graph().output(k).type().tensor_type().shape().dim()) {
+      dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    }
+    r.more_outputs.emplace_back(m.graph().output(k).name(), dims);
+  }
   r.nodes = m.graph().node_size();
   r.initializers = m.graph().initializer_size();
   r.bytes = static_cast<std::int64_t>(bytes.size());

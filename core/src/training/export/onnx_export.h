@@ -4,6 +4,7 @@
 // Ultralytics' ONNX export writes, so tools that read those files read ours.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "training/export/nms_settings.h"
@@ -26,7 +27,9 @@ struct OnnxExportOptions {
 
 struct OnnxExportReport {
   std::string path;
-  std::vector<std::int64_t> output_shape;  // -1 for a symbolic dimension
+  std::vector<std::int64_t> output_shape;  // output0's; -1 for a symbolic dimension
+  // The outputs after output0 (a segmentation model's prototypes): graph name and dimensions.
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> more_outputs;
   std::int64_t nodes = 0, initializers = 0, bytes = 0;
 };
 

@@ -138,6 +138,30 @@ GraphValue OnnxGraphBuilder::conv(const GraphValue& x, const GraphValue& weight,
   });
 }
 
+GraphValue OnnxGraphBuilder::conv_transpose(const GraphValue& x, const GraphValue& weight, const GraphValue& bias,
+                                            std::int64_t stride) {
+  const auto& w = dims_of(weight);
+  if (w.size() != 4 || w[2] != stride || w[3] != stride) {
+    throw Error("export: conv_transpose weight '" + weight + "' is not (in, out, stride, stride)");
+  }
+  std::vector<GraphValue> in{x, weight};
+  if (!bias.empty()) in.push_back(bias);
+  return op1("ConvTranspose", in, [&](onnx::NodeProto& n) {
+    set_ints(n, "kernel_shape", {stride, stride});
+    set_ints(n, "strides", {stride, stride});
+    set_ints(n, "pads", {0, 0, 0, 0});
+    set_ints(n, "dilations", {1, 1});
+    set_int(n, "group", 1);
+  });
+}
+
+void OnnxGraphBuilder::image_output(const std::string& name, const GraphValue& v) {
+  for (const auto& [n, _] : image_outputs_) {
+    if (n == name) throw Error("export: the model marks its output '" + name + "' twice");
+  }
+  image_outputs_.emplace_back(name, v);
+}
+
 GraphValue OnnxGraphBuilder::max_pool(const GraphValue& x, std::int64_t kernel, std::int64_t stride,
                                       std::int64_t pad) {
   return op1("MaxPool", {x}, [&](onnx::NodeProto& n) {

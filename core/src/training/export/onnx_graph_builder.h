@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -45,6 +46,9 @@ class OnnxGraphBuilder final : public GraphBuilder {
   GraphValue transpose(const GraphValue& x, const std::vector<std::int64_t>& perm) override;
   GraphValue shape_of(const GraphValue& x) override { return op1("Shape", {x}); }
   GraphValue cumsum(const GraphValue& x, std::int64_t axis) override;
+  void image_output(const std::string& name, const GraphValue& v) override;
+  GraphValue conv_transpose(const GraphValue& x, const GraphValue& weight, const GraphValue& bias,
+                            std::int64_t stride) override;
 
   // For the host's own additions (NMS): any op, its attributes set by `attrs`.
   std::vector<GraphValue> node(const std::string& op, const std::vector<GraphValue>& inputs, int outputs,
@@ -62,6 +66,8 @@ class OnnxGraphBuilder final : public GraphBuilder {
 
   // The value the model marked as its output ("" until it did).
   const GraphValue& model_output() const { return output_; }
+  // The per-image outputs the model marked, in order: (head output name, value).
+  const std::vector<std::pair<std::string, GraphValue>>& image_outputs() const { return image_outputs_; }
   // Renames the node output `v` to `name` (the graph output's name, "output0").
   void rename(const GraphValue& v, const std::string& name);
   // Dimensions of an initializer added through this builder.
@@ -75,6 +81,7 @@ class OnnxGraphBuilder final : public GraphBuilder {
   int float_type_;
   onnx::GraphProto* graph_;
   GraphValue input_, output_;
+  std::vector<std::pair<std::string, GraphValue>> image_outputs_;
   std::map<std::string, int> counters_;
   std::map<GraphValue, std::vector<std::int64_t>> dims_;
 };

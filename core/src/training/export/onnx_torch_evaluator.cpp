@@ -65,7 +65,7 @@ torch::ScalarType torch_type_of(int onnx_type) {
 
 const std::set<std::string>& covered_ops() {
   static const std::set<std::string> ops{
-      "Conv",      "MaxPool",         "Resize",  "Add",     "Sub",      "Mul",       "Div",     "Sigmoid",
+      "Conv",      "ConvTranspose",   "MaxPool",         "Resize",  "Add",     "Sub",      "Mul",       "Div",     "Sigmoid",
       "MatMul",    "Softmax",         "Concat",  "Split",   "Slice",    "Reshape",   "Transpose", "Shape",
       "Gather",    "CumSum",          "Cast",    "Range",   "Expand",   "Unsqueeze", "Squeeze", "Identity",
       "Constant",  "QuantizeLinear",  "DequantizeLinear", "Relu", "Flatten"};
@@ -145,7 +145,7 @@ OnnxTorchEvaluator::OnnxTorchEvaluator(const onnx::ModelProto& model) {
   }
   if (input_.empty()) throw Error("the ONNX graph has no input");
   if (g.output_size() < 1) throw Error("the ONNX graph has no output");
-  output_ = g.output(0).name();
+  for (const auto& o : g.output()) outputs_.push_back(o.name());
   for (const auto& np : g.node()) {
     if (!np.domain().empty() && np.domain() != "ai.onnx") {
       throw Error("the ONNX graph uses the operator " + np.domain() + "." + np.op_type() +
@@ -203,7 +203,7 @@ void OnnxTorchEvaluator::watch(std::set<std::string> names, Observer observer) {
   observer_ = std::move(observer);
 }
 
-torch::Tensor OnnxTorchEvaluator::run(const torch::Tensor& images) {
+std::vector<torch::Tensor> OnnxTorchEvaluator::run_all(const torch::Tensor& images) {
   torch::NoGradGuard no_grad;
   std::map<std::string, torch::Tensor> values;
   auto x = images.to(torch::kFloat).contiguous();
@@ -229,7 +229,9 @@ torch::Tensor OnnxTorchEvaluator::run(const torch::Tensor& images) {
                   "): " + e.what_without_backtrace());
     }
     for (const auto& i : n.inputs) {
-      if (!i.empty() && --left[i] == 0 && i != output_) values.erase(i);
+      if (!i.empty() && --left[i] == 0 && std::find(outputs_.begin(), outputs_.end(), i) == outputs_.end()) {
+        values.erase(i);
+      }
     }
     for (std::size_t k = 0; k < n.outputs.size() && k < out.size(); ++k) {
       auto v = out[k];
@@ -238,7 +240,9 @@ torch::Tensor OnnxTorchEvaluator::run(const torch::Tensor& images) {
       values[n.outputs[k]] = std::move(v);
     }
   }
-  return lookup(output_).to(torch::kFloat);
+  std::vector<torch::Tensor> out;
+  for (const auto& o : outputs_) out.push_back(lookup(o).to(torch::kFloat));
+  return out;
 }
 
 std::vector<torch::Tensor> OnnxTorchEvaluator::evaluate(const Node& n, const std::vector<torch::Tensor>& in) {
@@ -259,6 +263,21 @@ std::vector<torch::Tensor> OnnxTorchEvaluator::evaluate(const Node& n, const std
     }
     return {torch::conv2d(x, w, input(2), attr_ints(a, "strides", {1, 1}), pad, attr_ints(a, "dilations", {1, 1}),
                           attr_int(a, "group", 1))};
+  }
+  if (op == "ConvTranspose") {
+    const auto pads = attr_ints(a, "pads", {0, 0, 0, 0});
+    if (pads.size() == 4 && (pads[0] != pads[2] || pads[1] != pads[3])) {
+      throw Error("the ONNX evaluator covers ConvTranspose with equal pads at both ends only");
+    }
+    const auto output_padding = attr_ints(a, "output_padding", {});
+    if (std::any_of(output_padding.begin(), output_padding.end(), [](std::int64_t v) { return v != 0; }) ||
+        !attr_ints(a, "output_shape", {}).empty() ||
+        attr_string(a, "auto_pad", "NOTSET") != "NOTSET") {
+      throw Error("the ONNX evaluator covers ConvTranspose without output_padding, output_shape or auto_pad");
+    }
+    return {torch::conv_transpose2d(input(0), input(1), input(2), attr_ints(a, "strides", {1, 1}),
+                                    {pads.at(0), pads.at(1)}, 0, attr_int(a, "group", 1),
+                                    attr_ints(a, "dilations", {1, 1}))};
   }
   if (op == "MaxPool") {
     const auto pads = attr_ints(a, "pads", {0, 0, 0, 0});

@@ -31,7 +31,9 @@ class OnnxTorchEvaluator {
   void watch(std::set<std::string> names, Observer observer);
 
   // `images`: (B, 3, H, W) float32 on the CPU. Returns the graph's first output as float32.
-  torch::Tensor run(const torch::Tensor& images);
+  torch::Tensor run(const torch::Tensor& images) { return run_all(images).front(); }
+  // Every output of the graph, in its order, as float32.
+  std::vector<torch::Tensor> run_all(const torch::Tensor& images);
 
   const std::string& input_name() const { return input_; }
   bool float16() const { return half_input_; }
@@ -48,7 +50,8 @@ class OnnxTorchEvaluator {
   std::map<std::string, torch::Tensor> initializers_;
   std::set<std::string> half_;       // values stored as float16 in the file (rounded between nodes)
   std::map<std::string, int> uses_;  // how many node inputs read each value: freed after its last use
-  std::string input_, output_;
+  std::string input_;
+  std::vector<std::string> outputs_;
   bool half_input_ = false;
   std::set<std::string> watched_;
   Observer observer_;
