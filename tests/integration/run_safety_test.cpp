@@ -233,7 +233,7 @@ TEST_CASE("train --resume works as printed: from another folder, with relative p
   test::remove_tree(t.dir);
 }
 
-TEST_CASE("train resume model=RUN/weights/last.pt resumes, as Ultralytics' docs write it; resume alone changes nothing") {
+TEST_CASE("train resume model=RUN/weights/last.pt resumes, the words in any order; resume alone changes nothing") {
   const auto t = make_tiny("safety-resume-word");
   const std::string run = interrupted_run(t, "run");
   const auto before = tree(t.dir);
@@ -245,9 +245,12 @@ TEST_CASE("train resume model=RUN/weights/last.pt resumes, as Ultralytics' docs 
     CHECK(contains(refused.output, "resume: name the run to continue: resume model=RUN_DIR/weights/last.pt"));
     CHECK(tree(t.dir) == before);
   }
-  for (const std::string words : {"train resume model=", "detect train resume=True model="}) {
+  // LAST stands for the checkpoint; Ultralytics takes the words in any order.
+  for (std::string words : {"train resume model=LAST", "detect train resume=True model=LAST", "train model=LAST resume=True",
+                            "train model=LAST resume"}) {
     CAPTURE(words);
-    const auto r = test::run_cli(words + run + "/weights/last.pt stages.train.params.max_steps=1");
+    words.replace(words.find("LAST"), 4, run + "/weights/last.pt");
+    const auto r = test::run_cli(words + " stages.train.params.max_steps=1");
     INFO(r.output);
     CHECK(r.exit_code == 0);
     CHECK(contains(r.output, "resuming from " + run + "/weights/last.pt"));

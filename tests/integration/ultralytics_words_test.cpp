@@ -18,6 +18,7 @@
 #include <opencv2/videoio.hpp>
 #endif
 
+#include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/run/results_csv.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
@@ -145,6 +146,8 @@ TEST_CASE("ultralytics words: the fixture is default.yaml's key list, and the do
   for (const auto& a : arguments) {
     CAPTURE(a.key);
     CHECK(contains(doc, "| `" + a.key + "` |"));
+    // The defaults a replayed word is compared with are default.yaml's.
+    CHECK(core::ultralytics_default(a.key) == a.default_value);
   }
 }
 
@@ -242,7 +245,7 @@ TEST_CASE("ultralytics words on train: optimizer, schedules, augmentation and sw
                                 "nothing"));
 
   // Refused in one line each, with the reason.
-  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD profile=True mode=val task=pose split=val device=0,1"));
+  const auto refused = test::run_cli(validate_cmd(data, "optimizer=MuSGD profile=True mode=val task=pose split=test device=0,1"));
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(contains(refused.output, "Ultralytics' `optimizer` MuSGD is not supported by yoloflow: no optimizer plugin of "
@@ -829,4 +832,54 @@ TEST_CASE("ultralytics words: a sweep whose grid key changes nothing is refused 
   INFO(dry.output);
   CHECK(dry.exit_code == 0);
   CHECK(!contains(dry.output, "invalid"));
+}
+
+TEST_CASE("ultralytics words: an Ultralytics checkpoint's train_args replay on train, val and predict; what asks for more is refused") {
+  const auto& runs = tiny_runs();
+  REQUIRE(runs.first.exit_code == 0);
+  const std::string weights = runs.project + "/exp/weights/last.pt";
+  // The 109 arguments Ultralytics saved with a run, as `yoloflow info` prints them.
+  const auto info = test::run_cli("info model=" + test::fixtures_dir() + "/ultralytics-checkpoints/yolo11n-coco80-best.pt");
+  REQUIRE(info.exit_code == 0);
+  std::string saved;
+  for (const auto& l : lines_of(info.output)) {
+    if (l.rfind("train args: ", 0) == 0) saved = l.substr(12);
+  }
+  REQUIRE(!saved.empty());
+  // Its data, device, model and run folder are another machine's: the rest as they were saved.
+  std::string words, verb_words;
+  std::istringstream in(saved);
+  for (std::string w; in >> w;) {
+    const std::string key = w.substr(0, w.find('='));
+    if (key == "data" || key == "device" || key == "model" || key == "project" || key == "name" || key == "exist_ok") continue;
+    words += " " + w;
+    if (key != "task" && key != "mode" && key != "source") verb_words += " " + w;
+  }
+  CHECK(contains(words, "profile=false"));
+  CHECK(contains(words, "time=null"));
+  const auto train = test::run_cli(validate_cmd(runs.data, "device=cpu" + words));
+  INFO(train.output);
+  CHECK(train.exit_code == 0);
+  CHECK(contains(train.output, "Ultralytics' words that ask nothing of yoloflow train"));
+  CHECK(contains(train.output, "tracker=botsort.yaml"));
+  const auto val = test::run_cli("val model=" + weights + " data=" + runs.data + " device=cpu" + verb_words +
+                                 " --out " + runs.dir + "/replayed-val");
+  INFO(val.output);
+  CHECK(val.exit_code == 0);
+  CHECK(contains(val.output, "note: Ultralytics' words that ask nothing of yoloflow val"));
+  CHECK(fs::exists(runs.dir + "/replayed-val/metrics.json"));
+  const std::string image = test::coco128_dir() + "/images/train2017/000000000009.jpg";
+  const auto predict = test::run_cli("predict model=" + weights + " source=" + image + " data=" + runs.data +
+                                     " device=cpu" + verb_words + " --out " + runs.dir + "/replayed-predict");
+  INFO(predict.output);
+  CHECK(predict.exit_code == 0);
+
+  // Values that ask for behaviour yoloflow lacks are refused as before, one line each.
+  const auto profile = test::run_cli(validate_cmd(runs.data, "profile=True copy_paste=0.5"));
+  CHECK(profile.exit_code == 2);
+  CHECK(contains(profile.output, "Ultralytics' `profile` is not supported by `yoloflow train`"));
+  CHECK(contains(profile.output, "Ultralytics' `copy_paste` is not supported by `yoloflow train`"));
+  const auto half = test::run_cli("val model=" + weights + " half=True");
+  CHECK(half.exit_code == 2);
+  CHECK(contains(half.output, "Ultralytics' `half` is not supported by `yoloflow val`"));
 }

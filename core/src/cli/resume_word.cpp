@@ -40,13 +40,20 @@ void take_resume_word(std::string& first, std::vector<std::string>& words, std::
   words.erase(std::remove_if(words.begin(), words.end(), take), words.end());
   if (yes && named.empty()) {
     // Ultralytics' `yolo train resume model=path/to/last.pt`: the checkpoint is model='s.
-    const auto model = std::find_if(words.begin(), words.end(), [](const std::string& w) { return w.rfind("model=", 0) == 0; });
-    if (model == words.end()) {
+    // The command line's first word may be it (`train model=last.pt resume=True`): it arrives as
+    // the pipeline argument.
+    auto is_model = [](const std::string& w) { return w.rfind("model=", 0) == 0; };
+    const auto model = std::find_if(words.begin(), words.end(), is_model);
+    if (model != words.end()) {
+      named = model->substr(6);
+      words.erase(model);
+    } else if (is_model(first)) {
+      named = first.substr(6);
+      first.clear();
+    } else {
       throw InvalidInput("resume: name the run to continue: resume model=RUN_DIR/weights/last.pt, "
                          "resume=RUN_DIR/weights/last.pt or --resume RUN_DIR (yoloflow does not guess the latest run)");
     }
-    named = model->substr(6);
-    words.erase(model);
   }
   if (named.empty()) return;
   if (flag_given) {

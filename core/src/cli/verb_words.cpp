@@ -284,6 +284,7 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
   std::vector<std::string> out(args.begin(), args.begin() + static_cast<long>(at) + 1);
   std::vector<std::string> folder_words;
   std::map<std::string, std::string> given;  // each word's key -> the word
+  std::string ignored;                        // Ultralytics' words that ask nothing of this command
   bool out_given = false;
   for (std::size_t i = at + 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -310,6 +311,10 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
       std::string device;
       if (!core::read_device_word(value, device)) throw InvalidInput(core::device_refusal(key + "=", value));
     }
+    if (core::find_ultralytics_argument(key) != nullptr && core::is_ultralytics_none(value) && key != "model") {
+      ignored += (ignored.empty() ? "" : " ") + a;  // Python's None, as a saved run writes it: not set
+      continue;
+    }
     if (key == "task" || key == "mode") {
       check_task_and_mode(verb, key, value);
       continue;
@@ -322,7 +327,12 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
       for (auto& o : rule->second(key, value)) out.push_back(std::move(o));
       continue;
     }
-    if (const std::string refusal = core::ultralytics_refusal(key, verb); !refusal.empty()) throw InvalidInput(refusal);
+    if (const std::string refusal = core::ultralytics_refusal(key, verb); !refusal.empty()) {
+      // A saved run's arguments replayed: what asks for nothing is taken, and named once below.
+      if (!core::ultralytics_word_asks_nothing(key, value, verb)) throw InvalidInput(refusal);
+      ignored += (ignored.empty() ? "" : " ") + a;
+      continue;
+    }
     std::vector<std::string> names{"task", "mode"};
     for (const auto& [name, rule] : v.rules) names.push_back(name);
     if (v.run_folder) names.insert(names.end(), {"project", "name", "exist_ok"});
@@ -331,6 +341,10 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
     throw InvalidInput(a + ": `yoloflow " + verb + "` takes no word '" + key + "'" +
                        (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (its words: " + list + ")");
+  }
+  if (!ignored.empty()) {
+    std::cerr << "note: Ultralytics' words that ask nothing of yoloflow " << verb
+              << " (defaults, off, or settings of another command or task), ignored: " << ignored << std::endl;
   }
   if (!folder_words.empty()) {
     if (out_given) throw InvalidInput("--out and project=/name= both name the output folder; give one");

@@ -393,8 +393,20 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_g
     overrides_in.push_back(item);
   }
   std::vector<std::string> overrides;
+  // Ultralytics' words that train does not take but that ask for nothing (a saved run's
+  // arguments at their defaults, predict's settings): taken, and named in one note.
+  const bool training = !training_sink(document, registry).empty();
+  std::string ignored;
   for (const auto& item : overrides_in) {
     const auto eq = item.find('=');
+    if (training && eq != std::string::npos && eq > 0) {
+      const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+      const bool none = find_ultralytics_argument(key) != nullptr && is_ultralytics_none(value);  // not set: the default
+      if (none || (!ultralytics_refusal(key, "train").empty() && ultralytics_word_asks_nothing(key, value, "train"))) {
+        ignored += (ignored.empty() ? "" : " ") + item;
+        continue;
+      }
+    }
     const auto expanded = eq == std::string::npos || eq == 0
                               ? std::vector<std::string>{}
                               : expand_shortcut(item.substr(0, eq), item.substr(eq + 1), document, overrides_in,
@@ -407,6 +419,10 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_g
         if (!e.empty() && std::find(overrides.begin(), overrides.end(), e) == overrides.end()) overrides.push_back(e);
       }
     }
+  }
+  if (!ignored.empty()) {
+    YF_LOG_INFO("Ultralytics' words that ask nothing of yoloflow train (defaults, off, or settings of another "
+                "command or task), ignored: " << ignored);
   }
   for (const auto& item : overrides) {
     const auto eq = item.find('=');

@@ -1,6 +1,9 @@
 #include "runtime/pipeline/ultralytics_arguments.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <map>
 #include <set>
 
 namespace yoloflow::core {
@@ -144,8 +147,8 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"mosaic", kTrain, kTrainOnly},
       {"mixup", kTrain, kTrainOnly},
       {"cutmix", kTrain, kTrainOnly},
-      {"copy_paste", kNone, "copy-paste pastes segmentation masks, and yoloflow reads box labels only"},
-      {"copy_paste_mode", kNone, "copy-paste pastes segmentation masks, and yoloflow reads box labels only"},
+      {"copy_paste", kNone, "copy-paste of segmentation instances between images is not built"},
+      {"copy_paste_mode", kNone, "copy-paste of segmentation instances between images is not built"},
       {"auto_augment", kNone, kClassify},
       {"erasing", kNone, kClassify},
       // Custom config
@@ -179,6 +182,89 @@ bool is_ultralytics_switch(const std::string& key) {
       "save_crop",     "show_labels",  "show_conf",   "show_boxes",  "keras",        "optimize",      "int8",
       "dynamic",       "simplify",     "nms"};
   return kSwitches.count(key) > 0;
+}
+
+std::string ultralytics_default(const std::string& key) {
+  // default.yaml's values (tests/fixtures/ultralytics-8.4.56-arguments.txt lists the same).
+  static const std::map<std::string, std::string> kDefaults = {
+      {"task", "detect"}, {"mode", "train"}, {"model", ""}, {"data", ""},
+      {"epochs", "100"}, {"time", ""}, {"patience", "100"}, {"batch", "16"},
+      {"imgsz", "640"}, {"save", "True"}, {"save_period", "-1"}, {"cache", "False"},
+      {"device", ""}, {"workers", "8"}, {"project", ""}, {"name", ""},
+      {"exist_ok", "False"}, {"pretrained", "True"}, {"optimizer", "auto"}, {"verbose", "True"},
+      {"seed", "0"}, {"deterministic", "True"}, {"single_cls", "False"}, {"rect", "False"},
+      {"cos_lr", "False"}, {"close_mosaic", "10"}, {"resume", "False"}, {"amp", "True"},
+      {"fraction", "1.0"}, {"profile", "False"}, {"freeze", ""}, {"multi_scale", "0.0"},
+      {"compile", "False"}, {"overlap_mask", "True"}, {"mask_ratio", "4"}, {"dropout", "0.0"},
+      {"val", "True"}, {"split", "val"}, {"save_json", "False"}, {"conf", ""},
+      {"iou", "0.7"}, {"max_det", "300"}, {"half", "False"}, {"dnn", "False"},
+      {"plots", "True"}, {"end2end", ""}, {"source", ""}, {"vid_stride", "1"},
+      {"stream_buffer", "False"}, {"visualize", "False"}, {"augment", "False"}, {"agnostic_nms", "False"},
+      {"classes", ""}, {"retina_masks", "False"}, {"embed", ""}, {"show", "False"},
+      {"save_frames", "False"}, {"save_txt", "False"}, {"save_conf", "False"}, {"save_crop", "False"},
+      {"show_labels", "True"}, {"show_conf", "True"}, {"show_boxes", "True"}, {"line_width", ""},
+      {"format", "torchscript"}, {"keras", "False"}, {"optimize", "False"}, {"int8", "False"},
+      {"dynamic", "False"}, {"simplify", "True"}, {"opset", ""}, {"workspace", ""},
+      {"nms", "False"}, {"lr0", "0.01"}, {"lrf", "0.01"}, {"momentum", "0.937"},
+      {"weight_decay", "0.0005"}, {"warmup_epochs", "3.0"}, {"warmup_momentum", "0.8"}, {"warmup_bias_lr", "0.1"},
+      {"box", "7.5"}, {"cls", "0.5"}, {"cls_pw", "0.0"}, {"dfl", "1.5"},
+      {"pose", "12.0"}, {"kobj", "1.0"}, {"rle", "1.0"}, {"angle", "1.0"},
+      {"nbs", "64"}, {"hsv_h", "0.015"}, {"hsv_s", "0.7"}, {"hsv_v", "0.4"},
+      {"degrees", "0.0"}, {"translate", "0.1"}, {"scale", "0.5"}, {"shear", "0.0"},
+      {"perspective", "0.0"}, {"flipud", "0.0"}, {"fliplr", "0.5"}, {"bgr", "0.0"},
+      {"mosaic", "1.0"}, {"mixup", "0.0"}, {"cutmix", "0.0"}, {"copy_paste", "0.0"},
+      {"copy_paste_mode", "flip"}, {"auto_augment", "randaugment"}, {"erasing", "0.4"}, {"cfg", ""},
+      {"tracker", "botsort.yaml"}};
+  const auto it = kDefaults.find(key);
+  return it == kDefaults.end() ? std::string() : it->second;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// False, 0, 0.0, None, null, '' and "": a setting switched off.
+bool is_off(const std::string& value) {
+  const std::string v = lower(value);
+  if (v.empty() || v == "false" || v == "none" || v == "null" || v == "''" || v == "\"\"") return true;
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  return end != v.c_str() && *end == '\0' && d == 0.0;
+}
+
+// The same value as Ultralytics' default: text, case-insensitively, or equal numbers (0.40 = 0.4).
+bool is_default(const std::string& key, const std::string& value) {
+  const std::string d = lower(ultralytics_default(key)), v = lower(value);
+  if (d == v) return true;
+  char *end_d = nullptr, *end_v = nullptr;
+  const double a = std::strtod(d.c_str(), &end_d), b = std::strtod(v.c_str(), &end_v);
+  return !d.empty() && !v.empty() && *end_d == '\0' && *end_v == '\0' && a == b;
+}
+
+}  // namespace
+
+bool is_ultralytics_none(const std::string& value) {
+  const std::string v = lower(value);
+  return v == "none" || v == "null";
+}
+
+bool ultralytics_word_asks_nothing(const std::string& key, const std::string& value, const std::string& verb) {
+  const UltralyticsArgument* a = find_ultralytics_argument(key);
+  if (a == nullptr) return false;
+  if (is_off(value) || is_default(key, value)) return true;
+  // Settings of another command or task: Ultralytics ignores them there as well.
+  for (const char* other : {kTrainOnly, kPredictOnly, kExportOnly, kClassify, kPose}) {
+    if (a->reason == other) return true;
+  }
+  // What changes no result here: how much is printed (--log-level here), the track mode's
+  // tracker, the reader threads of the commands that train nothing, predict's batch and data
+  // (the names come from the weights), the device of export and info (they run on the CPU).
+  if (key == "verbose" || key == "tracker" || key == "workers") return true;
+  if (verb == "predict" && (key == "data" || key == "batch")) return true;
+  return (verb == "export" || verb == "info") && key == "device";
 }
 
 std::string ultralytics_refusal(const std::string& key, const std::string& verb) {
