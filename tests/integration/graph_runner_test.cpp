@@ -12,8 +12,13 @@
 #include <regex>
 #include <thread>
 
+#include <oneapi/tbb/info.h>
+
 #include "runtime/graph/graph_runner.h"
 #include "runtime/pipeline/pipeline.h"
+#include "support/coco_subset.h"
+#include "support/paths.h"
+#include "support/run_cli.h"
 #include "support/synthetic_pipeline.h"
 #include "yoloflow/error.h"
 
@@ -312,4 +317,23 @@ TEST_CASE("a planned epoch delivers its batches as given, each with its own stag
                          doctest::Contains("exceeds the batcher's batch of 4"), Error);
     CHECK_THROWS_WITH_AS(runner.run_planned(0, {{{10}, {}}}), doctest::Contains("sample 10 of a source of 10"), Error);
   });
+}
+
+TEST_CASE("workers beyond the machine's threads are capped at them, without oneTBB's warning") {
+  const int cores = std::max(1, tbb::info::default_concurrency());
+  within(60, [&] {
+    auto p = make(synthetic_pipeline("\"workers\": 1000", "\"count\": 8", "\"batch\": 2"));
+    core::GraphRunner runner(p, synthetic_plugins().registry());
+    CHECK(runner.workers() == cores);
+    CHECK(runner.run_epoch(0).batches == 4);
+  });
+  // Through the CLI: one line says so, and oneTBB prints nothing of its own.
+  const std::string dir = test::temp_dir("workers-cap");
+  const std::string pipeline = test::write_inspect_pipeline(dir, 1, "[]");
+  const auto r = test::run_cli("run " + pipeline + " workers=1000");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("workers=1000: this machine runs " + std::to_string(cores) + " threads at once") != std::string::npos);
+  CHECK(r.output.find("TBB Warning") == std::string::npos);
+  test::remove_tree(dir);
 }

@@ -80,7 +80,14 @@ GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, Run
   if (pipeline_.source.empty() || pipeline_.batcher.empty() || pipeline_.sink.empty()) {
     throw Error("the pipeline has no linear source -> batcher -> sink chain to run");
   }
-  workers_ = pipeline_.workers > 0 ? pipeline_.workers : std::max(1, tbb::info::default_concurrency());
+  // No more workers than the threads the machine runs at once (Ultralytics caps its workers at
+  // the CPU count too): more only take turns, and oneTBB would warn that it ignores them.
+  const int cores = std::max(1, tbb::info::default_concurrency());
+  workers_ = pipeline_.workers > 0 ? std::min(pipeline_.workers, cores) : cores;
+  if (pipeline_.workers > cores) {
+    YF_LOG_INFO("workers=" << pipeline_.workers << ": this machine runs " << cores << " threads at once; using "
+                           << cores << " workers");
+  }
   reporter_ = std::make_unique<Reporter>(*this);
   for (const auto& m : pipeline_.monitors) {
     StageContext ctx = context(m.path, options_.first_epoch);

@@ -35,7 +35,7 @@ Schema make_pipeline_schema() {
   s.add_int("imgsz", 640).range(32, 8192).doc("Training image size (pixels); may follow a schedule.");
   s.add_int("seed", 0).min(0).fixed().doc("Seed of shuffling and of every sample's random numbers.");
   s.add_bool("deterministic", false).doc("Ask components for bit-reproducible algorithms.");
-  s.add_int("workers", 0).range(0, 1024).fixed().doc("Threads running plugin code; 0 = all cores.");
+  s.add_int("workers", 0).range(0, 1024).fixed().doc("Threads running plugin code; 0 = all cores; more than the machine runs at once are capped at that count.");
   s.add_int("max_in_flight", 0).range(0, 1000000).fixed().doc(
       "Most samples alive between source and sink; 0 = automatic (3*batch + 2*workers).");
   s.add_bool("ordered", false).doc("Deliver batches in epoch order (with seed: reproducible).");
