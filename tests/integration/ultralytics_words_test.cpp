@@ -883,3 +883,20 @@ TEST_CASE("ultralytics words: an Ultralytics checkpoint's train_args replay on t
   CHECK(half.exit_code == 2);
   CHECK(contains(half.output, "Ultralytics' `half` is not supported by `yoloflow val`"));
 }
+
+TEST_CASE("ultralytics words: validate reads model=NAME.yaml and model=WEIGHTS.pt as train does") {
+  const auto& runs = tiny_runs();
+  REQUIRE(runs.first.exit_code == 0);
+  const auto yaml = test::run_cli(validate_cmd(runs.data, "model=yolo11s.yaml --print-resolved"));
+  INFO(yaml.output);
+  REQUIRE(yaml.exit_code == 0);
+  CHECK(contains(yaml.output, "\"scale\": \"s\""));
+  const std::string weights = runs.project + "/exp/weights/last.pt";
+  const auto pt = test::run_cli(validate_cmd(runs.data, "model=" + weights + " --print-resolved"));
+  INFO(pt.output);
+  REQUIRE(pt.exit_code == 0);
+  CHECK(contains(pt.output, "\"weights\": \"" + weights + "\""));
+  const auto missing = test::run_cli(validate_cmd(runs.data, "model=" + runs.dir + "/none.pt"));
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.output, "none.pt: no such file"));
+}
