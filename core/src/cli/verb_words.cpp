@@ -343,8 +343,7 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
                        (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (its words: " + list + ")");
   }
   if (!ignored.empty()) {
-    std::cerr << "note: Ultralytics' words that ask nothing of yoloflow " << verb
-              << " (defaults, off, or settings of another command or task), ignored: " << ignored << std::endl;
+    std::cerr << "note: " << core::ultralytics_ignored_note(verb, ignored) << std::endl;
   }
   if (!folder_words.empty()) {
     if (out_given) throw InvalidInput("--out and project=/name= both name the output folder; give one");

@@ -26,6 +26,11 @@ std::pair<Tensor, Tensor> crop_lines(const Tensor& boxes, std::int64_t h, std::i
   return {rows.ge(y1).logical_and(rows.lt(y2)).to(torch::kFloat), cols.ge(x1).logical_and(cols.lt(x2)).to(torch::kFloat)};
 }
 
+// The boxes of slots whose rows are `rows` (B, n): gathered from gt_boxes (B, rows + 1, 4).
+Tensor slot_boxes(const Tensor& gt_boxes, const Tensor& rows) {
+  return gt_boxes.gather(1, rows.unsqueeze(-1).expand({rows.size(0), rows.size(1), 4}));
+}
+
 // Rows [begin, begin + m) of every image: their target mask inside their box, (B, m, hw) float.
 Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes, std::int64_t begin, std::int64_t m,
                        std::int64_t h, std::int64_t w) {
@@ -50,14 +55,13 @@ Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes
 //
 // Inputs: coefficients (B, S, C), prototypes (B, C, h, w) with gradient; the rest constants:
 // weights (B, S) (validity / area / pixels / positives), gt (B, S) each slot's row (rows of
-// invalid slots: `rows`, a row of no pixels), boxes (B, S, 4) and gt_boxes (B, rows + 1, 4) in
-// mask pixels, masks: per image (B, h, w) when `overlap`, else per row (B, rows, h, w);
-// `chunk`: the most values (B x slots-or-rows x h x w) computed at once.
+// invalid slots: `rows`, a row of no pixels), gt_boxes (B, rows + 1, 4) each row's box in mask
+// pixels, masks: per image (B, h, w) when `overlap`, else per row (B, rows, h, w); `chunk`:
+// slots (or rows) computed at once.
 class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
  public:
   static Tensor forward(AutogradContext* ctx, const Tensor& coefficients, const Tensor& prototypes, const Tensor& weights,
-                        const Tensor& gt, const Tensor& boxes, const Tensor& gt_boxes, const Tensor& masks, bool overlap,
-                        std::int64_t chunk) {
+                        const Tensor& gt, const Tensor& gt_boxes, const Tensor& masks, bool overlap, std::int64_t chunk) {
     torch::NoGradGuard no_grad;
     const auto B = prototypes.size(0), C = prototypes.size(1), h = prototypes.size(2), w = prototypes.size(3);
     const auto S = coefficients.size(1), rows = gt_boxes.size(1) - 1;
@@ -65,21 +69,20 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
     const auto proto_t = proto.transpose(1, 2);  // (B, hw, C)
     // Q (B, rows + 1, C), the last row (invalid slots) zero.
     auto q = torch::zeros({B, rows + 1, C}, coefficients.options());
-    const auto per_chunk = std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(1, B * h * w));
-    for (std::int64_t begin = 0; begin < rows; begin += per_chunk) {
-      const auto m = std::min(per_chunk, rows - begin);
+    for (std::int64_t begin = 0; begin < rows; begin += chunk) {
+      const auto m = std::min(chunk, rows - begin);
       q.narrow(1, begin, m).copy_(torch::bmm(cropped_targets(masks, overlap, gt_boxes, begin, m, h, w), proto_t));
     }
     const auto q_slots = q.gather(1, gt.unsqueeze(-1).expand({B, S, C}));
     Tensor total = -(coefficients * q_slots).sum(-1).mul(weights).sum();
-    for (std::int64_t begin = 0; begin < S; begin += per_chunk) {
-      const auto n = std::min(per_chunk, S - begin);
-      const auto [r, c] = crop_lines(boxes.narrow(1, begin, n), h, w);
+    for (std::int64_t begin = 0; begin < S; begin += chunk) {
+      const auto n = std::min(chunk, S - begin);
+      const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), h, w);
       const auto x = torch::softplus(torch::bmm(coefficients.narrow(1, begin, n), proto)).view({B * n, h, w});
       const auto inner = torch::bmm(x, c.reshape({B * n, w, 1})).view({B, n, h});  // sum over each row's crop
       total = total + ((inner * r).sum(-1) * weights.narrow(1, begin, n)).sum();
     }
-    ctx->save_for_backward({coefficients, prototypes, weights, gt, boxes, gt_boxes, masks, q_slots});
+    ctx->save_for_backward({coefficients, prototypes, weights, gt, gt_boxes, masks, q_slots});
     ctx->saved_data["overlap"] = overlap;
     ctx->saved_data["chunk"] = chunk;
     return total;
@@ -88,7 +91,7 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const Tensor &coefficients = saved[0], &prototypes = saved[1], &weights = saved[2], &gt = saved[3],
-                 &boxes = saved[4], &gt_boxes = saved[5], &masks = saved[6], &q_slots = saved[7];
+                 &gt_boxes = saved[4], &masks = saved[5], &q_slots = saved[6];
     const bool overlap = ctx->saved_data["overlap"].toBool();
     const auto chunk = ctx->saved_data["chunk"].toInt();
     const auto B = prototypes.size(0), C = prototypes.size(1), h = prototypes.size(2), w = prototypes.size(3);
@@ -96,22 +99,21 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
     const auto proto = prototypes.reshape({B, C, h * w});
     const auto proto_t = proto.transpose(1, 2);  // (B, hw, C)
     const auto scaled = weights * grads[0];      // (B, S): each slot's weight times the total's gradient
-    const auto per_chunk = std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(1, B * h * w));
     // The linear term: -weight_s (c_s . Q_g) gives -weight_s Q_g to c_s, and to the prototypes
     // -sum over GTs of D_g x (t crop)_g with D_g the sum of its slots' weight_s c_s.
     auto grad_coefficients = -(q_slots * scaled.unsqueeze(-1));
     auto d = torch::zeros({B, rows + 1, C}, coefficients.options());
     d.scatter_add_(1, gt.unsqueeze(-1).expand({B, S, C}), coefficients * scaled.unsqueeze(-1));
     auto grad_proto = torch::zeros_like(proto);
-    for (std::int64_t begin = 0; begin < rows; begin += per_chunk) {
-      const auto m = std::min(per_chunk, rows - begin);
+    for (std::int64_t begin = 0; begin < rows; begin += chunk) {
+      const auto m = std::min(chunk, rows - begin);
       grad_proto.baddbmm_(d.narrow(1, begin, m).transpose(1, 2), cropped_targets(masks, overlap, gt_boxes, begin, m, h, w),
                           1.0, -1.0);
     }
     // The softplus term: weight_s crop sigmoid(x_s) per pixel.
-    for (std::int64_t begin = 0; begin < S; begin += per_chunk) {
-      const auto n = std::min(per_chunk, S - begin);
-      const auto [r, c] = crop_lines(boxes.narrow(1, begin, n), h, w);
+    for (std::int64_t begin = 0; begin < S; begin += chunk) {
+      const auto n = std::min(chunk, S - begin);
+      const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), h, w);
       const auto cn = coefficients.narrow(1, begin, n);
       const auto g = torch::sigmoid(torch::bmm(cn, proto))
                          .view({B, n, h, w})
@@ -122,7 +124,7 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
       grad_proto.baddbmm_(cn.transpose(1, 2), g);  // in place: no prototype-sized temporary per chunk
     }
     return {grad_coefficients, grad_proto.reshape(prototypes.sizes()), Tensor(), Tensor(), Tensor(), Tensor(), Tensor(),
-            Tensor(), Tensor()};
+            Tensor()};
   }
 };
 
@@ -172,8 +174,9 @@ Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets, std::int6
   auto gt_boxes = torch::zeros({B, rows + 1, 4}, mask_boxes.options());
   gt_boxes.scatter_(1, slot_rows.unsqueeze(-1).expand({B, S, 4}), mask_boxes.detach());
   gt_boxes.narrow(1, rows, 1).zero_();
-  return MaskLossFunction::apply(coefficients, proto, weights.detach(), slot_rows, mask_boxes.detach(), gt_boxes,
-                                 layout.to(proto.device()), targets.overlap.defined(), chunk_elements);
+  const auto chunk = std::max<std::int64_t>(1, chunk_elements / std::max<std::int64_t>(1, B * mh * mw));
+  return MaskLossFunction::apply(coefficients, proto, weights.detach(), slot_rows, gt_boxes, layout.to(proto.device()),
+                                 targets.overlap.defined(), chunk);
 }
 
 }  // namespace yoloflow::yolo11_seg_loss

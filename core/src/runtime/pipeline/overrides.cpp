@@ -421,8 +421,7 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_g
     }
   }
   if (!ignored.empty()) {
-    YF_LOG_INFO("Ultralytics' words that ask nothing of yoloflow train (defaults, off, or settings of another "
-                "command or task), ignored: " << ignored);
+    YF_LOG_INFO(ultralytics_ignored_note("train", ignored));
   }
   for (const auto& item : overrides) {
     const auto eq = item.find('=');

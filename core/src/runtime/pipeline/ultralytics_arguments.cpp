@@ -1,10 +1,13 @@
 #include "runtime/pipeline/ultralytics_arguments.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <map>
 #include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/pipeline/word_values.h"
+#include "runtime/util/ascii_lower.h"
 
 namespace yoloflow::core {
 namespace {
@@ -221,40 +224,39 @@ std::string ultralytics_default(const std::string& key) {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+// Python's None as a saved run writes it (None, null).
+bool is_none(const nlohmann::json& v) {
+  if (v.is_null()) return true;
+  if (!v.is_string()) return false;
+  const std::string s = ascii_lower(v.get<std::string>());
+  return s == "none" || s == "null";
 }
 
-// False, 0, 0.0, None, null, '' and "": a setting switched off.
-bool is_off(const std::string& value) {
-  const std::string v = lower(value);
-  if (v.empty() || v == "false" || v == "none" || v == "null" || v == "''" || v == "\"\"") return true;
-  char* end = nullptr;
-  const double d = std::strtod(v.c_str(), &end);
-  return end != v.c_str() && *end == '\0' && d == 0.0;
+// False, 0, 0.0, None and '': a setting switched off.
+bool is_off(const nlohmann::json& v) {
+  return is_none(v) || (v.is_boolean() && !v.get<bool>()) || (v.is_number() && v.get<double>() == 0.0) ||
+         (v.is_string() && v.get<std::string>().empty());
 }
 
-// The same value as Ultralytics' default: text, case-insensitively, or equal numbers (0.40 = 0.4).
-bool is_default(const std::string& key, const std::string& value) {
-  const std::string d = lower(ultralytics_default(key)), v = lower(value);
-  if (d == v) return true;
-  char *end_d = nullptr, *end_v = nullptr;
-  const double a = std::strtod(d.c_str(), &end_d), b = std::strtod(v.c_str(), &end_v);
-  return !d.empty() && !v.empty() && *end_d == '\0' && *end_v == '\0' && a == b;
+// The same value as Ultralytics' default: equal numbers (0.40 = 0.4), text in any case.
+bool is_default(const std::string& key, const nlohmann::json& v) {
+  const std::string text = ultralytics_default(key);
+  if (text.empty()) return false;
+  const nlohmann::json d = parse_word_value(text);
+  if (d.is_number() && v.is_number()) return d.get<double>() == v.get<double>();
+  if (d.is_string() && v.is_string()) return ascii_lower(d.get<std::string>()) == ascii_lower(v.get<std::string>());
+  return d == v;
 }
 
 }  // namespace
 
-bool is_ultralytics_none(const std::string& value) {
-  const std::string v = lower(value);
-  return v == "none" || v == "null";
-}
+bool is_ultralytics_none(const std::string& value) { return is_none(parse_word_value(value)); }
 
 bool ultralytics_word_asks_nothing(const std::string& key, const std::string& value, const std::string& verb) {
   const UltralyticsArgument* a = find_ultralytics_argument(key);
   if (a == nullptr) return false;
-  if (is_off(value) || is_default(key, value)) return true;
+  const nlohmann::json v = parse_word_value(value);
+  if (is_off(v) || is_default(key, v)) return true;
   // Settings of another command or task: Ultralytics ignores them there as well.
   for (const char* other : {kTrainOnly, kPredictOnly, kExportOnly, kClassify, kPose}) {
     if (a->reason == other) return true;
@@ -265,6 +267,11 @@ bool ultralytics_word_asks_nothing(const std::string& key, const std::string& va
   if (key == "verbose" || key == "tracker" || key == "workers") return true;
   if (verb == "predict" && (key == "data" || key == "batch")) return true;
   return (verb == "export" || verb == "info") && key == "device";
+}
+
+std::string ultralytics_ignored_note(const std::string& verb, const std::string& words) {
+  return "Ultralytics' words that ask nothing of yoloflow " + verb +
+         " (defaults, off, or settings of another command or task), ignored: " + words;
 }
 
 std::string ultralytics_refusal(const std::string& key, const std::string& verb) {

@@ -39,6 +39,9 @@ std::string ultralytics_default(const std::string& key);
 // refused (they ask for behaviour yoloflow lacks: profile=True, half=True on val).
 bool ultralytics_word_asks_nothing(const std::string& key, const std::string& value, const std::string& verb);
 
+// The one note naming the words ultralytics_word_asks_nothing (or a None value) let `verb` take.
+std::string ultralytics_ignored_note(const std::string& verb, const std::string& words);
+
 // Whether `value` is Python's None as a saved run writes it (None, null): Ultralytics' "not set",
 // which every command takes as the key's default.
 bool is_ultralytics_none(const std::string& value);

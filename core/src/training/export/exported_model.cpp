@@ -1,5 +1,7 @@
 #include "training/export/exported_model.h"
 
+#include "training/export/head_outputs.h"
+
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -18,25 +20,6 @@ HeadDescription ExportedModel::head_of(const std::string& task, int nc, std::int
   }
   return h;
 }
-
-namespace {
-
-// Channels after the boxes and class probabilities of output0: the head's per-anchor outputs.
-std::int64_t per_anchor_channels(const HeadDescription& head) {
-  std::int64_t c = 0;
-  for (const auto& o : head.outputs) c += o.per_anchor ? o.channels : 0;
-  return c;
-}
-
-std::vector<std::string> per_image_outputs(const HeadDescription& head) {
-  std::vector<std::string> names;
-  for (const auto& o : head.outputs) {
-    if (!o.per_anchor) names.push_back(o.name);
-  }
-  return names;
-}
-
-}  // namespace
 
 ModelOutput ExportedModel::forward_train(const torch::Tensor& images) {
   torch::NoGradGuard no_grad;

@@ -10,6 +10,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "training/export/head_outputs.h"
 #include "training/export/onnx_graph_builder.h"
 #include "training/export/onnx_nms.h"
 #include "runtime/util/atomic_file.h"
@@ -122,28 +123,19 @@ onnx::ModelProto build_onnx_model(Model& model, const OnnxExportOptions& o, std:
   for (const auto s : head.strides) anchors += (o.height / s) * (o.width / s);
   // The head's per-anchor outputs follow the class probabilities in output0; its per-image ones
   // are the graph's next outputs, in the head's order.
-  std::int64_t extra_channels = 0;
-  std::vector<std::string> image_outputs;
-  for (const auto& out : head.outputs) {
-    if (out.per_anchor) {
-      extra_channels += out.channels;
-    } else {
-      image_outputs.push_back(out.name);
-    }
-  }
+  const std::int64_t extra_channels = per_anchor_channels(head);
+  const std::vector<std::string> image_outputs = per_image_outputs(head);
   const auto& marked = g.image_outputs();
-  for (std::size_t k = 0; k < std::max(marked.size(), image_outputs.size()); ++k) {
-    if (k >= marked.size() || k >= image_outputs.size() || marked[k].first != image_outputs[k]) {
-      throw Error("export: " + model.architecture() + " marks the graph outputs [" + [&] {
-        std::string names;
-        for (const auto& m : marked) names += (names.empty() ? "" : ", ") + m.first;
-        return names;
-      }() + "] where its head declares the per-image outputs [" + [&] {
-        std::string names;
-        for (const auto& n : image_outputs) names += (names.empty() ? "" : ", ") + n;
-        return names;
-      }() + "]");
-    }
+  std::vector<std::string> marked_names;
+  for (const auto& m : marked) marked_names.push_back(m.first);
+  if (marked_names != image_outputs) {
+    auto joined = [](const std::vector<std::string>& names) {
+      std::string out;
+      for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+      return out;
+    };
+    throw Error("export: " + model.architecture() + " marks the graph outputs [" + joined(marked_names) +
+                "] where its head declares the per-image outputs [" + joined(image_outputs) + "]");
   }
   if (o.nms && (extra_channels > 0 || !image_outputs.empty())) {
     throw InvalidInput("--nms exports a detection model's boxes only; " + model.architecture() + " (task " + head.task +

@@ -65,10 +65,11 @@ torch::ScalarType torch_type_of(int onnx_type) {
 
 const std::set<std::string>& covered_ops() {
   static const std::set<std::string> ops{
-      "Conv",      "ConvTranspose",   "MaxPool",         "Resize",  "Add",     "Sub",      "Mul",       "Div",     "Sigmoid",
-      "MatMul",    "Softmax",         "Concat",  "Split",   "Slice",    "Reshape",   "Transpose", "Shape",
-      "Gather",    "CumSum",          "Cast",    "Range",   "Expand",   "Unsqueeze", "Squeeze", "Identity",
-      "Constant",  "QuantizeLinear",  "DequantizeLinear", "Relu", "Flatten"};
+      "Conv",     "ConvTranspose",  "MaxPool",          "Resize",  "Add",       "Sub",     "Mul",
+      "Div",      "Sigmoid",        "MatMul",           "Softmax", "Concat",    "Split",   "Slice",
+      "Reshape",  "Transpose",      "Shape",            "Gather",  "CumSum",    "Cast",    "Range",
+      "Expand",   "Unsqueeze",      "Squeeze",          "Identity", "Constant", "QuantizeLinear",
+      "DequantizeLinear", "Relu",   "Flatten"};
   return ops;
 }
 
