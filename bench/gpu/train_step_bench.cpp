@@ -8,11 +8,19 @@
 //
 //   yoloflow_bench_train_step --data DATA.yaml [--model n] [--batch 32] [--imgsz 640]
 //       [--steps 60] [--warmup 10] [--precision amp_fp16] [--boxes 8] [--device cuda]
-//       [--nominal-batch B] [--configs eager,graph,checkpoint]
+//       [--nominal-batch B] [--configs eager,graph,checkpoint] [--task segment]
+//       [--target-rows R] [--profile N]
+// `--task segment` trains yolo11<scale>-seg with its loss on the same boxes, each filled as its
+// mask (the overlap layout at a quarter of the size). `--profile N` times N more eager steps of
+// the first configuration with LibTorch's profiler and prints the device time per kernel (a
+// CUDA build of LibTorch 2 or later).
 // `checkpoint` is the eager step with activation checkpointing of backbone and neck (the
 // model's checkpoint_backbone/checkpoint_neck): its peak memory against eager's is the saving.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <set>
 #include <iostream>
 #include <map>
 #include <random>
@@ -41,6 +49,10 @@
 
 #ifdef YOLOFLOW_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/autograd/profiler_kineto.h>
+#define YOLOFLOW_BENCH_PROFILER 1
+#endif
 #endif
 
 namespace {
@@ -48,8 +60,9 @@ namespace {
 using namespace yoloflow;
 
 struct Options {
-  std::string data, model = "n", precision = "amp_fp16", device = "cuda", configs = "eager,graph";
-  int batch = 32, imgsz = 640, steps = 60, warmup = 10, boxes = 8, nominal_batch = 0;
+  std::string data, model = "n", precision = "amp_fp16", device = "cuda", configs = "eager,graph", task = "detect";
+  int batch = 32, imgsz = 640, steps = 60, warmup = 10, boxes = 8, nominal_batch = 0, target_rows = 0, profile = 0;
+  bool segment() const { return task == "segment"; }
 };
 
 // One synthetic batch: random pixels, `boxes` random boxes of random classes per image.
@@ -74,6 +87,26 @@ Batch make_batch(const Options& o, std::uint64_t seed) {
     }
   }
   boxes.shape = {static_cast<std::int64_t>(boxes.values.size() / 6), 6};
+  if (o.segment()) {
+    // Each box filled as its instance's mask, the later on top (the overlap layout: k + 1).
+    const std::int64_t side = o.imgsz / 4;
+    TargetArray masks;
+    masks.shape = {b.size, side, side};
+    masks.values.assign(static_cast<std::size_t>(b.size * side * side), 0.0f);
+    for (int i = 0; i < o.batch; ++i) {
+      for (int k = 0; k < o.boxes; ++k) {
+        const float* r = boxes.values.data() + (static_cast<std::size_t>(i) * o.boxes + k) * 6;
+        const auto lo = [&](float c, float s) { return std::clamp<std::int64_t>(static_cast<std::int64_t>((c - s / 2) * side), 0, side); };
+        const auto hi = [&](float c, float s) { return std::clamp<std::int64_t>(static_cast<std::int64_t>((c + s / 2) * side), 0, side); };
+        for (std::int64_t y = lo(r[3], r[5]); y < hi(r[3], r[5]); ++y) {
+          for (std::int64_t x = lo(r[2], r[4]); x < hi(r[2], r[4]); ++x) {
+            masks.values[static_cast<std::size_t>((i * side + y) * side + x)] = static_cast<float>(k + 1);
+          }
+        }
+      }
+    }
+    b.targets["image_masks"] = std::move(masks);
+  }
   return b;
 }
 
@@ -99,19 +132,62 @@ class BenchView final : public TrainingView {
   std::vector<ParamGroup> groups_;
 };
 
-Result measure(const Options& o, const std::string& config) {
+// N more steps under LibTorch's profiler: the device time of each kernel (summed over the
+// steps, per step), the largest first, and how many launches it took.
+void profile_steps(const Options& o, const std::function<void()>& step) {
+#ifdef YOLOFLOW_BENCH_PROFILER
+  namespace prof = torch::profiler::impl;
+  const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+  const std::set<prof::ActivityType> activities{prof::ActivityType::CPU, prof::ActivityType::CUDA};
+  torch::autograd::profiler::prepareProfiler(config, activities);
+  torch::autograd::profiler::enableProfiler(config, activities);
+  for (int i = 0; i < o.profile; ++i) step();
+  torch::cuda::synchronize();
+  const auto result = torch::autograd::profiler::disableProfiler();
+  std::map<std::string, std::pair<double, int>> kernels;  // name -> (ns, launches)
+  double total = 0.0;
+  for (const auto& e : result->events()) {
+    if (e.deviceType() != c10::DeviceType::CUDA) continue;
+    auto& k = kernels[e.name().substr(0, 110)];
+    k.first += static_cast<double>(e.durationNs());
+    ++k.second;
+    total += static_cast<double>(e.durationNs());
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> sorted(kernels.begin(), kernels.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::printf("profile: %d eager steps, device time %.2f ms a step in %zu kinds of kernel\n", o.profile,
+              total / 1e6 / o.profile, kernels.size());
+  std::printf("%10s %7s %9s  %s\n", "ms/step", "share", "launches", "kernel");
+  for (std::size_t i = 0; i < sorted.size() && i < 40; ++i) {
+    const auto& [name, v] = sorted[i];
+    std::printf("%10.3f %6.1f%% %9.1f  %s\n", v.first / 1e6 / o.profile, 100.0 * v.first / total,
+                static_cast<double>(v.second) / o.profile, name.c_str());
+  }
+  std::fflush(stdout);
+#else
+  (void)step;
+  std::printf("profile: needs a CUDA build of LibTorch 2 or later; left out (%d steps)\n", o.profile);
+#endif
+}
+
+Result measure(const Options& o, const std::string& config, bool profile) {
   const bool graph = config == "graph", checkpoint = config == "checkpoint";
   const json given = {{"data", o.data},
                       {"model",
                        {{"plugin", "yolo11"},
-                        {"params", {{"scale", o.model}, {"checkpoint_backbone", checkpoint}, {"checkpoint_neck", checkpoint}}}}},
+                        {"params",
+                         {{"scale", o.model},
+                          {"task", o.task},
+                          {"checkpoint_backbone", checkpoint},
+                          {"checkpoint_neck", checkpoint}}}}},
+                      {"loss", {{"plugin", o.segment() ? "yolo11_segmentation" : "yolo11_detection"}}},
                       {"precision", {{"plugin", o.precision}}},
                       {"optimizer", {{"plugin", "sgd"}}},
                       {"scheduler", {{"plugin", "linear"}}},
                       {"nominal_batch", o.nominal_batch > 0 ? o.nominal_batch : o.batch},
                       {"cudnn_benchmark", true},
                       {"cuda_graph", graph},
-                      {"target_rows", o.boxes},
+                      {"target_rows", o.target_rows > 0 ? o.target_rows : o.boxes},
                       {"device", o.device}};
 #ifdef YOLOFLOW_WITH_CUDA
   c10::cuda::CUDACachingAllocator::emptyCache();  // the previous configuration's cached blocks
@@ -188,6 +264,7 @@ Result measure(const Options& o, const std::string& config) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Result r;
   r.ms_per_step = 1e3 * s / o.steps;
+  if (profile) profile_steps(o, [&] { step(batches[0]); });
 #ifdef YOLOFLOW_WITH_CUDA
   if (device.is_cuda()) {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.has_index() ? device.index() : 0);
@@ -224,12 +301,20 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed steps first (the graph's capture among them)")->capture_default_str();
   app.add_option("--boxes", o.boxes, "boxes per image")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--nominal-batch", o.nominal_batch, "0 = the batch: an optimizer step every step")->capture_default_str();
+  app.add_option("--task", o.task, "detect, or segment (yolo11<scale>-seg, its loss, each box filled as its mask)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"detect", "segment"}));
+  app.add_option("--target-rows", o.target_rows, "rows per image the targets are padded to (0 = --boxes); a captured "
+                 "training step pads to cuda_graph_rows (96)")->capture_default_str();
+  app.add_option("--profile", o.profile, "after the first configuration, N eager steps under LibTorch's profiler: "
+                 "device time per kernel")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     core::PluginManager pm;
     pm.load_all();
-    std::printf("train step alone: yolo11%s batch %d imgsz %d %s, %d boxes/image, nominal batch %d, %d warm-up + %d timed steps on %s\n",
-                o.model.c_str(), o.batch, o.imgsz, o.precision.c_str(), o.boxes,
+    std::printf("train step alone: yolo11%s%s batch %d imgsz %d %s, %d boxes/image padded to %d, nominal batch %d, %d warm-up + %d timed steps on %s\n",
+                o.model.c_str(), o.segment() ? "-seg" : "", o.batch, o.imgsz, o.precision.c_str(), o.boxes,
+                o.target_rows > 0 ? o.target_rows : o.boxes,
                 o.nominal_batch > 0 ? o.nominal_batch : o.batch, o.warmup, o.steps, o.device.c_str());
     std::printf("%-10s %10s %10s %10s %14s %15s\n", "config", "ms/step", "img/s", "vs first", "peak reserved", "peak allocated");
     double base = 0.0;
@@ -239,7 +324,7 @@ int main(int argc, char** argv) {
         std::cerr << "unknown config '" << name << "' (eager, graph, checkpoint)\n";
         return 2;
       }
-      const Result r = measure(o, name);
+      const Result r = measure(o, name, base == 0.0 && o.profile > 0);
       if (base == 0.0) base = r.ms_per_step;
       std::printf("%-10s %10.2f %10.1f %9.2fx %10.2f GiB %11.2f GiB   train losses box %.4f cls %.4f dfl %.4f\n",
                   name.c_str(), r.ms_per_step, 1e3 * o.batch / r.ms_per_step, base / r.ms_per_step, r.peak_reserved_gib,

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -193,6 +194,40 @@ TEST_CASE("export seg: Ultralytics' two outputs and task segment; OpenCV dnn and
   const auto want = model_outputs(*model, images);
   check_float32(errors(run_opencv(f.fp32, images), want), "OpenCV dnn");
   check_float32(errors(core::OnnxTorchEvaluator(m).run_all(images), want), "ONNX evaluator");
+
+  // A ConvTranspose the evaluator does not cover (another exporter's output_padding, unequal
+  // pads, auto_pad) is refused naming what, never computed wrongly.
+  auto with_attribute = [&](const std::function<void(onnx::NodeProto&)>& edit) {
+    auto changed = m;
+    for (auto& n : *changed.mutable_graph()->mutable_node()) {
+      if (n.op_type() == "ConvTranspose") edit(n);
+    }
+    return changed;
+  };
+  auto add_ints = [](onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> values) {
+    onnx::AttributeProto* a = nullptr;
+    for (auto& existing : *n.mutable_attribute()) {
+      if (existing.name() == name) a = &existing;
+    }
+    if (a == nullptr) a = n.add_attribute();
+    a->clear_ints();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto v : values) a->add_ints(v);
+  };
+  CHECK_THROWS_WITH(core::OnnxTorchEvaluator(with_attribute([&](onnx::NodeProto& n) { add_ints(n, "output_padding", {1, 1}); }))
+                        .run_all(images),
+                    doctest::Contains("covers ConvTranspose without output_padding, output_shape or auto_pad"));
+  CHECK_THROWS_WITH(core::OnnxTorchEvaluator(with_attribute([&](onnx::NodeProto& n) { add_ints(n, "pads", {0, 0, 1, 1}); }))
+                        .run_all(images),
+                    doctest::Contains("covers ConvTranspose with equal pads at both ends only"));
+  CHECK_THROWS_WITH(core::OnnxTorchEvaluator(with_attribute([&](onnx::NodeProto& n) {
+                      auto* a = n.add_attribute();
+                      a->set_name("auto_pad");
+                      a->set_type(onnx::AttributeProto::STRING);
+                      a->set_s("SAME_UPPER");
+                    })).run_all(images),
+                    doctest::Contains("covers ConvTranspose without output_padding, output_shape or auto_pad"));
 }
 
 TEST_CASE("export seg: --dynamic names Ultralytics' symbolic sizes and runs two batch sizes and image sizes") {
@@ -327,4 +362,23 @@ TEST_CASE("export seg: --nms is refused in one line, and a file whose metadata s
   CAPTURE(v.output);
   CHECK(v.exit_code == 2);
   CHECK(v.output.find("needs a second output, the prototype masks") != std::string::npos);
+
+  // A file whose metadata says another task (a pose model, as Ultralytics would write one):
+  // refused in one line naming the task, before anything is run.
+  auto pose = read_model(f.fp32);
+  for (auto& entry : *pose.mutable_metadata_props()) {
+    if (entry.key() == "task") entry.set_value("pose");
+  }
+  const std::string pose_file = f.dir + "/pose.onnx";
+  {
+    std::ofstream out(pose_file, std::ios::binary);
+    REQUIRE(pose.SerializeToOstream(&out));
+  }
+  const auto p = test::run_cli("predict --weights " + pose_file + " --source " + test::shared_dir() +
+                               "/datasets/coco128-seg/images/train2017/000000000009.jpg --out " + f.dir + "/pose-out");
+  CAPTURE(p.output);
+  CHECK(p.exit_code == 2);
+  CHECK(p.output.find("its metadata says task pose; yoloflow runs exported detection and segmentation models") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(f.dir + "/pose-out/predictions.json"));
 }
