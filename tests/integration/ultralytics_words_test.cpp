@@ -373,6 +373,12 @@ TEST_CASE("ultralytics words on train: plots=False draws no image at all, and re
   CHECK(fs::exists(dir + "/drawn/results.png"));
   CHECK(fs::exists(dir + "/drawn/train_batch0.jpg"));
   CHECK(contains(drawn.output, "results.png"));
+  // The final validation's plots and per-class table, as Ultralytics' trainer leaves them.
+  for (const char* f : {"confusion_matrix.png", "confusion_matrix_normalized.png", "BoxPR_curve.png", "BoxF1_curve.png",
+                        "BoxP_curve.png", "BoxR_curve.png", "val_batch0_labels.jpg", "val_batch0_pred.jpg"}) {
+    CHECK_MESSAGE(fs::exists(dir + "/drawn/" + f), f);
+  }
+  CHECK(contains(drawn.output, "Box(P"));
 
   const auto none = tiny_train(data, dir, "none", "epochs=1 plots=False");
   INFO(none.output);

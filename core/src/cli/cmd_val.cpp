@@ -14,6 +14,7 @@
 #include "runtime/run/run_folder.h"
 #include "training/eval/coco_results.h"
 #include "training/eval/metrics_report.h"
+#include "training/eval/val_plots.h"
 #include "training/eval/weights_validation.h"
 #include "runtime/util/atomic_file.h"
 #include "yoloflow/error.h"
@@ -26,7 +27,7 @@ namespace {
 
 struct ValCommand {
   core::WeightsValidationRequest request;
-  bool square = false, rect = false, save_json = false;
+  bool square = false, rect = false, save_json = false, no_plots = false;
   std::string out;
   std::string runtime = "auto";  // for an .onnx file
 };
@@ -50,6 +51,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
   if (c.rect && c.square) throw InvalidInput("--rect and --square exclude each other");
   c.request.rect = !c.square;
   c.request.keep_predictions = c.save_json;
+  c.request.plots = !c.no_plots;
   // A --out that cannot take the results is refused before the images are validated.
   if (!c.out.empty()) core::RunFolder::check(c.out);
   // metrics.json is written once, at the end: an interrupted val leaves nothing half-written.
@@ -94,6 +96,18 @@ int run_val(CliContext& ctx, ValCommand& c) {
   if (!req.classes.empty()) j["classes"] = req.classes;
   if (req.single_cls) j["single_cls"] = true;
   j.update(core::metrics_json(r.evaluation, r.table, r.names));
+  if (r.plots) {
+    // The counts confusion_matrix.png draws, for scripts: rows predicted, columns true, the
+    // last of each background.
+    const core::ConfusionMatrix& cm = r.plots->confusion();
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (int p = 0; p <= cm.nc(); ++p) {
+      nlohmann::ordered_json row = nlohmann::ordered_json::array();
+      for (int t = 0; t <= cm.nc(); ++t) row.push_back(cm.at(p, t));
+      rows.push_back(std::move(row));
+    }
+    j["confusion_matrix"] = {{"conf", cm.conf()}, {"iou", cm.iou()}, {"rows", "predicted"}, {"columns", "true"}, {"matrix", rows}};
+  }
   core::write_file_atomic(dir + "/metrics.json", j.dump(2) + "\n");
   std::string written = "metrics.json";
   if (c.save_json) {
@@ -101,6 +115,11 @@ int run_val(CliContext& ctx, ValCommand& c) {
     const auto results = core::coco_results(r.predictions, core::is_coco_split(r.data, req.split));
     core::write_file_atomic(dir + "/predictions.json", results.dump() + "\n");
     written += ", predictions.json (COCO results)";
+  }
+  if (r.plots) {
+    // Ultralytics' plots: the confusion matrices, the box curves, the first batches drawn.
+    const auto plots = core::write_val_plots(*r.plots, dir, "val");
+    if (!plots.empty()) written += ", " + std::to_string(plots.size()) + " plots (confusion_matrix.png, BoxPR_curve.png, ...)";
   }
   std::cout << "results in " << dir << ": " << written << std::endl;
   return kExitOk;
@@ -147,6 +166,10 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
   cmd->add_flag("--save-json", c->save_json,
                 "Also write predictions.json in the COCO results format (image_id, category_id, bbox [x, y, w, h] in "
                 "original pixels, score; a segmentation model's mask as COCO RLE), as Ultralytics' save_json");
+  cmd->add_flag("--no-plots", c->no_plots,
+                "Draw no plots (Ultralytics' plots=False); by default the output folder gets confusion_matrix.png, "
+                "confusion_matrix_normalized.png, BoxPR_curve.png, BoxF1_curve.png, BoxP_curve.png, BoxR_curve.png and "
+                "val_batch0..2_labels.jpg / _pred.jpg");
   cmd->callback([&ctx, &selected, c, cmd] {
     if (cmd->count("--imgsz") == 0) c->request.imgsz = 0;  // the weights' default
     selected = [&ctx, c]() -> int { return run_val(ctx, *c); };

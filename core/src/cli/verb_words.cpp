@@ -162,8 +162,7 @@ std::map<std::string, Verb> make_verbs() {
                {"device", device_options},           {"rect", bool_of("--rect", "--square")},
                {"save_json", bool_of("--save-json", "")},
                {"single_cls", bool_of("--single-cls", "")},     {"classes", classes_of(false)},
-               // val draws no plots: plots=False turns off nothing, plots=True draws nothing more.
-               {"plots", nothing}};
+               {"plots", bool_of("", "--no-plots")}};
   Verb& predict = verbs["predict"];
   predict.run_folder = true;
   predict.rules = {{"model", weights_options},

@@ -40,7 +40,8 @@ void draw_instance_areas(cv::Mat tile, const Sample& s, double scale) {
   blended.copyTo(tile, inside);
 }
 
-void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale, const std::vector<std::string>& names) {
+void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale, const std::vector<std::string>& names,
+               const std::vector<std::string>* box_labels) {
   cv::Mat small;
   cv::resize(s.image, small, cv::Size(std::max(1, static_cast<int>(std::lround(s.image.cols * scale))),
                                       std::max(1, static_cast<int>(std::lround(s.image.rows * scale)))),
@@ -48,12 +49,14 @@ void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale, cons
   const cv::Rect dst(tile.x, tile.y, std::min(small.cols, tile.width), std::min(small.rows, tile.height));
   small(cv::Rect(0, 0, dst.width, dst.height)).copyTo(grid(dst));
   draw_instance_areas(grid(dst), s, scale);
-  for (const auto& b : s.boxes) {
+  for (std::size_t k = 0; k < s.boxes.size(); ++k) {
+    const Box& b = s.boxes[k];
     const cv::Point p1(tile.x + static_cast<int>(std::lround(b.x1 * scale)),
                        tile.y + static_cast<int>(std::lround(b.y1 * scale)));
     const cv::Point p2(tile.x + static_cast<int>(std::lround(b.x2 * scale)),
                        tile.y + static_cast<int>(std::lround(b.y2 * scale)));
-    const std::string label = (b.cls >= 0 && b.cls < static_cast<int>(names.size()))
+    const std::string label = box_labels != nullptr && k < box_labels->size() ? (*box_labels)[k]
+                              : (b.cls >= 0 && b.cls < static_cast<int>(names.size()))
                                   ? names[static_cast<std::size_t>(b.cls)]
                                   : std::to_string(b.cls);
     draw_labelled_box(grid, p1, p2, b.cls, label, 0.4, 2, tile.y);
@@ -64,7 +67,7 @@ void draw_tile(cv::Mat& grid, const Sample& s, cv::Rect tile, double scale, cons
 }  // namespace
 
 cv::Mat draw_sample_grid(const std::vector<Sample>& samples, const std::vector<std::string>& names, int max_side,
-                         int columns) {
+                         int columns, const std::vector<std::vector<std::string>>* box_labels) {
   const int n = static_cast<int>(samples.size());
   if (n == 0) return cv::Mat(1, 1, CV_8UC3, cv::Scalar(114, 114, 114));
   int tile_w = 1, tile_h = 1;
@@ -81,7 +84,10 @@ cv::Mat draw_sample_grid(const std::vector<Sample>& samples, const std::vector<s
   cv::Mat grid(grows * th, gcols * tw, CV_8UC3, cv::Scalar(114, 114, 114));
   for (int i = 0; i < n; ++i) {
     draw_tile(grid, samples[static_cast<std::size_t>(i)], cv::Rect((i % gcols) * tw, (i / gcols) * th, tw, th), scale,
-              names);
+              names,
+              box_labels != nullptr && static_cast<std::size_t>(i) < box_labels->size()
+                  ? &(*box_labels)[static_cast<std::size_t>(i)]
+                  : nullptr);
   }
   return grid;
 }

@@ -106,6 +106,7 @@ class ValSink final : public HostedValidationSink {
   std::vector<MetricColumn> table() const override { return evaluator_->table(); }
   const NamedLosses& losses() const override { return losses_; }
   const ValidationTimes& times() const override { return times_; }
+  void collect_plots(ValPlots* plots) override { plots_ = plots; }
 
   void begin_epoch(int) override {
     if (model_ == nullptr) {
@@ -120,6 +121,8 @@ class ValSink final : public HostedValidationSink {
     loss_batches_ = 0;
     times_ = ValidationTimes();
     done_ = false;
+    plots_ok_ = plots_ != nullptr;
+    if (plots_ok_) plots_->reset(model_->head().nc);
   }
 
   void consume(Batch& batch) override {
@@ -140,6 +143,15 @@ class ValSink final : public HostedValidationSink {
     std::vector<ImagePredictions> predictions;
     const auto items = validate_batch(*model_, device_, precision_, loss_, batch, nms_, predictions, &times_);
     evaluator_->add_batch(batch, predictions);
+    if (plots_ok_) {
+      // Plots are worth a warning, never a failed validation.
+      try {
+        plots_->add_batch(batch, predictions);
+      } catch (const std::exception& e) {
+        YF_LOG_WARN(where_ << ": no plots of this validation: " << e.what());
+        plots_ok_ = false;
+      }
+    }
     if (kept_ != nullptr) {
       for (std::size_t i = 0; i < batch.samples.size(); ++i) {
         const ImagePredictions& p = predictions.at(i);
@@ -213,6 +225,8 @@ class ValSink final : public HostedValidationSink {
   const Model* set_up_for_ = nullptr;  // the model the evaluator was last set up for
   Evaluation result_;
   bool done_ = false;
+  ValPlots* plots_ = nullptr;  // the host's, when it asked for plots
+  bool plots_ok_ = false;      // this validation feeds plots_
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "runtime/plugin/registry.h"
+#include "training/eval/val_plots.h"
 #include "training/eval/validation_batch.h"
 #include "training/components/named_losses.h"
 #include "yoloflow/evaluator.h"
@@ -52,6 +53,8 @@ class HostedValidation {
   virtual const NamedLosses& losses() const = 0;
   // Where the epoch's time went, per phase (validation_batch.h).
   virtual const ValidationTimes& times() const = 0;
+  // Each following validation also feeds `plots` (reset at its start); null: none.
+  virtual void collect_plots(ValPlots* plots) = 0;
 
  protected:
   ~HostedValidation() = default;

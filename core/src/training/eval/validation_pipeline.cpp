@@ -102,7 +102,8 @@ const Evaluator& ValidationPipeline::evaluator(const HeadDescription& head) {
 }
 
 ValidationResult ValidationPipeline::run(Model& model, PrecisionStrategy* precision, Loss* loss,
-                                         const torch::Device& device, std::vector<KeptDetections>* kept) {
+                                         const torch::Device& device, std::vector<KeptDetections>* kept,
+                                         ValPlots* plots) {
   if (!hosted_) throw Error(where_ + ": the validation pipeline's sink is not `" + kSink + "`");
   HostedValidation* sink = hosted_.get();
   model.module().eval();
@@ -121,6 +122,7 @@ ValidationResult ValidationPipeline::run(Model& model, PrecisionStrategy* precis
     ~Restore() { model.module().train(); }
   } restore{model};
   sink->use_model(model, precision, loss, device, kept);
+  sink->collect_plots(plots);
   run_batches(static_cast<int>(largest_stride(model.head())));
   ValidationResult out;
   out.evaluation = sink->evaluation();

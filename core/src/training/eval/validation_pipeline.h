@@ -71,9 +71,10 @@ class ValidationPipeline {
 
   // Validates `model` as it is (a trainer's callbacks have put the weights to score in it)
   // with the val sink, in eval mode under `precision`'s autocast; returns it to train
-  // mode. `kept`, when given, receives every image's detections.
+  // mode. `kept`, when given, receives every image's detections; `plots`, when given, what
+  // the plots of this validation need (val_plots.h).
   ValidationResult run(Model& model, PrecisionStrategy* precision, Loss* loss, const torch::Device& device,
-                       std::vector<KeptDetections>* kept = nullptr);
+                       std::vector<KeptDetections>* kept = nullptr, ValPlots* plots = nullptr);
 
  private:
   Pipeline pipeline_;  // referenced by runner_

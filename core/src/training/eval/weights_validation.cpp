@@ -164,7 +164,9 @@ WeightsValidationReport validate_loaded_model(const Registry& registry, const We
   YF_LOG_INFO("val: validating " << validation.size() << " images of split '" << r.split << "' with " << report.description);
 
   std::vector<KeptDetections> kept;
-  const ValidationResult run = validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr);
+  if (r.plots) report.plots = std::make_shared<ValPlots>(report.names, r.conf);
+  const ValidationResult run =
+      validation.run(model, nullptr, nullptr, device, r.keep_predictions ? &kept : nullptr, report.plots.get());
   report.evaluation = run.evaluation;
   report.table = run.table;
   report.times = run.times;  // Ultralytics' speed line

@@ -8,10 +8,12 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "yoloflow/evaluator.h"
+#include "training/eval/val_plots.h"
 #include "training/eval/validation_batch.h"
 
 namespace yoloflow {
@@ -38,6 +40,7 @@ struct WeightsValidationRequest {
   std::vector<std::int64_t> classes;  // class ids whose labels are read (Ultralytics' classes); empty: all
   bool single_cls = false;            // labels and detections as one class (Ultralytics' single_cls)
   bool keep_predictions = false;  // fill WeightsValidationReport::predictions
+  bool plots = false;             // fill WeightsValidationReport::plots
   const std::atomic<bool>* stop_flag = nullptr;  // polled between batches (Ctrl-C)
 };
 
@@ -61,6 +64,7 @@ struct WeightsValidationReport {
   ValidationTimes times;  // per phase, for Ultralytics' speed line
   bool interrupted = false;  // the stop flag ended it early: the metrics cover part of the split
   std::vector<OriginalImageDetections> predictions;  // when asked, in the order validated
+  std::shared_ptr<ValPlots> plots;  // when asked: what the plots need (ValPlots::write draws them)
 };
 
 // Throws InvalidInput in one line naming the option (--weights, --data, --model, ...) when

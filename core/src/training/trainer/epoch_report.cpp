@@ -73,9 +73,10 @@ void EpochReport::write(const ResultsRow& row) {
 std::string EpochReport::summary(double total_seconds, const ShownValidation* v) const {
   // Only the files this run left behind: an interrupted first epoch has no results yet.
   std::vector<std::string> files;
-  for (const char* f : {"results.csv", "results.png", "weights/last.pt", "weights/best.pt"}) {
-    // Without plots a results.png in the folder is an earlier run's (--exist-ok), not this one's.
-    if (std::string(f) == "results.png" && !plots_) continue;
+  for (const char* f : {"results.csv", "results.png", "confusion_matrix.png", "BoxPR_curve.png", "weights/last.pt",
+                        "weights/best.pt"}) {
+    // Without plots a plot in the folder is an earlier run's (--exist-ok), not this one's.
+    if (!plots_ && std::string(f).find(".png") != std::string::npos) continue;
     if (std::filesystem::exists(run_dir_ + "/" + f)) files.emplace_back(f);
   }
   const std::size_t epochs = csv_.rows().size();
@@ -84,7 +85,11 @@ std::string EpochReport::summary(double total_seconds, const ShownValidation* v)
      << "; results in " << run_dir_;
   for (std::size_t i = 0; i < files.size(); ++i) os << (i == 0 ? " (" : ", ") << files[i];
   os << (files.empty() ? "\n" : ")\n");
-  if (v) os << "final validation: " << metrics_line(v->evaluation, v->table, false) << "\n";
+  if (v) {
+    // Ultralytics' table after the final validation: all, then each class with labels.
+    os << "final validation: " << metrics_line(v->evaluation, v->table, false) << "\n"
+       << metrics_table(v->evaluation, v->table, v->names);
+  }
   return os.str();
 }
 

@@ -38,6 +38,7 @@ std::vector<std::string> results_columns(const std::vector<std::string>& loss_na
 struct ShownValidation {
   Evaluation evaluation;
   std::vector<MetricColumn> table;
+  std::vector<std::string> names;  // the classes' names, for the per-class table
 };
 
 class EpochReport {

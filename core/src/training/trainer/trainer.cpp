@@ -41,6 +41,7 @@
 #include "training/trainer/train_state.h"
 #include "training/trainer/ema_callback.h"
 #include "training/trainer/training_parts.h"
+#include "training/eval/val_plots.h"
 #include "training/eval/validation_pipeline.h"
 #include "training/device/device_choice.h"
 #include "yoloflow/error.h"
@@ -159,6 +160,9 @@ class Trainer final : public RunDriver, private TrainingView {
   std::unique_ptr<dist::DataParallel> dp_;
   std::unique_ptr<ValidationPipeline> validation_;
   std::unique_ptr<EpochReport> report_;   // rank 0 only
+  // The plots of the run's last validation (plots=true, rank 0): fed by every validation,
+  // written when the run ends.
+  std::unique_ptr<ValPlots> val_plots_;
   std::unique_ptr<StepProfile> profile_;  // rank 0 only
   std::unique_ptr<StepEngine> engine_;
   std::size_t eager_steps_before_ = 0, replays_before_ = 0;  // the captured step's counts when the epoch began
@@ -285,6 +289,7 @@ void Trainer::build(const Registry& registry) {
     // The evaluator's columns are known now, before any validation: every row has them.
     report_ = std::make_unique<EpochReport>(
         run_dir_, p_.get_bool("plots"), results_columns(state_.loss_names, validation_->evaluator(model_->head()).columns()));
+    if (p_.get_bool("plots")) val_plots_ = std::make_unique<ValPlots>(names_, p_.get_float("val_conf"));
     profile_ = std::make_unique<StepProfile>(run_dir_ + "/steps.csv", p_.get_int("profile_every"), [device = device_] {
       if (device.is_cuda()) torch::cuda::synchronize(device.index());
     });
@@ -479,7 +484,8 @@ ValidationResult Trainer::validate() {
   // whatever happens.
   callbacks_.validation_start(*this);
   try {
-    engine_->between_steps([&] { v = validation_->run(*model_, precision_.get(), loss_->get(), device_); });
+    engine_->between_steps(
+        [&] { v = validation_->run(*model_, precision_.get(), loss_->get(), device_, nullptr, val_plots_.get()); });
   } catch (...) {
     callbacks_.validation_end(*this);
     throw;
@@ -514,7 +520,7 @@ void Trainer::end_of_epoch(int epoch) {
     EpochReport::add_validation(row, v);
     summary.validated = true;
     summary.fitness = v.evaluation.fitness;
-    last_metrics_ = {v.evaluation, v.table};
+    last_metrics_ = {v.evaluation, v.table, names_};
     validated_ = true;
   }
   EpochReport::add_memory(row, device_);  // after validation: an epoch's peak includes it
@@ -533,6 +539,11 @@ void Trainer::end_of_epoch(int epoch) {
   // list an epoch that last.pt does not hold.
   save(files, /*mid_epoch=*/false, summary.fitness, [report = report_.get(), row] { report->write(row); });
   const bool stopping = !requests.stop_reason.empty();
+  // Ultralytics' plots of the final validation: the run ends here, planned or stopped.
+  if (val_plots_ && validated_ && (summary.last || stopping)) {
+    const auto plots = write_val_plots(*val_plots_, run_dir_, "train");
+    if (!plots.empty()) YF_LOG_INFO("train: " << plots.size() << " validation plots written to " << run_dir_);
+  }
   if (summary.last || stopping) checkpoints_->wait();
   const double save_seconds = seconds_since(save_start);
   if (ctx_.reporter != nullptr) {
