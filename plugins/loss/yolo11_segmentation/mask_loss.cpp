@@ -16,11 +16,10 @@ using torch::autograd::variable_list;
 // Where a box keeps mask pixels, as two separable masks: pixel (r, c) counts when
 // x1 <= c < x2 and y1 <= r < y2, pixel indices against the box's corners in mask pixels
 // (Ultralytics' crop_mask on many masks, the path training takes). boxes (B, n, 4) ->
-// rows (B, n, h), cols (B, n, w), float.
-std::pair<Tensor, Tensor> crop_lines(const Tensor& boxes, std::int64_t h, std::int64_t w) {
-  const auto opts = boxes.options();
-  const auto cols = torch::arange(w, opts).view({1, 1, w});
-  const auto rows = torch::arange(h, opts).view({1, 1, h});
+// rows (B, n, h), cols (B, n, w), float; `lines` holds 0 .. max(h, w) - 1 once for every chunk.
+std::pair<Tensor, Tensor> crop_lines(const Tensor& boxes, const Tensor& lines, std::int64_t h, std::int64_t w) {
+  const auto cols = lines.narrow(0, 0, w).view({1, 1, w});
+  const auto rows = lines.narrow(0, 0, h).view({1, 1, h});
   const auto x1 = boxes.select(2, 0).unsqueeze(-1), y1 = boxes.select(2, 1).unsqueeze(-1);
   const auto x2 = boxes.select(2, 2).unsqueeze(-1), y2 = boxes.select(2, 3).unsqueeze(-1);
   return {rows.ge(y1).logical_and(rows.lt(y2)).to(torch::kFloat), cols.ge(x1).logical_and(cols.lt(x2)).to(torch::kFloat)};
@@ -32,8 +31,8 @@ Tensor slot_boxes(const Tensor& gt_boxes, const Tensor& rows) {
 }
 
 // Rows [begin, begin + m) of every image: their target mask inside their box, (B, m, hw) float.
-Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes, std::int64_t begin, std::int64_t m,
-                       std::int64_t h, std::int64_t w) {
+Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes, const Tensor& lines, std::int64_t begin,
+                       std::int64_t m, std::int64_t h, std::int64_t w) {
   const auto B = gt_boxes.size(0);
   Tensor target;
   if (overlap) {
@@ -42,7 +41,7 @@ Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes
   } else {
     target = masks.narrow(1, begin, m).reshape({B, m, h * w}).to(torch::kBool);
   }
-  const auto [rows, cols] = crop_lines(gt_boxes.narrow(1, begin, m), h, w);
+  const auto [rows, cols] = crop_lines(gt_boxes.narrow(1, begin, m), lines, h, w);
   return target.to(torch::kFloat).view({B, m, h, w}).mul_(rows.unsqueeze(-1)).mul_(cols.unsqueeze(-2)).view({B, m, h * w});
 }
 
@@ -67,18 +66,21 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
     const auto S = coefficients.size(1), rows = gt_boxes.size(1) - 1;
     const auto proto = prototypes.reshape({B, C, h * w});
     const auto proto_t = proto.transpose(1, 2);  // (B, hw, C)
+    const auto lines = torch::arange(std::max(h, w), coefficients.options());
     // Q (B, rows + 1, C), the last row (invalid slots) zero.
     auto q = torch::zeros({B, rows + 1, C}, coefficients.options());
     for (std::int64_t begin = 0; begin < rows; begin += chunk) {
       const auto m = std::min(chunk, rows - begin);
-      q.narrow(1, begin, m).copy_(torch::bmm(cropped_targets(masks, overlap, gt_boxes, begin, m, h, w), proto_t));
+      q.narrow(1, begin, m).copy_(torch::bmm(cropped_targets(masks, overlap, gt_boxes, lines, begin, m, h, w), proto_t));
     }
     const auto q_slots = q.gather(1, gt.unsqueeze(-1).expand({B, S, C}));
     Tensor total = -(coefficients * q_slots).sum(-1).mul(weights).sum();
     for (std::int64_t begin = 0; begin < S; begin += chunk) {
       const auto n = std::min(chunk, S - begin);
-      const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), h, w);
-      const auto x = torch::softplus(torch::bmm(coefficients.narrow(1, begin, n), proto)).view({B * n, h, w});
+      const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), lines, h, w);
+      auto x = torch::bmm(coefficients.narrow(1, begin, n), proto);
+      at::softplus_out(x, x, 1, 20);  // in place: one chunk of masks, not two
+      x = x.view({B * n, h, w});
       const auto inner = torch::bmm(x, c.reshape({B * n, w, 1})).view({B, n, h});  // sum over each row's crop
       total = total + ((inner * r).sum(-1) * weights.narrow(1, begin, n)).sum();
     }
@@ -99,6 +101,7 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
     const auto proto = prototypes.reshape({B, C, h * w});
     const auto proto_t = proto.transpose(1, 2);  // (B, hw, C)
     const auto scaled = weights * grads[0];      // (B, S): each slot's weight times the total's gradient
+    const auto lines = torch::arange(std::max(h, w), coefficients.options());
     // The linear term: -weight_s (c_s . Q_g) gives -weight_s Q_g to c_s, and to the prototypes
     // -sum over GTs of D_g x (t crop)_g with D_g the sum of its slots' weight_s c_s.
     auto grad_coefficients = -(q_slots * scaled.unsqueeze(-1));
@@ -107,15 +110,16 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
     auto grad_proto = torch::zeros_like(proto);
     for (std::int64_t begin = 0; begin < rows; begin += chunk) {
       const auto m = std::min(chunk, rows - begin);
-      grad_proto.baddbmm_(d.narrow(1, begin, m).transpose(1, 2), cropped_targets(masks, overlap, gt_boxes, begin, m, h, w),
+      grad_proto.baddbmm_(d.narrow(1, begin, m).transpose(1, 2), cropped_targets(masks, overlap, gt_boxes, lines, begin, m, h, w),
                           1.0, -1.0);
     }
     // The softplus term: weight_s crop sigmoid(x_s) per pixel.
     for (std::int64_t begin = 0; begin < S; begin += chunk) {
       const auto n = std::min(chunk, S - begin);
-      const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), h, w);
+      const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), lines, h, w);
       const auto cn = coefficients.narrow(1, begin, n);
-      const auto g = torch::sigmoid(torch::bmm(cn, proto))
+      const auto g = torch::bmm(cn, proto)
+                         .sigmoid_()
                          .view({B, n, h, w})
                          .mul_((r * scaled.narrow(1, begin, n).unsqueeze(-1)).unsqueeze(-1))
                          .mul_(c.unsqueeze(-2))

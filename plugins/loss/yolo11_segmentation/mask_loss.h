@@ -41,6 +41,6 @@ struct MaskLossInputs {
 // The unweighted term (Ultralytics multiplies it by the box gain), a scalar.
 // `chunk_elements`: the most mask values (chunk x B x h x w) one chunk holds.
 torch::Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets,
-                        std::int64_t chunk_elements = std::int64_t{1} << 23);
+                        std::int64_t chunk_elements = std::int64_t{1} << 26);
 
 }  // namespace yoloflow::yolo11_seg_loss

@@ -34,7 +34,7 @@ class Yolo11SegmentationLoss final : public Loss {
   static Schema schema() {
     Schema s;
     add_loss_params(s);  // box (which weights the mask term too, as Ultralytics' does), cls, dfl, assigner
-    s.add_int("mask_chunk", 8388608).range(65536, 1LL << 34).fixed().doc(
+    s.add_int("mask_chunk", 67108864).range(65536, 1LL << 34).fixed().doc(
         "Most predicted-mask values (positives x batch x mask pixels) computed at once: the mask term's "
         "memory, whatever the number of instances; larger is fewer, bigger kernels.");
     return s;
@@ -106,7 +106,7 @@ class Yolo11SegmentationLoss final : public Loss {
  private:
   LossGains gains_;
   AssignerOptions assigner_;
-  std::int64_t chunk_ = 8388608;
+  std::int64_t chunk_ = 67108864;
   std::unique_ptr<DetectionLoss> loss_;
 };
 
