@@ -153,6 +153,17 @@ TEST_CASE("fetch: model=yolo11n.pt is fetched into the weights folder, checked w
   CHECK(f.server.requests().size() == 1);
   CHECK(core::is_released_weights_name("yolo11x-seg.pt"));
   CHECK(!core::is_released_weights_name("yolo11n-pose.pt"));
+
+  // Through the CLI: `yoloflow info model=yolo11x.pt` fetches it, names its size and SHA-256, reads it.
+  f.server.route("/v8.3.0/yolo11x.pt", serving(bytes));
+  const auto r = test::run_cli("info model=yolo11x.pt", f.cli_env());
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("fetched yolo11x.pt: " + std::to_string(bytes.size()) + " bytes, SHA-256 " +
+                      core::sha256_of_file(checkpoint_path()) + ", kept as " + f.weights + "/yolo11x.pt") !=
+        std::string::npos);
+  CHECK(r.output.find(f.weights + "/yolo11x.pt") != std::string::npos);
+  CHECK(test::read_file(f.weights + "/yolo11x.pt") == bytes);
 }
 
 TEST_CASE("fetch: a cut transfer keeps NAME.part, and the next run resumes it with a range to the same bytes") {
@@ -395,4 +406,19 @@ TEST_CASE("fetch: a hostile dataset archive from the server is refused in one li
   CHECK(lines[0].find("entry '../../evil.txt' would land outside the folder ('..'); refused") != std::string::npos);
   CHECK(folder_entries(f.datasets).empty());
   CHECK(!fs::exists(f.dir + "/evil.txt"));
+}
+
+TEST_CASE("fetch: the SHA-256 logged for a kept file is FIPS 180-4's") {
+  const auto dir = test::temp_dir("fetch-sha256");
+  test::write_file(dir + "/empty", "");
+  test::write_file(dir + "/abc", "abc");
+  test::write_file(dir + "/two-blocks", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq");
+  CHECK(core::sha256_of_file(dir + "/empty") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(core::sha256_of_file(dir + "/abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(core::sha256_of_file(dir + "/two-blocks") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // A file larger than the reader's buffer, against the system's sha256sum.
+  const auto r = test::run_shell("sha256sum " + checkpoint_path());
+  REQUIRE(r.exit_code == 0);
+  CHECK(core::sha256_of_file(checkpoint_path()) == r.output.substr(0, 64));
 }

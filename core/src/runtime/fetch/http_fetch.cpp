@@ -74,7 +74,7 @@ struct Transfer {
   bool progress = false, tty = false;
   int last_quarter = -1;
   std::chrono::steady_clock::time_point started, last_draw;
-  bool drew = false;
+  bool drew = false, drew_full = false;
 };
 
 // Each response's headers (a redirect's, then the file's): only the last response's count.
@@ -147,8 +147,11 @@ int on_progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_o
   const double all = total > 0 ? static_cast<double>(t.offset + static_cast<std::uint64_t>(total)) : 0.0;
   const auto clock = std::chrono::steady_clock::now();
   if (t.tty) {
-    // Redrawn ten times a second at most, in place.
-    if (t.drew && clock - t.last_draw < std::chrono::milliseconds(100) && (all <= 0 || done < all)) return 0;
+    // Redrawn in place ten times a second at most, and once at 100%.
+    const bool full = all > 0 && done >= all;
+    if (full && t.drew_full) return 0;
+    if (t.drew && !full && clock - t.last_draw < std::chrono::milliseconds(100)) return 0;
+    t.drew_full = full;
     t.last_draw = clock;
     t.drew = true;
     const double seconds = std::chrono::duration<double>(clock - t.started).count();
