@@ -13,6 +13,7 @@ import sys
 ROOMS = [
     "log",
     "runtime/util",
+    "runtime/fetch",
     "runtime/dist",
     "runtime/plugin",
     "runtime/pipeline",

@@ -13,6 +13,8 @@ PACKAGES=(
   libboost-dev                 # Boost.DLL (header-only with std::filesystem)
   libgloo-dev                  # gloo headers for c10d's ProcessGroupGloo (data-parallel on CPU)
   nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libcli11-dev doctest-dev
+  libcurl4-openssl-dev         # model=yolo11n.pt, data=coco8.yaml: released files fetched on first use
+  zlib1g-dev                   # unpacking fetched datasets (zip)
   python3-torch                # tests check that Python's torch.load reads our exports
   python3-onnx                 # tests read exported ONNX files' metadata as Python tools do
 )

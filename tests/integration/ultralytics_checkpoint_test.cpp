@@ -232,7 +232,7 @@ TEST_CASE("ultralytics checkpoint: model=FILE.pt stands for its architecture, it
   CHECK(core::expand_model_words({"model=yolo11s.yaml"}) == std::vector<std::string>{"model=yolo11s"});
   CHECK(core::expand_model_words({"model=yolo11s"}) == std::vector<std::string>{"model=yolo11s"});
   CHECK_THROWS_WITH_AS(core::expand_model_words({"model=/nowhere/yolo11n.pt"}),
-                       doctest::Contains("model=/nowhere/yolo11n.pt: no such file; yoloflow downloads nothing"),
+                       doctest::Contains("model=/nowhere/yolo11n.pt: no such file (yoloflow fetches only Ultralytics' released names"),
                        InvalidInput);
   const auto dir = test::temp_dir("model-word");
   core::write_weights(dir + "/sd.pt", core::read_weights(best()));

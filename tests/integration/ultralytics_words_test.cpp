@@ -794,7 +794,7 @@ TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt li
   // Ultralytics' other sources get their own line, not "no such file".
   for (const auto& [source, line] : std::vector<std::pair<std::string, std::string>>{
            {"0", "camera 0 is not supported; predict reads files here"},
-           {"https://ultralytics.com/images/bus.jpg", "yoloflow downloads nothing: fetch the file first (curl -O "
+           {"https://ultralytics.com/images/bus.jpg", "predict does not download its sources: fetch the file first (curl -O "
                                                       "https://ultralytics.com/images/bus.jpg)"},
            {"rtsp://example.com/media.mp4", "streams are not supported"},
            {"screen", "screenshots are not supported"}}) {

@@ -8,8 +8,10 @@
 #include "yoloflow/error.h"
 #ifdef YOLOFLOW_WITH_ONNX
 #include "cli/export_int8.h"
+#include "runtime/fetch/builtin_datasets.h"
 #include "training/export/export_formats.h"
 #include "training/export/onnx_export.h"
+#include "training/model/fetched_weights.h"
 #include "training/checkpoint/checkpoint_model.h"
 #endif
 
@@ -56,6 +58,9 @@ int run_export(CliContext& ctx, ExportCommand c) {
                  "Ultralytics does\n";
     c.half = false;
   }
+  // yolo11n.pt, data=coco8.yaml: Ultralytics' released names, fetched on first use.
+  c.weights = core::locate_weights_file(c.weights);
+  c.int8.data = core::locate_dataset(c.int8.data);
   check_int8_request(c.int8);
   if (c.imgsz.size() > 2) throw InvalidInput("--imgsz takes one size or two (height width)");
   auto loaded = core::load_checkpoint_model(ctx.plugins().registry(), c.weights, torch::Device(torch::kCPU),

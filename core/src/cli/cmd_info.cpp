@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "training/model/fetched_weights.h"
 #include "training/model/flop_counter.h"
 #include "training/model/model_factory.h"
 #include "runtime/pipeline/default_documents.h"
@@ -94,6 +95,7 @@ void add_info_command(CLI::App& app, CliContext& ctx, Action& selected) {
       std::unique_ptr<Model> model;
       int nc = o->nc;
       if (!o->weights.empty()) {
+        o->weights = core::locate_weights_file(o->weights);  // yolo11n.pt: fetched on first use
         core::LoadedCheckpointModel loaded = core::load_checkpoint_model(
             ctx.plugins().registry(), o->weights, torch::Device(torch::kCPU), "--weights", o->model, "--model");
         print_about(o->weights, loaded);

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/predict_media.h"
+#include "training/model/fetched_weights.h"
 #include "training/predict/predict_sources.h"
 #include "training/predict/prediction_outputs.h"
 #include "training/predict/predictor.h"
@@ -51,6 +52,7 @@ std::unique_ptr<core::Predictor> make_predictor(CliContext& ctx, const PredictRe
 }
 
 int run_predict(CliContext& ctx, PredictRequest& r) {
+  r.weights = core::locate_weights_file(r.weights);  // yolo11n.pt: fetched on first use
   if (!r.out.empty()) core::RunFolder::check(r.out);  // before the model is loaded
   const std::vector<core::PredictSource> sources = core::list_predict_sources(r.source);
   // --classes 0,2 or person,dog: ids, and names the predictor looks up in the weights' names.

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/default_pipeline.h"
 #include "cli/resume_word.h"
+#include "runtime/fetch/builtin_datasets.h"
 #include "runtime/pipeline/json_text.h"
 #include "runtime/util/path_words.h"
 #include "training/trainer/model_word.h"
@@ -30,7 +31,8 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
                   "Overrides path=value, e.g. epochs=50 stages.batch.params.batch=32, and Ultralytics' words "
                   "(optimizer=SGD cos_lr=True project=P name=N resume=RUN/weights/last.pt ...: "
                   "docs/ultralytics-arguments.md); model=yolo11n.pt starts from that weights file (its architecture "
-                  "and weights)");
+                  "and weights); Ultralytics' released names (yolo11n.pt, data=coco8.yaml) are fetched on first use "
+                  "(docs/getting-started.md)");
   cmd->add_option("--resume", *resume_dir,
                   "Run folder to continue (its pipeline.json and weights/last.pt), or that RUN/weights/last.pt");
   cmd->add_option("--run-dir", r->run_dir, "Output folder (default runs/<pipeline name>/<N>); one holding a run, or holding runs (runs/train), is refused");
@@ -98,6 +100,8 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
       // model=yolo11n.pt (Ultralytics' weights, or a run's best.pt): its architecture and its
       // weights, as `yolo train model=yolo11n.pt` starts from them.
       if (resume_dir->empty()) request.overrides = core::expand_model_words(request.overrides);
+      // data=coco8.yaml (a dataset Ultralytics names without a file): fetched into the datasets folder.
+      request.overrides = core::expand_data_words(request.overrides);
       return run_pipeline(ctx, request);
     };
   });

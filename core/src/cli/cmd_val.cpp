@@ -11,8 +11,10 @@
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
+#include "runtime/fetch/builtin_datasets.h"
 #include "runtime/run/run_folder.h"
 #include "training/eval/coco_results.h"
+#include "training/model/fetched_weights.h"
 #include "training/eval/metrics_report.h"
 #include "training/eval/val_plots.h"
 #include "training/eval/weights_validation.h"
@@ -48,6 +50,9 @@ core::WeightsValidationReport validate(CliContext& ctx, ValCommand& c) {
 }
 
 int run_val(CliContext& ctx, ValCommand& c) {
+  // yolo11n.pt, data=coco8.yaml: Ultralytics' released names, fetched on first use.
+  c.request.weights = core::locate_weights_file(c.request.weights);
+  c.request.data = core::locate_dataset(c.request.data);
   if (c.rect && c.square) throw InvalidInput("--rect and --square exclude each other");
   c.request.rect = !c.square;
   c.request.keep_predictions = c.save_json;

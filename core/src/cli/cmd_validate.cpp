@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/pipeline_plugins.h"
+#include "runtime/fetch/builtin_datasets.h"
 #include "runtime/pipeline/pipeline.h"
 #include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
@@ -31,7 +32,7 @@ void add_validate_command(CLI::App& app, CliContext& ctx, Action& selected) {
       // them is known here too, and a path that does not exist is a problem here too.
       add_recorded_plugin_paths(ctx, o->file);
       // model=yolo11n.yaml, model=best.pt read as `train` reads them.
-      o->overrides = core::expand_model_words(o->overrides);
+      o->overrides = core::expand_data_words(core::expand_model_words(o->overrides));
       auto loaded = core::load_pipeline(o->file, o->overrides, ctx.plugins().registry());
       if (!loaded.ok()) {
         std::cerr << core::format_diagnostics(loaded.diagnostics, o->file);

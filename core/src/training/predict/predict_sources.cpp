@@ -122,7 +122,7 @@ std::vector<PredictSource> list_predict_sources(const std::string& source, const
     if (source.find("://") != std::string::npos) {
       const bool stream = source.rfind("rtsp://", 0) == 0 || source.rfind("rtmp://", 0) == 0 ||
                           source.rfind("tcp://", 0) == 0;
-      throw InvalidInput(what + ": " + (stream ? "streams are not supported" : "yoloflow downloads nothing: fetch the file "
+      throw InvalidInput(what + ": " + (stream ? "streams are not supported" : "predict does not download its sources: fetch the file "
                                                                                  "first (curl -O " + source + ")") +
                          reads);
     }

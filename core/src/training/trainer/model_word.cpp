@@ -8,6 +8,7 @@
 #include "runtime/pipeline/word_values.h"
 #include "runtime/pipeline/json_text.h"
 #include "runtime/util/string_affixes.h"
+#include "training/model/fetched_weights.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
 #include "training/checkpoint/checkpoint.h"
@@ -51,13 +52,15 @@ std::vector<std::string> expand_model_words(const std::vector<std::string>& over
       out.push_back(word);
       continue;
     }
-    const std::string value = word.substr(6);
-    if (ends_with(value, ".yaml") || ends_with(value, ".yml")) {
+    const std::string given = word.substr(6);
+    if (ends_with(given, ".yaml") || ends_with(given, ".yml")) {
       // Ultralytics' model yaml names the architecture: yolo11s.yaml is yolo11s (its layers are
       // the plugin's; the file itself is not read).
-      out.push_back("model=" + fs::path(value).stem().string());
+      out.push_back("model=" + fs::path(given).stem().string());
       continue;
     }
+    // yolo11n.pt: the file here, else the one in the weights folder, else fetched there.
+    const std::string value = locate_weights_file(given);
     const bool file_like = ends_with(value, ".pt") || ends_with(value, ".pth");
     std::error_code ec;
     if (!file_like && !fs::is_regular_file(value, ec)) {
@@ -65,9 +68,9 @@ std::vector<std::string> expand_model_words(const std::vector<std::string>& over
       continue;
     }
     if (!fs::exists(value, ec)) {
-      throw InvalidInput(word + ": no such file; yoloflow downloads nothing: give the path of the weights file (e.g. "
-                         "Ultralytics' yolo11n.pt, or a run's best.pt), or model=" + fs::path(value).stem().string() +
-                         " to train that architecture from scratch");
+      throw InvalidInput(word + ": no such file (yoloflow fetches only Ultralytics' released names, such as "
+                         "yolo11n.pt): give the path of the weights file (e.g. a run's best.pt), or model=" +
+                         fs::path(value).stem().string() + " to train that architecture from scratch");
     }
     const std::string name = word;
     TorchFile file = TorchFile::open(value, name);
