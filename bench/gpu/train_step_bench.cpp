@@ -62,6 +62,7 @@ using namespace yoloflow;
 struct Options {
   std::string data, model = "n", precision = "amp_fp16", device = "cuda", configs = "eager,graph", task = "detect";
   int batch = 32, imgsz = 640, steps = 60, warmup = 10, boxes = 8, nominal_batch = 0, target_rows = 0, profile = 0;
+  std::int64_t mask_chunk = 0;  // 0: the segmentation loss's default
   bool segment() const { return task == "segment"; }
 };
 
@@ -180,7 +181,10 @@ Result measure(const Options& o, const std::string& config, bool profile) {
                           {"task", o.task},
                           {"checkpoint_backbone", checkpoint},
                           {"checkpoint_neck", checkpoint}}}}},
-                      {"loss", {{"plugin", o.segment() ? "yolo11_segmentation" : "yolo11_detection"}}},
+                      {"loss",
+                       o.mask_chunk > 0 && o.segment()
+                           ? json{{"plugin", "yolo11_segmentation"}, {"params", {{"mask_chunk", o.mask_chunk}}}}
+                           : json{{"plugin", o.segment() ? "yolo11_segmentation" : "yolo11_detection"}}},
                       {"precision", {{"plugin", o.precision}}},
                       {"optimizer", {{"plugin", "sgd"}}},
                       {"scheduler", {{"plugin", "linear"}}},
@@ -306,6 +310,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"detect", "segment"}));
   app.add_option("--target-rows", o.target_rows, "rows per image the targets are padded to (0 = --boxes); a captured "
                  "training step pads to cuda_graph_rows (96)")->capture_default_str();
+  app.add_option("--mask-chunk", o.mask_chunk, "segment: the loss's mask_chunk (0 = its default)")->capture_default_str();
   app.add_option("--profile", o.profile, "after the first configuration, N eager steps under LibTorch's profiler: "
                  "device time per kernel")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
