@@ -79,14 +79,35 @@ TEST_CASE("train sink: YOLO11n overfits 8 coco128 images on the CPU and writes i
   CHECK(tail_mean(cls) < 0.5 * cls.front());
   CHECK(map50.back() > 0.3);
 
-  for (const char* name : {"last.pt", "best.pt"}) {
-    const auto ck = core::load_checkpoint(run_dir + "/weights/" + name);
-    CHECK(ck.model.size() == 499);
-    CHECK(ck.ema.size() == 499);
-    CHECK(ck.meta.at("architecture") == "yolo11n");
-  }
   const auto last = core::load_checkpoint(run_dir + "/weights/last.pt");
   CHECK(last.epoch == epochs);
+  CHECK(last.model.size() == 499);
+  CHECK(last.ema.size() == 499);
+  CHECK_FALSE(last.optimizer.empty());
+  CHECK(last.meta.at("architecture") == "yolo11n");
+  // best.pt as Ultralytics' best.pt: the EMA in float16 and the run's description, nothing a
+  // resume needs, so about a quarter of last.pt's size.
+  const auto best = core::load_checkpoint(run_dir + "/weights/best.pt");
+  CHECK(best.model.empty());
+  CHECK(best.optimizer.empty());
+  REQUIRE(best.ema.size() == 499);
+  CHECK(best.meta.at("architecture") == "yolo11n");
+  CHECK(core::deployable_only(best));
+  for (const auto& [name, t] : best.ema) {
+    CAPTURE(name);
+    if (!t.is_floating_point()) continue;
+    CHECK((t.scalar_type() == torch::kHalf));
+  }
+  const auto best_bytes = std::filesystem::file_size(run_dir + "/weights/best.pt");
+  const auto last_bytes = std::filesystem::file_size(run_dir + "/weights/last.pt");
+  MESSAGE("best.pt " << best_bytes << " bytes, last.pt " << last_bytes);
+  CHECK(best_bytes * 3 < last_bytes);
+  // A resume of best.pt is refused in one line naming last.pt.
+  const auto resumed = test::run_cli("train --resume " + run_dir + "/weights/best.pt");
+  CAPTURE(resumed.output);
+  CHECK(resumed.exit_code == 2);
+  CHECK(resumed.output.find("holds the weights to deploy only") != std::string::npos);
+  CHECK(resumed.output.find("resume from the run's last.pt") != std::string::npos);
   const cv::Mat png = cv::imread(run_dir + "/results.png");
   CHECK(png.cols > 0);
   CHECK(png.rows > 0);

@@ -41,6 +41,24 @@ std::map<std::string, torch::Tensor> to_map(const TensorList& list) {
   return m;
 }
 
+Checkpoint deployable_checkpoint(const Checkpoint& c) {
+  Checkpoint d;
+  for (const auto& [name, t] : c.ema.empty() ? c.model : c.ema) {
+    d.ema.emplace_back(name, t.is_floating_point() ? t.to(torch::kHalf) : t);
+  }
+  d.ema_updates = c.ema_updates;
+  d.epoch = c.epoch;
+  d.step_in_epoch = c.step_in_epoch;
+  d.next_sequence = c.next_sequence;
+  d.global_step = c.global_step;
+  d.best_fitness = c.best_fitness;
+  d.meta = c.meta;
+  d.meta["deployable_only"] = true;
+  return d;
+}
+
+bool deployable_only(const Checkpoint& c) { return c.meta.value("deployable_only", false); }
+
 std::vector<char> serialize_checkpoint(const Checkpoint& c) {
   c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
   d.insert("format", std::string(kFormat));

@@ -48,6 +48,14 @@ Checkpoint load_checkpoint(const std::string& path);
 // reading it (throws as load_checkpoint does).
 bool is_yoloflow_checkpoint(const TorchFile& file);
 Checkpoint read_checkpoint(TorchFile& file);
+// What a run's best.pt holds, as Ultralytics' best.pt does: the weights to deploy (the EMA, else
+// the raw weights) in float16 and the run's description (meta, epoch, fitness), without the
+// raw weights, optimizer, scaler or callback state that only a resume needs: a fraction of
+// last.pt's size. Such a file validates, predicts, exports and is fine-tuned from; a resume
+// refuses it (deployable_only).
+Checkpoint deployable_checkpoint(const Checkpoint& checkpoint);
+bool deployable_only(const Checkpoint& checkpoint);
+
 // Name -> tensor view of a list, for load_state() calls.
 std::map<std::string, torch::Tensor> to_map(const TensorList& list);
 

@@ -21,11 +21,17 @@ TensorList cpu_copy(const TensorList& list) {
 }
 
 // Writes every file, then `after`; a failure names what could not be kept.
-void write_all(const Checkpoint& c, const std::vector<std::string>& paths, const std::string& what,
-               const std::function<void()>& after) {
+void write_all(const Checkpoint& c, const std::vector<std::string>& paths, const std::vector<std::string>& deployable,
+               const std::string& what, const std::function<void()>& after) {
   try {
-    const std::vector<char> bytes = serialize_checkpoint(c);
-    for (const auto& path : paths) write_checkpoint_bytes(path, bytes);
+    if (!paths.empty()) {
+      const std::vector<char> bytes = serialize_checkpoint(c);
+      for (const auto& path : paths) write_checkpoint_bytes(path, bytes);
+    }
+    if (!deployable.empty()) {
+      const std::vector<char> bytes = serialize_checkpoint(deployable_checkpoint(c));
+      for (const auto& path : deployable) write_checkpoint_bytes(path, bytes);
+    }
   } catch (const std::exception& e) {
     throw Error(what + " could not be written: " + e.what() + "; the files and results.csv keep what was saved before");
   }
@@ -54,17 +60,18 @@ CheckpointWriter::~CheckpointWriter() {
 }
 
 void CheckpointWriter::save(const Checkpoint& c, std::vector<std::string> paths, std::string what,
-                            std::function<void()> after) {
+                            std::function<void()> after, std::vector<std::string> deployable_paths) {
   wait();
   if (!background_) {
-    write_all(c, paths, what, after);
+    write_all(c, paths, deployable_paths, what, after);
     return;
   }
   failed_ = std::make_shared<std::atomic<bool>>(false);
-  pending_ = std::async(std::launch::async, [snapshot = snapshot_on_cpu(c), paths = std::move(paths), what = std::move(what),
+  pending_ = std::async(std::launch::async, [snapshot = snapshot_on_cpu(c), paths = std::move(paths),
+                                             deployable = std::move(deployable_paths), what = std::move(what),
                                              after = std::move(after), failed = failed_] {
     try {
-      write_all(snapshot, paths, what, after);
+      write_all(snapshot, paths, deployable, what, after);
     } catch (...) {
       failed->store(true);
       throw;

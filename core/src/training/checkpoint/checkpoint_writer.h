@@ -34,8 +34,10 @@ class CheckpointWriter {
   // checkpoint is on disk, such as the epoch's results row. Waits for the previous write first
   // and rethrows its failure. A failure is a yoloflow::Error naming the file, `what` (e.g.
   // "epoch 3's checkpoint") and that `after` did not run.
+  // `deployable_paths` get deployable_checkpoint(c) instead (best.pt), written before `after`
+  // as the others.
   void save(const Checkpoint& c, std::vector<std::string> paths, std::string what = "the checkpoint",
-            std::function<void()> after = nullptr);
+            std::function<void()> after = nullptr, std::vector<std::string> deployable_paths = {});
   // Returns once every save so far is on disk; rethrows a failed write's error.
   void wait();
   // True once a background write has failed (its error is still to be collected by wait()):

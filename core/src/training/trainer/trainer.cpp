@@ -199,6 +199,10 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   resume_path_ = !options.resume_checkpoint.empty() ? options.resume_checkpoint : first_params.value("resume", std::string());
   if (!resume_path_.empty()) {
     resume_ = std::make_unique<Checkpoint>(load_checkpoint(resume_path_));
+    if (deployable_only(*resume_)) {
+      throw InvalidInput(resume_path_ + " holds the weights to deploy only (a run's best.pt: float16 EMA, no optimizer "
+                         "state); resume from the run's last.pt, or fine-tune from this file with model=" + resume_path_);
+    }
     first_epoch_ = resume_->epoch;
     first_sequence_ = resume_->next_sequence;
     // With a time budget the epochs are the budget's: a resumed run trains it afresh.
@@ -690,12 +694,16 @@ void Trainer::save(const std::vector<std::string>& files, bool mid_epoch, double
   meta["pipeline"] = pipeline_.document;  // what the run folder's pipeline.json holds
   meta["callbacks"] = callbacks_.states();
   meta["freeze"] = frozen_.layers();  // a resume must train the same parameters
+  // best.pt holds what is deployed (Ultralytics' best.pt: float16 EMA, nothing for a resume);
+  // last.pt and the epoch files everything a resume needs.
+  std::vector<std::string> full, deployable;
+  for (const auto& f : files) (f == "best.pt" ? deployable : full).push_back(f);
   checkpoints_->save(make_train_checkpoint(state_, parts(), mid_epoch, seconds_since(epoch_start_), std::move(meta),
                                            callbacks_.save_tensors()),
-                     weight_paths(run_dir_, files),
+                     weight_paths(run_dir_, full),
                      mid_epoch ? "the checkpoint of epoch " + std::to_string(state_.epoch + 1) + " (mid-epoch)"
                                : "the checkpoint of epoch " + std::to_string(state_.epoch + 1),
-                     std::move(after));
+                     std::move(after), weight_paths(run_dir_, deployable));
 }
 
 std::unique_ptr<RunDriver> make_trainer(const Pipeline& pipeline, const Registry& registry, const RunOptions& options) {
