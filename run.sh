@@ -5,6 +5,8 @@
 # (pipelines/train-coco128-cpu.json).
 #
 # Usage: ./run.sh [PIPELINE.json] [overrides...]   (outputs: runs/<pipeline name>/<N>/)
+# The shipped detection pipelines start from Ultralytics' pretrained yolo11n.pt when it is here or
+# can be fetched (else from scratch, said so); afterwards 4 validation images are predicted.
 # Which LibTorch it builds against, first found:
 #   YOLOFLOW_LIBTORCH=DIR   a LibTorch folder you name (unpacked from pytorch.org, or any folder
 #                           with share/cmake/Torch), e.g. a CUDA build
@@ -70,4 +72,43 @@ elif [ "$torch_cuda" = true ]; then
 else
   pipeline=pipelines/train-coco128-cpu.json
 fi
-exec "./$YOLOFLOW_BUILD_DIR/bin/yoloflow" train "$pipeline" "$@"
+yoloflow="./$YOLOFLOW_BUILD_DIR/bin/yoloflow"
+
+# The start of the shipped detection pipelines: Ultralytics' COCO-pretrained yolo11n.pt,
+# fine-tuned (a first result that detects things) at the pipeline's own image size, when it is
+# here or can be fetched; otherwise YOLO11n from scratch, said so. A model= word of yours is kept.
+words=("$@")
+case "$pipeline" in
+  pipelines/train-coco128.json | pipelines/train-coco128-cpu.json)
+    if ! printf '%s\n' "$@" | grep -q '^model='; then
+      if "$yoloflow" info --weights yolo11n.pt > /dev/null; then
+        imgsz=$(sed -n 's/^  "imgsz": \([0-9]*\),*$/\1/p' "$pipeline" | head -1)
+        echo "run.sh: fine-tuning Ultralytics' COCO-pretrained yolo11n.pt"
+        words=(model=yolo11n.pt ${imgsz:+imgsz=$imgsz} "$@")
+      else
+        echo "run.sh: without yolo11n.pt (not fetched: the line above says why), training YOLO11n from scratch," \
+             "whose first epochs detect little"
+      fi
+    fi
+    ;;
+esac
+
+marker=$(mktemp)
+"$yoloflow" train "$pipeline" "${words[@]}"
+# The run just made (the newest run folder with weights written after the start), and its
+# predictions on a few validation images.
+newest=""
+while IFS= read -r best; do
+  if [ -z "$newest" ] || [ "$best" -nt "$newest" ]; then newest="$best"; fi
+done < <(find runs -mindepth 4 -maxdepth 4 -path '*/weights/best.pt' -newer "$marker" 2> /dev/null)
+run=""
+[ -z "$newest" ] || run=$(dirname "$(dirname "$newest")")
+rm -f "$marker"
+[ -n "$run" ] || exit 0
+val=../shared/datasets/coco128/images/val2017
+if [ -d "$val" ]; then
+  sources=("$val"/*.jpg)
+  printf '%s\n' "${sources[@]:0:4}" > "$run/predict-sources.txt"
+  "$yoloflow" predict --weights "$run/weights/best.pt" --source "$run/predict-sources.txt" --out "$run/predict" &&
+    echo "run.sh: annotated images of 4 validation images in $run/predict/"
+fi
