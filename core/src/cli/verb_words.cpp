@@ -11,6 +11,7 @@
 #include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/pipeline/word_values.h"
+#include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 #include "yoloflow/params.h"
 
@@ -125,8 +126,13 @@ Options weights_options(const std::string&, const std::string& value) { return {
 Options info_model_options(const std::string&, const std::string& value) {
   std::error_code ec;
   const std::string ext = std::filesystem::path(value).extension().string();
+  if (ext == ".yaml" || ext == ".yml") {
+    // A model yaml, read as train reads it (core::expand_model_words): its architecture.
+    const auto words = core::expand_model_words({"model=" + value});
+    return {"--model", words.front().substr(6)};
+  }
   if (ext == ".pt" || ext == ".pth" || std::filesystem::is_regular_file(value, ec)) return {"--weights", value};
-  return {"--model", ext == ".yaml" || ext == ".yml" ? std::filesystem::path(value).stem().string() : value};
+  return {"--model", value};
 }
 
 Options nothing(const std::string&, const std::string&) { return {}; }

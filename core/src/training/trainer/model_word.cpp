@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,7 @@
 #include "runtime/pipeline/json_text.h"
 #include "runtime/util/string_affixes.h"
 #include "training/model/fetched_weights.h"
+#include "training/model/model_yaml.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
 #include "training/checkpoint/checkpoint.h"
@@ -29,9 +31,12 @@ std::string checkpoint_architecture(const TorchFile& file) {
   if (j.contains("model") && j["model"].is_object() && j["model"].contains("plugin") && j["model"]["plugin"].is_string()) {
     const auto& m = j["model"];
     const auto params = m.value("params", nlohmann::json::object());
-    return m["plugin"].get<std::string>() +
-           (params.is_object() && params.contains("scale") && params["scale"].is_string() ? params["scale"].get<std::string>()
-                                                                                            : std::string());
+    // yolo11n, and yolo11n-seg for a segmentation model (the word's task suffix).
+    const auto text = [&](const char* key) {
+      return params.is_object() && params.contains(key) && params[key].is_string() ? params[key].get<std::string>()
+                                                                                   : std::string();
+    };
+    return m["plugin"].get<std::string>() + text("scale") + (text("task") == "segment" ? "-seg" : "");
   }
   if (j.contains("architecture") && j["architecture"].is_string()) return j["architecture"].get<std::string>();
   return "";
@@ -54,9 +59,21 @@ std::vector<std::string> expand_model_words(const std::vector<std::string>& over
     }
     const std::string given = word.substr(6);
     if (ends_with(given, ".yaml") || ends_with(given, ".yml")) {
-      // Ultralytics' model yaml names the architecture: yolo11s.yaml is yolo11s (its layers are
-      // the plugin's; the file itself is not read).
-      out.push_back("model=" + fs::path(given).stem().string());
+      // A model yaml that is a file is read (model_yaml.h): what it describes is built, or it is
+      // refused naming its line; never replaced by a stock model. A bare name that is no file
+      // (yolo11s.yaml, yolo11n-seg.yaml) is Ultralytics' packaged yaml of that architecture.
+      std::error_code ec;
+      if (fs::exists(given, ec)) {
+        out.push_back("model=" + read_model_yaml(given, word).architecture);
+        continue;
+      }
+      const fs::path named(given);
+      if (named.has_parent_path() ||
+          !std::regex_match(named.stem().string(), std::regex("yolo[v]?[0-9]+[nslmx]?(-[a-z]+)?"))) {
+        throw InvalidInput(word + ": no such file; a model yaml is a file of yours, or the name of an architecture "
+                           "yoloflow builds (yolo11n.yaml ... yolo11x.yaml, yolo11n-seg.yaml ...)");
+      }
+      out.push_back("model=" + named.stem().string());
       continue;
     }
     // yolo11n.pt: the file here, else the one in the weights folder, else fetched there.

@@ -10,7 +10,9 @@
 namespace yoloflow::core {
 
 // `overrides` with every `model=` word rewritten into the overrides it stands for:
-//   model=yolo11s.yaml  -> model=yolo11s
+//   model=yolo11s.yaml  -> model=yolo11s (a name that is no file: Ultralytics' packaged yaml)
+//   model=DIR/my.yaml   -> the architecture the file describes (training/model/model_yaml.h),
+//                          or refused naming its line
 //   model=FILE.pt       -> model=<its architecture> weights=<FILE, absolute> [imgsz=<its imgsz>]
 //                          (no weights= with pretrained=False: the architecture from scratch)
 // (imgsz only where no imgsz= is given). A file is anything ending in .pt or .pth, or an existing
