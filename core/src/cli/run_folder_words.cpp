@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/pipeline/word_values.h"
 #include "runtime/util/path_words.h"
 #include "yoloflow/error.h"
@@ -14,7 +15,9 @@ RunFolderWords take_run_folder_words(std::vector<std::string>& words) {
     const auto eq = it->find('=');
     const std::string key = eq == std::string::npos ? "" : it->substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : it->substr(eq + 1);
-    if (key == "project") {
+    if ((key == "project" || key == "name") && core::is_ultralytics_none(value)) {
+      // project=None, name=None (a replayed args.yaml): not set, Ultralytics' default folder.
+    } else if (key == "project") {
       // An absolute project is a folder of the user's; a relative one goes under runs/detect
       // and must stay there.
       core::check_path_word("project=", value);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/run_folder_words.h"
+#include "runtime/pipeline/cfg_words.h"
 #include "runtime/pipeline/device_word.h"
 #include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
@@ -266,6 +267,26 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
                        "or no task: the model's name says it)");
   }
   const std::string verb = args[at];
+  // cfg=FILE.yaml: the file's words first, in its place; the command line's own words win.
+  for (std::size_t i = at + 1; i < args.size(); ++i) {
+    if (args[i].rfind("cfg=", 0) != 0) continue;
+    if (core::is_ultralytics_none(args[i].substr(4))) {  // cfg=None (a replayed args.yaml): no file
+      args.erase(args.begin() + static_cast<long>(i--));
+      continue;
+    }
+    std::vector<std::string> keys;
+    for (const auto& a : args) {
+      if (!a.empty() && a[0] != '-' && a.find('=') != std::string::npos) keys.push_back(a.substr(0, a.find('=')));
+    }
+    const auto words = core::cfg_file_words(args[i].substr(4), args[i], keys);
+    args.erase(args.begin() + static_cast<long>(i));
+    args.insert(args.begin() + static_cast<long>(i), words.begin(), words.end());
+    if (words.empty()) {
+      --i;  // the next word now stands at i
+      continue;
+    }
+    i += words.size() - 1;
+  }
   // Whether args[i], after the verb, is the value of the option before it (`--data D.yaml`).
   auto option_value = [&](std::size_t i) {
     const std::string& before = args[i - 1];

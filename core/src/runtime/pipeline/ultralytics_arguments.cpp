@@ -155,8 +155,7 @@ std::vector<UltralyticsArgument> make_arguments() {
       {"auto_augment", kNone, kClassify},
       {"erasing", kNone, kClassify},
       // Custom config
-      {"cfg", kNone, "a yaml of arguments is not read; give the words on the command line, or write a pipeline "
-                     "file (docs/pipeline-format.md)"},
+      {"cfg", kEvery, ""},  // read before the other words (runtime/pipeline/cfg_words.h)
       // Tracker settings
       {"tracker", kNone, "yoloflow has no track mode"},
   };

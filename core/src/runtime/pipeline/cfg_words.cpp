@@ -1,0 +1,54 @@
+#include "runtime/pipeline/cfg_words.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "yoloflow/error.h"
+
+namespace yoloflow::core {
+namespace {
+
+// A value as Ultralytics' words write it (Python's spelling of what yaml.safe_load returns).
+std::string word_value(const YAML::Node& node, const std::string& at) {
+  if (node.IsNull()) return "None";
+  if (node.IsSequence()) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < node.size(); ++i) out += (i ? ", " : "") + word_value(node[i], at);
+    return out + "]";
+  }
+  if (node.IsMap()) throw InvalidInput(at + " is a mapping; an argument's value is a number, a word or a list");
+  const std::string s = node.Scalar();
+  if (node.Tag() == "?") {  // plain (unquoted) scalars: YAML's null and booleans
+    if (s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty()) return "None";
+    if (s == "true" || s == "True" || s == "TRUE") return "True";
+    if (s == "false" || s == "False" || s == "FALSE") return "False";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> cfg_file_words(const std::string& path, const std::string& word,
+                                        const std::vector<std::string>& given) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InvalidInput(word + ": no such file");
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw InvalidInput(word + " is not YAML: line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (doc.IsNull()) return {};
+  if (!doc.IsMap()) throw InvalidInput(word + " is not a mapping of arguments (key: value lines)");
+  std::vector<std::string> out;
+  for (const auto& kv : doc) {
+    const std::string key = kv.first.Scalar();
+    if (key == "cfg" || std::find(given.begin(), given.end(), key) != given.end()) continue;
+    out.push_back(key + "=" + word_value(kv.second, word + " line " + std::to_string(kv.second.Mark().line + 1) + ": " + key));
+  }
+  return out;
+}
+
+}  // namespace yoloflow::core
