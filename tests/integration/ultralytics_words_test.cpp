@@ -862,6 +862,34 @@ TEST_CASE("ultralytics words: cfg=args.yaml replays a run's arguments, the comma
   }
 }
 
+TEST_CASE("ultralytics words: a run writes args.yaml under Ultralytics' keys, and cfg=args.yaml asks for the same run") {
+  const std::string dir = test::temp_dir("ultralytics-args-yaml");
+  const std::string data = test::write_coco128_subset(dir, 4);
+  const auto first = test::run_cli("train data=" + data + " model=yolo11n.yaml epochs=1 imgsz=64 batch=2 workers=1 "
+                                   "device=cpu lr0=0.02 fliplr=0.25 plots=False project=" + dir + " name=first",
+                                   "OMP_NUM_THREADS=1 ");
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  const std::string args = test::read_file(dir + "/first/args.yaml");
+  for (const char* line : {"task: detect\n", "mode: train\n", "model: yolo11n.yaml\n", "epochs: 1\n", "batch: 2\n",
+                           "imgsz: 64\n", "device: cpu\n", "lr0: 0.02\n", "fliplr: 0.25\n", "plots: false\n"}) {
+    CAPTURE(line);
+    CHECK(contains(args, line));
+  }
+  CHECK(contains(args, "save_dir: " + dir + "/first\n"));
+  auto doc = nlohmann::json::parse(test::read_file(dir + "/first/pipeline.json"));
+  CHECK(contains(doc["_doc"].get<std::string>(), "This run: `yoloflow train data=" + data + " model=yolo11n.yaml"));
+
+  const auto again = test::run_cli("train cfg=" + dir + "/first/args.yaml project=" + dir + " name=again",
+                                   "OMP_NUM_THREADS=1 ");
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  auto replayed = nlohmann::json::parse(test::read_file(dir + "/again/pipeline.json"));
+  doc.erase("_doc");
+  replayed.erase("_doc");
+  CHECK(doc == replayed);
+}
+
 TEST_CASE("ultralytics words: a sweep whose grid key changes nothing is refused before any run") {
   const std::string dir = test::temp_dir("ultralytics-sweep");
   const std::string data = test::write_coco128_subset(dir, 2);

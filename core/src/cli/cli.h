@@ -34,6 +34,7 @@ struct RunRequest {
   bool training = false;          // `train`: the pipeline must end in the train sink
   bool exist_ok = false;          // --exist-ok: a --run-dir holding a run may be written into
   std::string resume_checkpoint;  // continue from this checkpoint (epoch, data position)
+  std::vector<std::string> words;  // train: the words as given (before model= and data= expand), for args.yaml
 };
 int run_pipeline(CliContext& ctx, const RunRequest& request);
 

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/distributed_run.h"
 #include "cli/pipeline_plugins.h"
+#include "cli/run_args_yaml.h"
 #include "cli/run_folder_words.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/run/epoch_loop.h"
@@ -230,7 +231,20 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     std::cout << "run folder: " << printable(run_dir) << std::endl;
     // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
     // `train --resume` reads back.
+    if (request.training && request.resume_checkpoint.empty()) {
+      // What this run is, before what its pipeline's recipe says of itself.
+      std::string command = "yoloflow train";
+      if (!request.file.empty()) command += " " + request.file;
+      for (const auto& w : request.words) command += " " + w;
+      const std::string recipe = p.document.value("_doc", std::string());
+      p.document["_doc"] = "This run: `" + command + "` (args.yaml holds its arguments under Ultralytics' keys)." +
+                           (recipe.empty() ? std::string() : " The pipeline: " + recipe);
+    }
     core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
+    // A new training run's arguments as Ultralytics' args.yaml (a resume keeps the first's).
+    if (request.training && request.resume_checkpoint.empty()) {
+      core::write_file_atomic(run_dir + "/args.yaml", run_args_yaml(p.document, p.sink, request.words, run_dir));
+    }
     if (const int stale = folder.remove_stale_temporaries(); stale > 0) {
       std::cout << "removed " << stale << " temporary file" << (stale == 1 ? "" : "s")
                 << " that an interrupted write left in " << printable(run_dir) << std::endl;

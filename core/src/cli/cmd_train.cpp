@@ -99,6 +99,7 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
       }
       // model=yolo11n.pt (Ultralytics' weights, or a run's best.pt): its architecture and its
       // weights, as `yolo train model=yolo11n.pt` starts from them.
+      request.words = request.overrides;
       if (resume_dir->empty()) request.overrides = core::expand_model_words(request.overrides);
       // data=coco8.yaml (a dataset Ultralytics names without a file): fetched into the datasets folder.
       request.overrides = core::expand_data_words(request.overrides);

@@ -45,7 +45,9 @@ std::vector<std::string> cfg_file_words(const std::string& path, const std::stri
   std::vector<std::string> out;
   for (const auto& kv : doc) {
     const std::string key = kv.first.Scalar();
-    if (key == "cfg" || std::find(given.begin(), given.end(), key) != given.end()) continue;
+    // save_dir is where the run went (an args.yaml's last line), not an argument: Ultralytics
+    // leaves it out of a cfg's words too.
+    if (key == "cfg" || key == "save_dir" || std::find(given.begin(), given.end(), key) != given.end()) continue;
     out.push_back(key + "=" + word_value(kv.second, word + " line " + std::to_string(kv.second.Mark().line + 1) + ": " + key));
   }
   return out;
