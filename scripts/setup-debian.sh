@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev                 # LibTorch 1.13 (CPU)
+  libopenblas0-openmp          # the BLAS LibTorch calls: the reference libblas3 trains small CPU batches 4x slower
   libopencv-dev                # OpenCV 4.6 (core, imgproc, imgcodecs, videoio: predict reads and writes videos; dnn runs exported ONNX files in tests)
   libopencv-dnn-dev            # (part of libopencv-dev; named because the export tests need it)
   libonnx-dev libprotobuf-dev  # ONNX 1.12 protobuf classes, checker, shape inference: yoloflow export
