@@ -1,7 +1,12 @@
-// `yoloflow weights import|export`: move weights between PyTorch state-dict files and ours.
+// `yoloflow weights import|export`: move weights between PyTorch state-dict files and ours, and
+// back to Ultralytics (export --format ultralytics).
 #include <iostream>
+#include <sstream>
 
 #include "cli/cli.h"
+#include "cli/ultralytics_export.h"
+#include "runtime/util/string_affixes.h"
+#include "training/checkpoint/checkpoint_model.h"
 #include "training/model/model_factory.h"
 #include "training/model/torch_file.h"
 #include "training/model/ultralytics_checkpoint.h"
@@ -77,13 +82,96 @@ int run_export(CliContext& ctx, const std::string& in, const std::string& key, c
   return kExitOk;
 }
 
+// The last line of `text` that starts with "error: ", without it; "" when none does.
+std::string script_error(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, found;
+  while (std::getline(in, line)) {
+    if (core::starts_with(line, "error: ")) found = line.substr(7);
+  }
+  return found;
+}
+
+std::string last_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, found;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) found = line;
+  }
+  return found;
+}
+
+// --format ultralytics: checks the file as every consumer of weights does (the architecture, the
+// EMA, names and shapes), then has scripts/yoloflow-to-ultralytics.py build Ultralytics' own
+// model object from it with the user's Ultralytics (ultralytics_export.h). The script writes the
+// output atomically itself.
+int run_export_ultralytics(CliContext& ctx, const std::string& in, const std::string& key, const std::string& arch,
+                           const std::string& out) {
+  core::check_path_word("--out", out);
+  core::check_writable_target(out);
+  if (!core::ends_with(out, ".pt")) {
+    throw InvalidInput("--out " + out + ": Ultralytics loads checkpoints named *.pt; name the output so");
+  }
+  if (!key.empty() && key != "ema" && key != "model") {
+    throw InvalidInput("--key " + key +
+                       ": with --format ultralytics, ema or model (the entries of a yoloflow checkpoint)");
+  }
+  auto loaded = core::load_checkpoint_model(ctx.plugins().registry(), in, torch::Device(torch::kCPU), "--weights",
+                                            arch, "--model");
+  if (core::starts_with(loaded.weights_kind, "Ultralytics")) {
+    throw InvalidInput(in + " is an Ultralytics checkpoint already: Ultralytics loads it as it is (YOLO('" + in +
+                       "'))");
+  }
+  const std::string architecture = loaded.model->architecture();
+  std::vector<std::string> looked_in;
+  const std::string script = find_ultralytics_script(&looked_in);
+  if (script.empty()) {
+    std::string where;
+    for (const auto& d : looked_in) where += (where.empty() ? "" : ", ") + d;
+    throw Error("cannot find yoloflow-to-ultralytics.py, which writes Ultralytics checkpoints (looked in " + where +
+                "); reinstall yoloflow");
+  }
+  std::vector<std::string> args = {"--model", architecture};
+  // The image size it trained at, as its pipeline says (the last epoch's of a schedule); without
+  // a pipeline, the script takes the checkpoint's own note of it.
+  if (!loaded.described.pipeline.is_null()) {
+    args.insert(args.end(), {"--imgsz", std::to_string(core::default_imgsz(loaded))});
+  }
+  if (const std::string data = core::default_data(loaded); !data.empty()) {
+    args.insert(args.end(), {"--data", data});
+  }
+  if (!key.empty()) args.insert(args.end(), {"--key", key});
+  args.insert(args.end(), {"--", in, out});
+  const std::string python = python_interpreter();
+  const PythonRun run = run_python(python, script, args);
+  if (run.not_started) {
+    throw InvalidInput("cannot run Python '" + python + "' (" + run.start_error +
+                       "): writing an Ultralytics checkpoint needs Python 3 with Ultralytics (pip install "
+                       "ultralytics); YOLOFLOW_PYTHON names the interpreter");
+  }
+  if (run.exit_code != 0) {
+    const std::string said = script_error(run.output);
+    if (!said.empty()) {
+      if (run.exit_code == kExitInvalid) throw InvalidInput(said);
+      throw Error(said);
+    }
+    const std::string last = last_line(run.output);
+    throw Error("writing the Ultralytics checkpoint failed (" + python + " " + script +
+                (run.exit_code < 0 ? std::string(" was killed") : " exited with " + std::to_string(run.exit_code)) +
+                (last.empty() ? std::string(")") : "): " + last));
+  }
+  std::cout << printable_lines(run.output) << std::flush;
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected) {
-  auto* cmd = app.add_subcommand("weights", "Import PyTorch state dicts and export ours for PyTorch");
+  auto* cmd = app.add_subcommand(
+      "weights", "Import PyTorch state dicts and Ultralytics checkpoints; export ours for PyTorch or Ultralytics");
   cmd->require_subcommand(1);
   struct Opts {
-    std::string src, model, out, key;
+    std::string src, model, out, key, format = "state_dict";
     int nc = 0;
   };
   auto o = std::make_shared<Opts>();
@@ -102,13 +190,26 @@ void add_weights_command(CLI::App& app, CliContext& ctx, Action& selected) {
 
   auto* exp = cmd->add_subcommand(
       "export", "Write our weights or checkpoint file as a state dict (OrderedDict name -> tensor) that a plain "
-                "torch.load in Python reads");
-  exp->add_option("src", o->src, "Our weights or checkpoint file")->required();
+                "torch.load in Python reads, or (--format ultralytics) as an Ultralytics checkpoint that "
+                "YOLO(\"model.pt\") loads");
+  exp->add_option("src,--weights", o->src, "Our weights or checkpoint file (a run's weights/best.pt or last.pt)")
+      ->required();
   exp->add_option("--out", o->out, "Output file")->required();
-  exp->add_option("--key", o->key, "Checkpoint entry holding the weights (default: ema, then model, then state_dict)");
-  exp->add_option("--model", o->model, "Also check names and shapes against this architecture");
+  exp->add_option("--format", o->format,
+                  "state_dict (a dict name -> tensor) or ultralytics (an Ultralytics checkpoint: the model built by "
+                  "the Ultralytics installed for $YOLOFLOW_PYTHON, default python3; pip install ultralytics)")
+      ->check(CLI::IsMember({"state_dict", "ultralytics"}))
+      ->capture_default_str();
+  exp->add_option("--key", o->key,
+                  "Checkpoint entry holding the weights (default: ema, then model, then state_dict; "
+                  "with --format ultralytics: ema or model)");
+  exp->add_option("--model", o->model,
+                  "Also check names and shapes against this architecture (a plain state dict: its architecture)");
   exp->callback([&ctx, &selected, o] {
-    selected = [&ctx, o]() { return run_export(ctx, o->src, o->key, o->model, o->out); };
+    selected = [&ctx, o]() {
+      if (o->format == "ultralytics") return run_export_ultralytics(ctx, o->src, o->key, o->model, o->out);
+      return run_export(ctx, o->src, o->key, o->model, o->out);
+    };
   });
 }
 
