@@ -218,6 +218,16 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   options.on_first_step = [&folder] { folder.first_step_taken(); };
   // Builds everything (the data read, the model built, a resumed checkpoint loaded); a failure
   // leaves through here, and a folder this command made is removed again.
+  if (request.training && request.resume_checkpoint.empty()) {
+    // What this run is, before what its pipeline's recipe says of itself (before the driver is
+    // made: its checkpoints keep the pipeline.json document).
+    std::string command = "yoloflow train";
+    if (!request.file.empty()) command += " " + request.file;
+    for (const auto& w : request.words) command += " " + w;
+    const std::string recipe = p.document.value("_doc", std::string());
+    p.document["_doc"] = "This run: `" + command + "` (args.yaml holds its arguments under Ultralytics' keys)." +
+                         (recipe.empty() ? std::string() : " The pipeline: " + recipe);
+  }
   const auto driver = core::make_run_driver(p, registry, options);
   if (const std::string nothing = driver->nothing_to_run(); !nothing.empty()) {
     std::cout << nothing << std::endl;
@@ -231,15 +241,6 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     std::cout << "run folder: " << printable(run_dir) << std::endl;
     // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
     // `train --resume` reads back.
-    if (request.training && request.resume_checkpoint.empty()) {
-      // What this run is, before what its pipeline's recipe says of itself.
-      std::string command = "yoloflow train";
-      if (!request.file.empty()) command += " " + request.file;
-      for (const auto& w : request.words) command += " " + w;
-      const std::string recipe = p.document.value("_doc", std::string());
-      p.document["_doc"] = "This run: `" + command + "` (args.yaml holds its arguments under Ultralytics' keys)." +
-                           (recipe.empty() ? std::string() : " The pipeline: " + recipe);
-    }
     core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
     // A new training run's arguments as Ultralytics' args.yaml (a resume keeps the first's).
     if (request.training && request.resume_checkpoint.empty()) {

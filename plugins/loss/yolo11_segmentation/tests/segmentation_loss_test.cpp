@@ -142,7 +142,14 @@ TEST_CASE("yolo11_segmentation gives the same loss and gradients whatever the ch
     CAPTURE(name);
     const CaseResult a = run_case(*small, name), b = run_case(*whole, name);
     CHECK(torch::allclose(a.items, b.items, 1e-6, 1e-7));
-    for (const auto& [input, grad] : a.grads) CHECK(torch::allclose(grad, b.grads.at(input), 1e-5, 1e-8));
+    for (const auto& [input, grad] : a.grads) {
+      CAPTURE(input);
+      const double scale = b.grads.at(input).abs().max().item<double>();
+      MESSAGE(name << " " << input << ": max |difference| " << (grad - b.grads.at(input)).abs().max().item<double>()
+                   << " of max |gradient| " << scale);
+      // Chunks change only the order of float sums (the BLAS blocks each size its own way).
+      CHECK(torch::allclose(grad, b.grads.at(input), 1e-5, 1e-6 * scale));
+    }
   }
 }
 
