@@ -7,24 +7,11 @@
 #include <opencv2/imgproc.hpp>
 
 #include "training/detect/image_file.h"
+#include "training/eval/box_iou.h"
 #include "training/eval/plot_canvas.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
-namespace {
-
-// Plain IoU (M, N) between label boxes `a` (M, 4) and prediction boxes `b` (N, 4), xyxy.
-torch::Tensor pairwise_iou(const torch::Tensor& a, const torch::Tensor& b) {
-  const auto lt = torch::max(a.unsqueeze(1).narrow(2, 0, 2), b.unsqueeze(0).narrow(2, 0, 2));
-  const auto rb = torch::min(a.unsqueeze(1).narrow(2, 2, 2), b.unsqueeze(0).narrow(2, 2, 2));
-  const auto wh = (rb - lt).clamp_min(0);
-  const auto inter = wh.select(2, 0) * wh.select(2, 1);
-  const auto area_a = (a.select(1, 2) - a.select(1, 0)) * (a.select(1, 3) - a.select(1, 1));
-  const auto area_b = (b.select(1, 2) - b.select(1, 0)) * (b.select(1, 3) - b.select(1, 1));
-  return inter / (area_a.unsqueeze(1) + area_b.unsqueeze(0) - inter + 1e-7);
-}
-
-}  // namespace
 
 ConfusionMatrix::ConfusionMatrix(int nc, double conf, double iou)
     : nc_(std::max(nc, 0)), conf_(conf), iou_(iou), counts_(static_cast<std::size_t>((nc_ + 1) * (nc_ + 1)), 0) {}
@@ -73,7 +60,7 @@ void ConfusionMatrix::add_image(const torch::Tensor& predictions, const torch::T
   std::vector<std::int64_t> pred_of(static_cast<std::size_t>(m), -1);
   std::vector<bool> pred_used(static_cast<std::size_t>(n), false);
   if (n > 0 && m > 0) {
-    const auto iou = pairwise_iou(lab.narrow(1, 1, 4), pred.narrow(1, 0, 4)).contiguous();
+    const auto iou = pairwise_box_iou(lab.narrow(1, 1, 4), pred.narrow(1, 0, 4)).contiguous();
     auto o = iou.accessor<float, 2>();
     struct Pair {
       float iou;

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "training/detect/image_file.h"
+#include "training/eval/box_iou.h"
 #include "training/eval/metric_curves_plot.h"
 #include "yoloflow/log.h"
 
@@ -11,17 +12,6 @@ namespace yoloflow::core {
 namespace {
 
 constexpr std::size_t kDrawnBatches = 3;  // val_batch0..2, as Ultralytics
-
-// Boxes (M, 4) xyxy -> (N, 4) xyxy IoU (M, N).
-torch::Tensor box_iou(const torch::Tensor& a, const torch::Tensor& b) {
-  const auto lt = torch::max(a.unsqueeze(1).narrow(2, 0, 2), b.unsqueeze(0).narrow(2, 0, 2));
-  const auto rb = torch::min(a.unsqueeze(1).narrow(2, 2, 2), b.unsqueeze(0).narrow(2, 2, 2));
-  const auto wh = (rb - lt).clamp_min(0);
-  const auto inter = wh.select(2, 0) * wh.select(2, 1);
-  const auto area_a = (a.select(1, 2) - a.select(1, 0)) * (a.select(1, 3) - a.select(1, 1));
-  const auto area_b = (b.select(1, 2) - b.select(1, 0)) * (b.select(1, 3) - b.select(1, 1));
-  return inter / (area_a.unsqueeze(1) + area_b.unsqueeze(0) - inter + 1e-7);
-}
 
 }  // namespace
 
@@ -60,7 +50,7 @@ void ValPlots::add_batch(const Batch& batch, const std::vector<ImagePredictions>
     label_cls_.insert(label_cls_.end(), cls.begin(), cls.end());
     const auto n = pred.size(0);
     if (n == 0) continue;
-    const auto tp = m > 0 ? true_positives(pred, cls, box_iou(lab.narrow(1, 1, 4), pred.narrow(1, 0, 4)))
+    const auto tp = m > 0 ? true_positives(pred, cls, pairwise_box_iou(lab.narrow(1, 1, 4), pred.narrow(1, 0, 4)))
                           : std::vector<bool>(static_cast<std::size_t>(n), false);
     auto p = pred.accessor<float, 2>();
     for (std::int64_t k = 0; k < n; ++k) scored_.push_back({p[k][4], static_cast<int>(p[k][5]), tp[static_cast<std::size_t>(k)]});
