@@ -7,6 +7,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include <cmath>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -102,6 +103,9 @@ TEST_CASE("train writes steps.csv and phase means with profile_every, and its fi
   CHECK(results.rows()[0].at("profile/forward_ms") == doctest::Approx((rows[0][5] + rows[1][5]) / 2).epsilon(0.01));
   CHECK(results.rows()[1].at("profile/backward_ms") == doctest::Approx(rows[2][6]).epsilon(0.01));
   CHECK(r.output.find("epoch 1 step profile (2 sampled steps, mean ms): data wait") != std::string::npos);
+  // The progress line has Ultralytics' Instances and Size: the last batch's labelled objects and
+  // its image size.
+  CHECK(std::regex_search(r.output, std::regex("epoch 2/2  step 4/4  box [0-9.]+  cls [0-9.]+  dfl [0-9.]+  instances [0-9]+  size 64  ")));
 
   // Ultralytics' train_batch0..2.jpg: the batch's 2 images of 64 px side by side (the drawing is
   // preview's, tested there); only the first three batches.
@@ -116,4 +120,29 @@ TEST_CASE("train writes steps.csv and phase means with profile_every, and its fi
     CHECK(stddev[0] > 10);  // the photos, not an empty grey grid
   }
   CHECK(cv::imread(run + "/train_batch3.jpg").empty());
+}
+
+TEST_CASE("train on a terminal: the epoch's bar stays on the last line, the log lines above it; never in a pipe") {
+  const auto dir = test::temp_dir("status-line");
+  const auto data = test::write_coco128_subset(dir, 8);
+  // `script` runs the command on a pseudo-terminal, as a user's shell would.
+  const auto command = [&](const std::string& run) {
+    return "OMP_NUM_THREADS=1 " + test::cli() + " train " + test::coco128_cpu_pipeline(data) + " --run-dir " + run +
+           " device=cpu imgsz=64 workers=1 stages.batch.params.batch=2 stages.train.params.val_every=0 "
+           "stages.train.params.log_every=2 epochs=1";
+  };
+  const auto tty = test::run_shell("script -qfec '" + command(dir + "/tty") + "' /dev/null");
+  INFO(tty.output);
+  REQUIRE(tty.exit_code == 0);
+  // Drawn in place ("\r" ... erase to the end of the line): a bar, the step, instances and size.
+  CHECK(std::regex_search(tty.output, std::regex("\\repoch 1/1 (\u2501|\u2500){20} [1-4]/4  .*instances [0-9]+  size 64  .*ETA [0-9:]+\x1b\\[K")));
+  // A progress line logged meanwhile clears the bar first and it is drawn again after it.
+  CHECK(tty.output.find("\r\x1b[K\x1b[32m[") != std::string::npos);
+  CHECK(tty.output.find("step 2/4") != std::string::npos);
+  // In a pipe (a CI log, a file) there is no bar at all, only the progress lines.
+  const auto piped = test::run_shell(command(dir + "/piped"));
+  REQUIRE(piped.exit_code == 0);
+  CHECK(piped.output.find("step 2/4") != std::string::npos);
+  CHECK(piped.output.find("\u2500") == std::string::npos);
+  CHECK(piped.output.find("\x1b[K") == std::string::npos);
 }

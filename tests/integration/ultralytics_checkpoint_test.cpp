@@ -234,6 +234,21 @@ TEST_CASE("ultralytics checkpoint: model=FILE.pt stands for its architecture, it
   CHECK_THROWS_WITH_AS(core::expand_model_words({"model=/nowhere/yolo11n.pt"}),
                        doctest::Contains("model=/nowhere/yolo11n.pt: no such file (yoloflow fetches only Ultralytics' released names"),
                        InvalidInput);
+  // A hint names only what is then taken: a missing YOLOv8 file or yaml is not answered with
+  // model=yolov8n (no plugin builds it) but with the YOLO11 names.
+  for (const std::string word : {"model=yolov8n.pt", "model=yolov8n.yaml"}) {
+    CAPTURE(word);
+    try {
+      core::expand_model_words({word});
+      FAIL("taken");
+    } catch (const InvalidInput& e) {
+      const std::string text = e.what();
+      CHECK(text.find("yoloflow builds YOLO11 (yolo11n ... yolo11x, and -seg of each)") != std::string::npos);
+      CHECK(text.find("model=yolov8n ") == std::string::npos);
+      CHECK(text.find("model=yolo11n") != std::string::npos);
+    }
+  }
+  CHECK(core::expand_model_words({"model=yolo11n"}) == std::vector<std::string>{"model=yolo11n"});
   const auto dir = test::temp_dir("model-word");
   core::write_weights(dir + "/sd.pt", core::read_weights(best()));
   CHECK_THROWS_WITH_AS(core::expand_model_words({"model=" + dir + "/sd.pt"}),

@@ -42,6 +42,14 @@ std::string checkpoint_architecture(const TorchFile& file) {
   return "";
 }
 
+// Names of architectures the yolo11 model plugin builds (yolo11n, yolo11s-seg, ...): only these
+// are suggested as words, so that a hint never leads to a refused command.
+bool buildable_architecture(const std::string& stem) {
+  return std::regex_match(stem, std::regex("yolo11[nslmx]?(-seg)?"));
+}
+
+constexpr const char* kBuildable = "yoloflow builds YOLO11 (yolo11n ... yolo11x, and -seg of each)";
+
 }  // namespace
 
 std::vector<std::string> expand_model_words(const std::vector<std::string>& overrides) {
@@ -73,6 +81,10 @@ std::vector<std::string> expand_model_words(const std::vector<std::string>& over
         throw InvalidInput(word + ": no such file; a model yaml is a file of yours, or the name of an architecture "
                            "yoloflow builds (yolo11n.yaml ... yolo11x.yaml, yolo11n-seg.yaml ...)");
       }
+      if (!buildable_architecture(named.stem().string())) {
+        throw InvalidInput(word + ": no such file, and not an architecture yoloflow builds: " + kBuildable +
+                           "; give model=yolo11n.yaml or the path of a model yaml of yours");
+      }
       out.push_back("model=" + named.stem().string());
       continue;
     }
@@ -85,9 +97,11 @@ std::vector<std::string> expand_model_words(const std::vector<std::string>& over
       continue;
     }
     if (!fs::exists(value, ec)) {
+      const std::string stem = fs::path(value).stem().string();
       throw InvalidInput(word + ": no such file (yoloflow fetches only Ultralytics' released names, such as "
-                         "yolo11n.pt): give the path of the weights file (e.g. a run's best.pt), or model=" +
-                         fs::path(value).stem().string() + " to train that architecture from scratch");
+                         "yolo11n.pt): give the path of the weights file (e.g. a run's best.pt), or " +
+                         (buildable_architecture(stem) ? "model=" + stem + " to train that architecture from scratch"
+                                                       : std::string(kBuildable) + ": model=yolo11n to train one from scratch"));
     }
     const std::string name = word;
     TorchFile file = TorchFile::open(value, name);

@@ -34,9 +34,30 @@ std::string progress_line(const ProgressSnapshot& s) {
   os << std::fixed << std::setprecision(4) << "epoch " << s.epoch + 1 << "/" << s.epochs << "  step " << s.step << "/"
      << s.steps_in_epoch;
   for (const auto& [name, value] : s.losses) os << "  " << name << " " << value;
+  // Ultralytics' Instances and Size columns: the last batch's labelled objects and image size.
+  if (s.instances >= 0) os << "  instances " << s.instances;
+  if (s.size > 0) os << "  size " << s.size;
   os << std::setprecision(1) << "  " << images_per_second(s) << " img/s  data wait " << s.data_wait_ms << " ms  step "
      << s.step_ms << " ms  ETA " << format_duration(eta_seconds(s));
+  return os.str();
+}
+
+std::string progress_bar(std::int64_t done, std::int64_t total, int width) {
+  const std::int64_t full =
+      total > 0 ? std::clamp<std::int64_t>(done * width / total, 0, width) : 0;
+  std::string bar;
+  for (int i = 0; i < width; ++i) bar += i < full ? "\u2501" : "\u2500";  // ━ and ─, as Ultralytics' bars
+  return bar;
+}
+
+std::string status_line(const ProgressSnapshot& s) {
+  std::ostringstream os;
+  os << "epoch " << s.epoch + 1 << "/" << s.epochs << " " << progress_bar(s.step, s.steps_in_epoch, 20) << " " << s.step
+     << "/" << s.steps_in_epoch << std::fixed << std::setprecision(4);
+  for (const auto& [name, value] : s.losses) os << "  " << name << " " << value;
+  if (s.instances >= 0) os << "  instances " << s.instances;
   if (s.size > 0) os << "  size " << s.size;
+  os << std::setprecision(1) << "  " << images_per_second(s) << " img/s  ETA " << format_duration(eta_seconds(s));
   return os.str();
 }
 

@@ -17,7 +17,8 @@ struct ProgressSnapshot {
   double epoch_seconds = 0;
   NamedLosses losses;                    // the loss's mean components over the epoch so far
   double data_wait_ms = 0, step_ms = 0;  // host time per batch since the last line
-  int size = 0;                          // multi-scale image size of the last batch (0 = none)
+  int size = 0;                          // the last batch's image size (its longer side; multi-scale's size)
+  std::int64_t instances = -1;           // the last batch's labelled instances (-1: not known)
   std::vector<double> lrs;               // per parameter group
   double loss_scale = 1.0;
 };
@@ -28,6 +29,11 @@ double images_per_second(const ProgressSnapshot& s);
 // Left in the run at this epoch's pace.
 double eta_seconds(const ProgressSnapshot& s);
 std::string progress_line(const ProgressSnapshot& s);
+// `width` cells, the first done/total of them full: "━━━━━━──────".
+std::string progress_bar(std::int64_t done, std::int64_t total, int width);
+// The terminal's status line during an epoch (a bar, the step, the losses as last logged, the
+// last batch's instances and size, speed and ETA); made without reading the device.
+std::string status_line(const ProgressSnapshot& s);
 StepEvent progress_event(const ProgressSnapshot& s);
 
 // The host's seconds per batch between two progress lines: waiting for the graph vs in the step.

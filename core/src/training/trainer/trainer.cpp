@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "log/logging.h"
 #include "training/parallel/data_parallel.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/pipeline/component_origin.h"
@@ -125,6 +126,7 @@ class Trainer final : public RunDriver, private TrainingView {
   void stop(const std::string& reason);
   void end_training();
   void log_progress();
+  void show_status();
   void report_first_step();
   // Writes the run's state to `files` in the weights folder (rank 0); `after` runs once they
   // are on disk.
@@ -187,6 +189,10 @@ class Trainer final : public RunDriver, private TrainingView {
   bool ended_ = false;         // on_train_end was called
   std::string pending_stop_;   // data parallel: a callback's stop, taken at the epoch's end
   int step_size_ = 0;          // multi-scale: this batch's image size (0 = as collated)
+  int batch_size_px_ = 0;      // this batch's image size as collated (its longer side)
+  std::int64_t batch_instances_ = -1;  // this batch's labelled instances
+  NamedLosses shown_losses_;           // the last progress line's, for the terminal's bar
+  Clock::time_point status_drawn_{};
   TimeBudget budget_;          // `time`; off at 0
   bool epoch_cut_ = false;     // the time budget ended this epoch early: it is the run's last
   double last_end_seconds_ = 0.0;  // the previous epoch's end (validation, checkpoint)
@@ -351,12 +357,17 @@ RunOutcome Trainer::run(std::ostream& out) {
     act_mid_epoch(requests);
   }
   RunOutcome outcome;
+  // The bar leaves the terminal however the run ends (an error line is printed in its place).
+  struct StatusLineGuard {
+    ~StatusLineGuard() { clear_status_line(); }
+  } status_guard;
   budget_.start();
   // The epochs may change after each one (a time budget's plan).
   for (int epoch = first_epoch_; epoch < pipeline_.epochs && !runner_->stop_requested(); ++epoch) {
     at_epoch(epoch);
     const std::uint64_t from = epoch == first_epoch_ ? first_sequence_ : 0;
     EpochStats stats = rect_stages_.empty() ? runner_->run_epoch(epoch, from) : run_rect_epoch(epoch, from);
+    clear_status_line();  // the epoch's bar: what follows is printed in its place
     outcome.samples += stats.samples;
     outcome.seconds += stats.seconds;
     if (stats.interrupted) {
@@ -436,6 +447,8 @@ void Trainer::train_batch(Batch& batch) {
   step_size_ = multi_scale > 0.0 ? multi_scale_size(static_cast<int>(std::max(batch.height, batch.width)), multi_scale,
                                                     static_cast<int>(largest_stride(model_->head())), ctx_.seed, ni)
                                  : 0;
+  batch_size_px_ = static_cast<int>(std::max(batch.height, batch.width));
+  batch_instances_ = batch.has_target(targets::kBoxes) ? batch.boxes().rows() : -1;
   if (profile_) profile_->begin(state_.epoch, state_.step, state_.global_step, waited);
 
   auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
@@ -456,6 +469,7 @@ void Trainer::train_batch(Batch& batch) {
   for (const auto& s : batch.samples) state_.next_sequence = std::max<std::uint64_t>(state_.next_sequence, s.sequence + world);
   window_.add(waited, seconds_since(t0));
   if (state_.step % p_.get_int("log_every") == 0 || state_.step == schedule_->batches_per_epoch()) log_progress();
+  show_status();
   CallbackRequests after;
   callbacks_.batch_end(progress(), after);
   act_mid_epoch(before);
@@ -682,9 +696,31 @@ void Trainer::end_training() {
 void Trainer::log_progress() {
   ProgressSnapshot snap = progress_snapshot(state_, ctx_.epochs, schedule_->batches_per_epoch(),
                                             seconds_since(epoch_start_), optimizer_->groups());
-  snap.size = step_size_;
+  snap.size = step_size_ > 0 ? step_size_ : batch_size_px_;
+  snap.instances = batch_instances_;
+  shown_losses_ = snap.losses;
   snap.loss_scale = precision_->scale();
   window_.report(snap, ctx_.reporter);
+}
+
+// On a terminal, the epoch's bar after every batch (at most ten times a second): host counts and
+// the losses of the last progress line only, so that it never waits for the device.
+void Trainer::show_status() {
+  if (!status_line_shown() || !dist::is_main_process()) return;
+  const auto now = Clock::now();
+  if (state_.step != schedule_->batches_per_epoch() && std::chrono::duration<double>(now - status_drawn_).count() < 0.1) return;
+  status_drawn_ = now;
+  ProgressSnapshot s;
+  s.epoch = state_.epoch;
+  s.epochs = ctx_.epochs;
+  s.step = state_.step;
+  s.steps_in_epoch = schedule_->batches_per_epoch();
+  s.images = state_.images;
+  s.epoch_seconds = seconds_since(epoch_start_);
+  s.losses = shown_losses_;
+  s.size = step_size_ > 0 ? step_size_ : batch_size_px_;
+  s.instances = batch_instances_;
+  set_status_line(status_line(s));
 }
 
 void Trainer::save(const std::vector<std::string>& files, bool mid_epoch, double fitness, std::function<void()> after) {
