@@ -43,6 +43,7 @@ void Component::configure(const Params&, const StageContext&) {}
 
 Registrar::~Registrar() = default;
 DataSource::~DataSource() = default;
+bool DataSource::labels(std::size_t, SampleLabels&) const { return false; }
 SampleLoader::~SampleLoader() = default;
 Augmentation::~Augmentation() = default;
 Batcher::~Batcher() = default;

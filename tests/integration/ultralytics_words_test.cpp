@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -389,6 +390,21 @@ TEST_CASE("ultralytics words on train: plots=False draws no image at all, and re
     CHECK_MESSAGE(fs::exists(dir + "/drawn/" + f), f);
   }
   CHECK(contains(drawn.output, "Box(P"));
+  // labels.jpg: every box of the training split (as many as its source counted), in four panels
+  // of 800 x 800.
+  std::smatch counted;
+  REQUIRE(std::regex_search(drawn.output, counted, std::regex("train split of [^\n]*: 4 samples of 4 images \\(0 background\\), ([0-9]+) boxes")));
+  CHECK(contains(drawn.output, "train: " + counted[1].str() + " training labels plotted to " + dir + "/drawn/labels.jpg"));
+  const cv::Mat labels = cv::imread(dir + "/drawn/labels.jpg");
+  REQUIRE(!labels.empty());
+  CHECK(labels.cols == 1600);
+  CHECK(labels.rows == 1600);
+  for (int q = 0; q < 4; ++q) {
+    CAPTURE(q);
+    cv::Mat gray;
+    cv::cvtColor(labels(cv::Rect((q % 2) * 800, (q / 2) * 800, 800, 800)), gray, cv::COLOR_BGR2GRAY);
+    CHECK(cv::countNonZero(gray < 200) > 500);  // bars, outlines, histogram cells: not a blank panel
+  }
 
   const auto none = tiny_train(data, dir, "undrawn", "epochs=1 plots=False");
   INFO(none.output);

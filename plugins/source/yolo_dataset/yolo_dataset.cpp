@@ -238,6 +238,20 @@ class YoloDataset final : public DataSource {
 
   DatasetInfo info() const override { return info_; }
 
+  // From the scan: the label file's boxes (after classes / single_cls), no image read.
+  bool labels(std::size_t sample, SampleLabels& out) const override {
+    if (sample >= sample_entries_.size()) return false;
+    const Entry& e = entries_[sample_entries_[sample]];
+    out.classes.clear();
+    out.boxes.clear();
+    for (const auto& b : e.boxes) {
+      out.classes.push_back(b.cls);
+      out.boxes.push_back({static_cast<float>((b.x1 + b.x2) / 2), static_cast<float>((b.y1 + b.y2) / 2),
+                           static_cast<float>(b.x2 - b.x1), static_cast<float>(b.y2 - b.y1)});
+    }
+    return true;
+  }
+
   std::vector<DataIssue> issues() const override {
     std::lock_guard<std::mutex> lock(issues_mutex_);
     return issues_;

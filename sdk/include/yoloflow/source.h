@@ -1,5 +1,6 @@
 #pragma once
 // Data source plugins: enumerate a dataset and load one sample at a time.
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -26,6 +27,13 @@ struct DatasetInfo {
   std::size_t max_boxes = 0;        // boxes of the densest sample (0 = unknown)
 };
 
+// One sample's labels as its dataset states them (before any augmentation), read without its
+// image: each instance's class and box, normalised to the image.
+struct SampleLabels {
+  std::vector<int> classes;
+  std::vector<std::array<float, 4>> boxes;  // centre x, centre y, width, height in 0..1
+};
+
 // Reads samples. configure() scans the dataset (file lists, labels) and may be slow;
 // load() decodes one image and is called concurrently from several threads.
 class YOLOFLOW_SDK_API DataSource : public Component {
@@ -39,6 +47,9 @@ class YOLOFLOW_SDK_API DataSource : public Component {
   virtual DatasetInfo info() const = 0;
   // Every problem found so far (scan and loads), for the summary.
   virtual std::vector<DataIssue> issues() const = 0;
+  // Sample `index`'s labels without decoding its image (labels.jpg, dataset statistics).
+  // False where the source cannot tell them so (the default); then the host draws nothing.
+  virtual bool labels(std::size_t index, SampleLabels& out) const;
 };
 
 // A source's samples by index, as a SampleLoader: what the host hands an augmentation that

@@ -24,6 +24,7 @@
 #include "training/device/cuda_memory.h"
 #include "training/trainer/epoch_report.h"
 #include "training/trainer/fitness_tracker.h"
+#include "training/trainer/labels_plot.h"
 #include "training/trainer/frozen_layers.h"
 #include "training/trainer/multi_scale.h"
 #include "training/trainer/optimizer_schedule.h"
@@ -355,6 +356,17 @@ RunOutcome Trainer::run(std::ostream& out) {
     CallbackRequests requests;
     callbacks_.train_start(TrainRun{run_dir_, names_, pipeline_.epochs, resume_ != nullptr}, requests);
     act_mid_epoch(requests);
+  }
+  // Ultralytics' labels.jpg when a run starts (not again on resume): the training labels, read
+  // without decoding an image.
+  if (p_.get_bool("plots") && !resume_ && dist::is_main_process()) {
+    const LabelStatistics labels = collect_labels(runner_->source());
+    if (labels.available) {
+      write_labels_plot(labels, names_, run_dir_ + "/labels.jpg");
+      YF_LOG_INFO("train: " << labels.classes.size() << " training labels plotted to " << run_dir_ << "/labels.jpg");
+    } else {
+      YF_LOG_INFO("train: no labels.jpg: stage '" << pipeline_.source << "' (the data source) does not give its labels without decoding its images");
+    }
   }
   RunOutcome outcome;
   // The bar leaves the terminal however the run ends (an error line is printed in its place).

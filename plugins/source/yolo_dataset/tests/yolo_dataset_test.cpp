@@ -597,3 +597,32 @@ TEST_CASE("yolo_dataset decode_reduced: a large JPEG decodes at 1/4 and gives a 
   const Sample val = make_source(pm, {{"data", dir + "/data.yaml"}, {"split", "val"}, {"decode_reduced", true}}, 320)->load(0);
   CHECK(cv::norm(val.image, full.image, cv::NORM_INF) == 0);
 }
+
+TEST_CASE("yolo_dataset labels(): each sample's classes and boxes without its image, as load() gives them") {
+  plugin_test::PluginSet pm;
+  auto src = make_source(pm, {{"data", test::coco128_dir() + "/data.yaml"}, {"classes", {0, 2}}});
+  REQUIRE(src->size() > 0);
+  std::size_t boxes = 0;
+  for (std::size_t i = 0; i < src->size(); ++i) {
+    CAPTURE(i);
+    SampleLabels labels;
+    REQUIRE(src->labels(i, labels));
+    REQUIRE(labels.classes.size() == labels.boxes.size());
+    boxes += labels.boxes.size();
+    if (i >= 16) continue;  // decoded: the first 16
+    const Sample s = src->load(i);
+    REQUIRE(s.boxes.size() == labels.boxes.size());
+    const double w = s.image.cols, h = s.image.rows;
+    for (std::size_t k = 0; k < s.boxes.size(); ++k) {
+      CHECK(labels.classes[k] == s.boxes[k].cls);  // after the classes filter: 0 and 2 only
+      CHECK((labels.classes[k] == 0 || labels.classes[k] == 2));
+      CHECK(labels.boxes[k][0] == doctest::Approx((s.boxes[k].x1 + s.boxes[k].x2) / 2 / w).epsilon(1e-4));
+      CHECK(labels.boxes[k][1] == doctest::Approx((s.boxes[k].y1 + s.boxes[k].y2) / 2 / h).epsilon(1e-4));
+      CHECK(labels.boxes[k][2] == doctest::Approx((s.boxes[k].x2 - s.boxes[k].x1) / w).epsilon(1e-4));
+      CHECK(labels.boxes[k][3] == doctest::Approx((s.boxes[k].y2 - s.boxes[k].y1) / h).epsilon(1e-4));
+    }
+  }
+  CHECK(boxes == src->info().boxes);
+  SampleLabels none;
+  CHECK_FALSE(src->labels(src->size(), none));  // past the end
+}
