@@ -69,5 +69,22 @@ else()
 endif()
 message(STATUS "yoloflow: LibTorch ${Torch_VERSION}, CUDA code: ${YOLOFLOW_WITH_CUDA}")
 
+# Our own CUDA kernels (the segmentation loss's mask term) need a CUDA compiler beside a CUDA
+# LibTorch; without one, those plugins compute the same values with tensor operations.
+option(YOLOFLOW_CUDA_KERNELS "Build yoloflow's CUDA kernels where LibTorch has CUDA and nvcc is found" ON)
+set(YOLOFLOW_WITH_CUDA_KERNELS OFF)
+if(YOLOFLOW_WITH_CUDA AND YOLOFLOW_CUDA_KERNELS)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)  # A100, H100 / H200 (and PTX for newer GPUs)
+    endif()
+    enable_language(CUDA)
+    set(YOLOFLOW_WITH_CUDA_KERNELS ON)
+  endif()
+endif()
+message(STATUS "yoloflow: CUDA kernels: ${YOLOFLOW_WITH_CUDA_KERNELS}")
+
 # The torch include folder (for torch/version.h in the plugin descriptor).
 set(YOLOFLOW_TORCH_INCLUDE_DIRS ${TORCH_INCLUDE_DIRS})

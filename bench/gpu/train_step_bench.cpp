@@ -117,7 +117,7 @@ void sync(const torch::Device& d) {
 
 struct Result {
   double ms_per_step = 0.0, peak_reserved_gib = 0.0, peak_allocated_gib = 0.0;
-  double box = 0.0, cls = 0.0, dfl = 0.0;  // mean training losses over the epoch
+  double box = 0.0, cls = 0.0, dfl = 0.0, seg = 0.0;  // mean training losses over the timed steps
 };
 
 // What the ema callback sees of the training: the model (its hook reads and writes it in place).
@@ -171,8 +171,15 @@ void profile_steps(const Options& o, const std::function<void()>& step) {
 #endif
 }
 
-Result measure(const Options& o, const std::string& config, bool profile) {
+// config: eager, graph or checkpoint, "+kernels" after it: the segmentation loss's mask term by
+// its CUDA kernels (mask_backend kernels) instead of tensor operations.
+Result measure(const Options& o, const std::string& config_name, bool profile) {
+  const bool kernel_masks = config_name.size() > 8 && config_name.compare(config_name.size() - 8, 8, "+kernels") == 0;
+  const std::string config = kernel_masks ? config_name.substr(0, config_name.size() - 8) : config_name;
   const bool graph = config == "graph", checkpoint = config == "checkpoint";
+  json seg_loss_params = json::object();
+  if (o.mask_chunk > 0) seg_loss_params["mask_chunk"] = o.mask_chunk;
+  if (kernel_masks) seg_loss_params["mask_backend"] = "kernels";
   const json given = {{"data", o.data},
                       {"model",
                        {{"plugin", "yolo11"},
@@ -182,9 +189,8 @@ Result measure(const Options& o, const std::string& config, bool profile) {
                           {"checkpoint_backbone", checkpoint},
                           {"checkpoint_neck", checkpoint}}}}},
                       {"loss",
-                       o.mask_chunk > 0 && o.segment()
-                           ? json{{"plugin", "yolo11_segmentation"}, {"params", {{"mask_chunk", o.mask_chunk}}}}
-                           : json{{"plugin", o.segment() ? "yolo11_segmentation" : "yolo11_detection"}}},
+                       o.segment() ? json{{"plugin", "yolo11_segmentation"}, {"params", seg_loss_params}}
+                                   : json{{"plugin", "yolo11_detection"}}},
                       {"precision", {{"plugin", o.precision}}},
                       {"optimizer", {{"plugin", "sgd"}}},
                       {"scheduler", {{"plugin", "linear"}}},
@@ -268,6 +274,17 @@ Result measure(const Options& o, const std::string& config, bool profile) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Result r;
   r.ms_per_step = 1e3 * s / o.steps;
+  // The timed steps' mean losses: eager and graph train on the same batches from the same
+  // initial weights, so they must agree (a replay that trained nothing would not). Read before
+  // profiling, whose steps would add to the sums.
+  const auto mean = (state.loss_sum / static_cast<double>(o.steps)).to(torch::kCPU);
+  for (std::size_t k = 0; k < state.loss_names.size(); ++k) {
+    const double v = mean[static_cast<std::int64_t>(k)].item<double>();
+    if (state.loss_names[k] == "box") r.box = v;
+    if (state.loss_names[k] == "cls") r.cls = v;
+    if (state.loss_names[k] == "dfl") r.dfl = v;
+    if (state.loss_names[k] == "seg") r.seg = v;
+  }
   if (profile) profile_steps(o, [&] { step(batches[0]); });
 #ifdef YOLOFLOW_WITH_CUDA
   if (device.is_cuda()) {
@@ -276,15 +293,6 @@ Result measure(const Options& o, const std::string& config, bool profile) {
     r.peak_allocated_gib = static_cast<double>(stats.allocated_bytes[0].peak) / (1u << 30);
   }
 #endif
-  // The timed steps' mean losses: eager and graph train on the same batches from the same
-  // initial weights, so they must agree (a replay that trained nothing would not).
-  const auto mean = (state.loss_sum / static_cast<double>(o.steps)).to(torch::kCPU);
-  for (std::size_t k = 0; k < state.loss_names.size(); ++k) {
-    const double v = mean[static_cast<std::int64_t>(k)].item<double>();
-    if (state.loss_names[k] == "box") r.box = v;
-    if (state.loss_names[k] == "cls") r.cls = v;
-    if (state.loss_names[k] == "dfl") r.dfl = v;
-  }
   return r;
 }
 
@@ -298,7 +306,8 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "YOLO11 scale: n, s, m, l, x")->capture_default_str();
   app.add_option("--precision", o.precision, "fp32, amp_fp16, amp_bf16")->capture_default_str();
   app.add_option("--device", o.device, "cuda, cuda:N or cpu")->capture_default_str();
-  app.add_option("--configs", o.configs, "comma-separated, the first is the baseline: eager, graph, checkpoint")->capture_default_str();
+  app.add_option("--configs", o.configs, "comma-separated, the first is the baseline: eager, graph, checkpoint; +kernels after one: the "
+                 "segmentation loss's mask term by its CUDA kernels instead of tensor operations")->capture_default_str();
   app.add_option("--batch", o.batch)->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--imgsz", o.imgsz)->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->check(CLI::PositiveNumber);
@@ -321,19 +330,23 @@ int main(int argc, char** argv) {
                 o.model.c_str(), o.segment() ? "-seg" : "", o.batch, o.imgsz, o.precision.c_str(), o.boxes,
                 o.target_rows > 0 ? o.target_rows : o.boxes,
                 o.nominal_batch > 0 ? o.nominal_batch : o.batch, o.warmup, o.steps, o.device.c_str());
-    std::printf("%-10s %10s %10s %10s %14s %15s\n", "config", "ms/step", "img/s", "vs first", "peak reserved", "peak allocated");
+    std::printf("%-13s %7s %10s %10s %14s %15s\n", "config", "ms/step", "img/s", "vs first", "peak reserved", "peak allocated");
     double base = 0.0;
     std::stringstream names(o.configs);
     for (std::string name; std::getline(names, name, ',');) {
-      if (name != "eager" && name != "graph" && name != "checkpoint") {
-        std::cerr << "unknown config '" << name << "' (eager, graph, checkpoint)\n";
+      const std::string base_name = name.size() > 8 && name.compare(name.size() - 8, 8, "+kernels") == 0
+                                        ? name.substr(0, name.size() - 8) : name;
+      if (base_name != "eager" && base_name != "graph" && base_name != "checkpoint") {
+        std::cerr << "unknown config '" << name << "' (eager, graph, checkpoint, each with +kernels)\n";
         return 2;
       }
       const Result r = measure(o, name, base == 0.0 && o.profile > 0);
       if (base == 0.0) base = r.ms_per_step;
-      std::printf("%-10s %10.2f %10.1f %9.2fx %10.2f GiB %11.2f GiB   train losses box %.4f cls %.4f dfl %.4f\n",
+      std::printf("%-13s %7.2f %10.1f %9.2fx %10.2f GiB %11.2f GiB   train losses box %.4f cls %.4f dfl %.4f",
                   name.c_str(), r.ms_per_step, 1e3 * o.batch / r.ms_per_step, base / r.ms_per_step, r.peak_reserved_gib,
                   r.peak_allocated_gib, r.box, r.cls, r.dfl);
+      if (o.segment()) std::printf(" seg %.4f", r.seg);
+      std::printf("\n");
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

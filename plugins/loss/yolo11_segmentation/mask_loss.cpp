@@ -6,6 +6,13 @@
 
 #include "yoloflow/error.h"
 
+#ifdef YOLOFLOW_SEG_MASK_KERNELS
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "mask_kernels.h"
+#endif
+
 namespace yoloflow::yolo11_seg_loss {
 namespace {
 
@@ -29,6 +36,16 @@ std::pair<Tensor, Tensor> crop_lines(const Tensor& boxes, const Tensor& lines, s
 Tensor slot_boxes(const Tensor& gt_boxes, const Tensor& rows) {
   return gt_boxes.gather(1, rows.unsqueeze(-1).expand({rows.size(0), rows.size(1), 4}));
 }
+
+#ifdef YOLOFLOW_SEG_MASK_KERNELS
+// The stream LibTorch runs on for the tensors' device (the one a captured step records).
+CUstream_st* current_stream(const torch::Tensor& on) { return c10::cuda::getCurrentCUDAStream(on.device().index()).stream(); }
+
+void check_launch(const char* what) {
+  const std::string e = kernels::last_error();
+  if (!e.empty()) throw Error(std::string("yolo11_segmentation: the mask kernel (") + what + ") failed: " + e);
+}
+#endif
 
 // Rows [begin, begin + m) of every image: their target mask inside their box, (B, m, hw) float.
 Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes, const Tensor& lines, std::int64_t begin,
@@ -60,7 +77,8 @@ Tensor cropped_targets(const Tensor& masks, bool overlap, const Tensor& gt_boxes
 class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
  public:
   static Tensor forward(AutogradContext* ctx, const Tensor& coefficients, const Tensor& prototypes, const Tensor& weights,
-                        const Tensor& gt, const Tensor& gt_boxes, const Tensor& masks, bool overlap, std::int64_t chunk) {
+                        const Tensor& gt, const Tensor& gt_boxes, const Tensor& masks, bool overlap, std::int64_t chunk,
+                        bool use_kernels) {
     torch::NoGradGuard no_grad;
     const auto B = prototypes.size(0), C = prototypes.size(1), h = prototypes.size(2), w = prototypes.size(3);
     const auto S = coefficients.size(1), rows = gt_boxes.size(1) - 1;
@@ -75,7 +93,20 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
     }
     const auto q_slots = q.gather(1, gt.unsqueeze(-1).expand({B, S, C}));
     Tensor total = -(coefficients * q_slots).sum(-1).mul(weights).sum();
-    for (std::int64_t begin = 0; begin < S; begin += chunk) {
+#ifdef YOLOFLOW_SEG_MASK_KERNELS
+    if (use_kernels) {
+      const c10::cuda::CUDAGuard on_device(prototypes.device());  // kernels launch on the current device
+      const auto coef = coefficients.contiguous(), protos = prototypes.contiguous(), w8 = weights.contiguous();
+      const auto boxes = slot_boxes(gt_boxes, gt).contiguous();
+      auto per_slot = torch::empty({B, S}, coefficients.options());
+      kernels::softplus_crop_forward(coef.data_ptr<float>(), protos.data_ptr<float>(), boxes.data_ptr<float>(),
+                                     w8.data_ptr<float>(), per_slot.data_ptr<float>(), static_cast<int>(B),
+                                     static_cast<int>(S), static_cast<int>(h), static_cast<int>(w), current_stream(prototypes));
+      check_launch("forward");
+      total = total + (per_slot * weights).sum();
+    }
+#endif
+    for (std::int64_t begin = 0; begin < S && !use_kernels; begin += chunk) {
       const auto n = std::min(chunk, S - begin);
       const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), lines, h, w);
       auto x = torch::bmm(coefficients.narrow(1, begin, n), proto);
@@ -87,6 +118,7 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
     ctx->save_for_backward({coefficients, prototypes, weights, gt, gt_boxes, masks, q_slots});
     ctx->saved_data["overlap"] = overlap;
     ctx->saved_data["chunk"] = chunk;
+    ctx->saved_data["kernels"] = use_kernels;
     return total;
   }
 
@@ -96,6 +128,7 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
                  &gt_boxes = saved[4], &masks = saved[5], &q_slots = saved[6];
     const bool overlap = ctx->saved_data["overlap"].toBool();
     const auto chunk = ctx->saved_data["chunk"].toInt();
+    const bool use_kernels = ctx->saved_data["kernels"].toBool();
     const auto B = prototypes.size(0), C = prototypes.size(1), h = prototypes.size(2), w = prototypes.size(3);
     const auto S = coefficients.size(1), rows = gt_boxes.size(1) - 1;
     const auto proto = prototypes.reshape({B, C, h * w});
@@ -114,7 +147,25 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
                           1.0, -1.0);
     }
     // The softplus term: weight_s crop sigmoid(x_s) per pixel.
-    for (std::int64_t begin = 0; begin < S; begin += chunk) {
+#ifdef YOLOFLOW_SEG_MASK_KERNELS
+    if (use_kernels) {
+      const c10::cuda::CUDAGuard on_device(prototypes.device());
+      const auto coef = coefficients.contiguous(), protos = prototypes.contiguous(), gains = scaled.contiguous();
+      const auto boxes = slot_boxes(gt_boxes, gt).contiguous();
+      grad_coefficients = grad_coefficients.contiguous();
+      grad_proto = grad_proto.contiguous();  // zeros_like keeps channels-last prototypes' strides; the kernel writes (B, C, h, w)
+      const int b = static_cast<int>(B), s = static_cast<int>(S), mh = static_cast<int>(h), mw = static_cast<int>(w);
+      kernels::softplus_crop_backward_coefficients(coef.data_ptr<float>(), protos.data_ptr<float>(), boxes.data_ptr<float>(),
+                                                   gains.data_ptr<float>(), grad_coefficients.data_ptr<float>(), b, s, mh,
+                                                   mw, current_stream(prototypes));
+      check_launch("coefficient gradient");
+      kernels::softplus_crop_backward_prototypes(coef.data_ptr<float>(), protos.data_ptr<float>(), boxes.data_ptr<float>(),
+                                                 gains.data_ptr<float>(), grad_proto.data_ptr<float>(), b, s, mh, mw,
+                                                 current_stream(prototypes));
+      check_launch("prototype gradient");
+    }
+#endif
+    for (std::int64_t begin = 0; begin < S && !use_kernels; begin += chunk) {
       const auto n = std::min(chunk, S - begin);
       const auto [r, c] = crop_lines(slot_boxes(gt_boxes, gt.narrow(1, begin, n)), lines, h, w);
       const auto cn = coefficients.narrow(1, begin, n);
@@ -128,13 +179,21 @@ class MaskLossFunction : public torch::autograd::Function<MaskLossFunction> {
       grad_proto.baddbmm_(cn.transpose(1, 2), g);  // in place: no prototype-sized temporary per chunk
     }
     return {grad_coefficients, grad_proto.reshape(prototypes.sizes()), Tensor(), Tensor(), Tensor(), Tensor(), Tensor(),
-            Tensor()};
+            Tensor(), Tensor()};
   }
 };
 
 }  // namespace
 
-Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets, std::int64_t chunk_elements) {
+bool mask_kernels_built() {
+#ifdef YOLOFLOW_SEG_MASK_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+
+Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets, std::int64_t chunk_elements, MaskBackend backend) {
   const Tensor& layout = targets.overlap.defined() ? targets.overlap : targets.separate;
   if (!layout.defined()) throw Error("yolo11_segmentation: the batch has no mask targets");
   const auto B = in.coefficients.size(0), A = in.coefficients.size(1);
@@ -179,8 +238,10 @@ Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets, std::int6
   gt_boxes.scatter_(1, slot_rows.unsqueeze(-1).expand({B, S, 4}), mask_boxes.detach());
   gt_boxes.narrow(1, rows, 1).zero_();
   const auto chunk = std::max<std::int64_t>(1, chunk_elements / std::max<std::int64_t>(1, B * mh * mw));
+  const bool use_kernels = backend == MaskBackend::kernels && mask_kernels_built() && proto.is_cuda() &&
+                           coefficients.size(2) == 32;
   return MaskLossFunction::apply(coefficients, proto, weights.detach(), slot_rows, gt_boxes, layout.to(proto.device()),
-                                 targets.overlap.defined(), chunk);
+                                 targets.overlap.defined(), chunk, use_kernels);
 }
 
 }  // namespace yoloflow::yolo11_seg_loss

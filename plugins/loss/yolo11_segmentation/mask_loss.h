@@ -4,6 +4,8 @@
 // prototypes against its GT's mask, binary cross-entropy over the GT box's pixels, divided by the
 // mask's pixel count and by the box's normalised area, summed and divided by the positive count.
 //
+// On request (MaskBackend::kernels), on CUDA the per-slot part runs as kernels over each slot's
+// box pixels only (mask_kernels.h): work and memory follow the boxes' areas. Otherwise:
 // Memory: the predicted masks are never held for all positives at once. The positives are
 // gathered into a fixed number of slots (each GT keeps at most topk anchors, so topk x M slots
 // hold every positive: fixed shapes, no host synchronisation, no tensor made from host values, as a
@@ -38,9 +40,18 @@ struct MaskLossInputs {
   std::int64_t rows = 0;       // M, the target rows per image (gt_index < rows)
 };
 
+// How the per-slot part is computed: `tensor`, tensor operations a chunk of slots at a time;
+// `kernels`, the CUDA kernels (mask_kernels.h) for CUDA tensors of 32 coefficients where this
+// build has them, else the tensor path.
+enum class MaskBackend { tensor, kernels };
+
+// Whether this build compiled the CUDA kernels (a CUDA LibTorch and a CUDA compiler).
+bool mask_kernels_built();
+
 // The unweighted term (Ultralytics multiplies it by the box gain), a scalar.
-// `chunk_elements`: the most mask values (chunk x B x h x w) one chunk holds.
+// `chunk_elements`: the most mask values (chunk x B x h x w) one chunk of the tensor path holds.
 torch::Tensor mask_loss(const MaskLossInputs& in, const MaskTargets& targets,
-                        std::int64_t chunk_elements = std::int64_t{1} << 26);
+                        std::int64_t chunk_elements = std::int64_t{1} << 26,
+                        MaskBackend backend = MaskBackend::tensor);
 
 }  // namespace yoloflow::yolo11_seg_loss

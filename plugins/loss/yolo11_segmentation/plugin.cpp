@@ -37,12 +37,21 @@ class Yolo11SegmentationLoss final : public Loss {
     s.add_int("mask_chunk", 67108864).range(65536, 1LL << 34).fixed().doc(
         "Most predicted-mask values (positives x batch x mask pixels) computed at once: the mask term's "
         "memory, whatever the number of instances; larger is fewer, bigger kernels.");
+    s.add_enum("mask_backend", {"tensor", "kernels"}, "tensor").doc(
+        "How each positive's mask term is computed: tensor = tensor operations, a mask_chunk of slots at a time; "
+        "kernels = on CUDA, yoloflow's kernels over each GT box's pixels only (time and memory follow the boxes' "
+        "areas; the same values), for builds with a CUDA compiler, tensor operations elsewhere.");
     return s;
   }
 
   void configure(const Params& p, const StageContext&) override {
     read_loss_params(p, gains_, assigner_);
     chunk_ = p.get_int("mask_chunk");
+    backend_ = p.get_string("mask_backend") == "kernels" ? MaskBackend::kernels : MaskBackend::tensor;
+    if (backend_ == MaskBackend::kernels && !mask_kernels_built()) {
+      throw InvalidInput(p.where() + ".mask_backend: 'kernels' needs a yoloflow built with a CUDA compiler beside a "
+                         "CUDA LibTorch (this one has no CUDA kernels); use 'tensor'");
+    }
     if (loss_) loss_->set_gains(gains_);
   }
 
@@ -92,7 +101,7 @@ class Yolo11SegmentationLoss final : public Loss {
     in.img_w = assigned.img_w;
     in.slots = static_cast<std::int64_t>(loss_->assigner().topk) * boxes.size(1);
     in.rows = boxes.size(1);
-    const auto seg = mask_loss(in, masks, chunk_) * gains_.box;
+    const auto seg = mask_loss(in, masks, chunk_, backend_) * gains_.box;
     const auto B = static_cast<double>(boxes.size(0));
     // det.items: box, cls, dfl (gained); det.total = their sum x B.
     const auto zero = torch::zeros({}, seg.options());
@@ -107,6 +116,7 @@ class Yolo11SegmentationLoss final : public Loss {
   LossGains gains_;
   AssignerOptions assigner_;
   std::int64_t chunk_ = 67108864;
+  MaskBackend backend_ = MaskBackend::tensor;
   std::unique_ptr<DetectionLoss> loss_;
 };
 

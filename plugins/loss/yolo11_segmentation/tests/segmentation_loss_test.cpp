@@ -60,12 +60,12 @@ struct CaseResult {
 };
 
 // The fixture's predictions as the model gives them, its targets as a batch's, through the loss.
-CaseResult run_case(Loss& loss, const std::string& name) {
+CaseResult run_case(Loss& loss, const std::string& name, const torch::Device& device = torch::kCPU) {
   const auto& f = fixture();
-  const auto boxes = f.at("boxes").clone().requires_grad_(true);    // (B, 64, A)
-  const auto scores = f.at("scores").clone().requires_grad_(true);  // (B, nc, A)
-  const auto coefficients = f.at("mask_coefficient").clone().requires_grad_(true);
-  const auto proto = f.at("proto").clone().requires_grad_(true);
+  const auto boxes = f.at("boxes").to(device).clone().requires_grad_(true);    // (B, 64, A)
+  const auto scores = f.at("scores").to(device).clone().requires_grad_(true);  // (B, nc, A)
+  const auto coefficients = f.at("mask_coefficient").to(device).clone().requires_grad_(true);
+  const auto proto = f.at("proto").to(device).clone().requires_grad_(true);
   const auto B = boxes.size(0);
   ModelOutput out;
   const auto all = torch::cat({boxes, scores}, 1);
@@ -93,17 +93,24 @@ CaseResult run_case(Loss& loss, const std::string& name) {
     if (name.rfind("separate", 0) == 0) separate[b][r].copy_(masks[i]);
   }
   LossTargets t;
-  t.tensors["boxes"] = targets;
+  t.tensors["boxes"] = targets.to(device);
   if (name.rfind("overlap", 0) == 0) {
-    t.tensors["image_masks"] = masks;
+    t.tensors["image_masks"] = masks.to(device);
   } else {
-    t.tensors["masks"] = separate;
+    t.tensors["masks"] = separate.to(device);
   }
   const LossOutput o = loss.compute(out, t, 1.0);
   o.total.backward();
-  return {o.items, {{"boxes", boxes.grad()}, {"scores", scores.grad()}, {"mask_coefficient", coefficients.grad()},
-                    {"proto", proto.grad()}}};
+  return {o.items.cpu(), {{"boxes", boxes.grad().cpu()}, {"scores", scores.grad().cpu()},
+                          {"mask_coefficient", coefficients.grad().cpu()}, {"proto", proto.grad().cpu()}}};
 }
+
+// Whether this build compiled the loss's CUDA kernels (a CUDA LibTorch and a CUDA compiler).
+#ifdef YOLOFLOW_TEST_CUDA_KERNELS
+constexpr bool kCudaKernels = true;
+#else
+constexpr bool kCudaKernels = false;
+#endif
 
 const char* const kCases[] = {"overlap_r1", "overlap_r2", "overlap_r4", "separate_r1", "separate_r2", "separate_r4"};
 
@@ -150,6 +157,40 @@ TEST_CASE("yolo11_segmentation gives the same loss and gradients whatever the ch
       // Chunks change only the order of float sums (the BLAS blocks each size its own way).
       CHECK(torch::allclose(grad, b.grads.at(input), 1e-5, 1e-6 * scale));
     }
+  }
+}
+
+TEST_CASE("yolo11_segmentation mask_backend kernels: refused in one line by a build without CUDA kernels") {
+  if (kCudaKernels) {
+    CHECK_NOTHROW(make_loss({{"mask_backend", "kernels"}}));
+    return;
+  }
+  CHECK_THROWS_WITH_AS(make_loss({{"mask_backend", "kernels"}}),
+                       doctest::Contains(".mask_backend: 'kernels' needs a yoloflow built with a CUDA compiler"),
+                       InvalidInput);
+}
+
+TEST_CASE("yolo11_segmentation on CUDA: the mask kernels give the tensor path's loss and gradients") {
+  if (!torch::cuda::is_available() || !kCudaKernels) {
+    MESSAGE("no CUDA device or no CUDA kernels in this build: the kernels are compared on a machine with both");
+    return;
+  }
+  auto kernels = make_loss({{"mask_backend", "kernels"}});
+  auto tensor = make_loss();
+  for (const std::string name : kCases) {
+    CAPTURE(name);
+    const CaseResult a = run_case(*kernels, name, torch::kCUDA), b = run_case(*tensor, name, torch::kCUDA);
+    MESSAGE(name << ": kernels " << a.items << " tensor path " << b.items);
+    CHECK(torch::allclose(a.items, b.items, 1e-5, 1e-6));
+    for (const auto& [input, grad] : a.grads) {
+      CAPTURE(input);
+      const double scale = b.grads.at(input).abs().max().item<double>();
+      MESSAGE(name << " " << input << ": max |difference| " << (grad - b.grads.at(input)).abs().max().item<double>()
+                   << " of max |gradient| " << scale);
+      CHECK(torch::allclose(grad, b.grads.at(input), 1e-4, 1e-5 * scale));
+    }
+    // And Ultralytics' numbers, as on the CPU.
+    CHECK(torch::allclose(a.items, fixture().at(name + ".loss"), 1e-4, 1e-5));
   }
 }
 
