@@ -347,6 +347,28 @@ TEST_CASE("fetch: data=coco8.yaml is fetched as a zip, unpacked and its data.yam
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK(r.output.find(yaml) != std::string::npos);
+
+  // A pipeline's "data" names it the same way: the copy in the datasets folder, nothing fetched
+  // again; a name the server does not have is one problem at "data", nothing run.
+  std::string pipeline = test::read_file(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json");
+  const auto at = pipeline.find("\"data\": \"");
+  REQUIRE(at != std::string::npos);
+  const auto value = at + 9;
+  pipeline.replace(value, pipeline.find('"', value) - value, "coco8.yaml");
+  test::write_file(f.dir + "/named.json", pipeline);
+  const auto checked = test::run_cli("validate " + f.dir + "/named.json", f.cli_env());
+  INFO(checked.output);
+  CHECK(checked.exit_code == 0);
+  CHECK(f.server.requests().size() == 1);
+  pipeline.replace(value, std::string("coco8.yaml").size(), "coco8-seg.yaml");
+  test::write_file(f.dir + "/missing.json", pipeline);
+  const auto missing = test::run_cli("validate " + f.dir + "/missing.json", f.cli_env());
+  INFO(missing.output);
+  CHECK(missing.exit_code == kExitInvalid);
+  CHECK(missing.output.find("missing.json: data: ") != std::string::npos);
+  CHECK(missing.output.find("coco8-seg.zip") != std::string::npos);
+  CHECK(missing.output.find("1 problem; nothing was run") != std::string::npos);
+  CHECK(!fs::exists(f.datasets + "/coco8-seg"));
 }
 
 TEST_CASE("fetch: archives with entries outside the folder, symbolic links or absurd sizes are refused, nothing unpacked") {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "runtime/fetch/builtin_datasets.h"
 #include "runtime/pipeline/annotation_flow.h"
 #include "runtime/pipeline/component_spec.h"
 #include "runtime/pipeline/device_word.h"
@@ -44,7 +45,8 @@ Schema make_pipeline_schema() {
   s.add_string("data", "").doc(
       "data.yaml of the dataset, named once: every stage with a dataset parameter that does not name its "
       "own uses it (the source's training data, the train sink's validation split and class names). "
-      "Relative to the pipeline file's folder.");
+      "Relative to the pipeline file's folder; Ultralytics' dataset names (coco8.yaml, coco128-seg.yaml, ...) that "
+      "are no file there are fetched into the datasets folder.");
   s.add_json("plugin_path", json::array()).doc(
       "Plugin folders or libraries this pipeline needs besides the default ones (a list of paths, relative "
       "to the pipeline file's folder), loaded before its stages are checked, as with --plugin-path. A run "
@@ -138,7 +140,25 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
     }
     return path;
   };
-  if (shared) resolve("data", doc["data"].get<std::string>());
+  // A built-in dataset name that is no file beside the pipeline ("data": "coco8.yaml"): its
+  // data.yaml in the datasets folder, fetched first when missing, as data=coco8.yaml on the
+  // command line (runtime/fetch/builtin_datasets.h).
+  auto named = [&](json& value, const std::string& where) {
+    const std::string text = value.get<std::string>();
+    const fs::path beside = fs::path(text).is_absolute() ? fs::path(text) : fs::path(base_dir) / text;
+    std::error_code ec;
+    if (!is_builtin_dataset_name(text) || fs::exists(beside, ec)) return true;
+    try {
+      value = locate_dataset(text);
+      return true;
+    } catch (const InvalidInput& e) {
+      out.push_back({where, e.what()});
+      return false;
+    }
+  };
+  bool shared_found = true;
+  if (shared) shared_found = named(doc["data"], "data");
+  if (shared && shared_found) resolve("data", doc["data"].get<std::string>());
   // Where each stage's data.yaml is, and how many classes it names: stages that read datasets
   // of different class counts would train one model on labels another one names.
   std::vector<std::tuple<std::string, fs::path, int>> datasets;
@@ -150,9 +170,13 @@ void share_dataset(json& doc, const std::string& base_dir, const Registry& regis
     json& stage = doc["stages"][name];
     if (!stage.contains("params") || !stage["params"].is_object()) stage["params"] = json::object();
     json& params = stage["params"];
-    if (!params.contains(key) && shared) params[key] = doc["data"];
+    if (!params.contains(key) && shared) {
+      params[key] = doc["data"];
+      if (!shared_found) continue;  // said once, at "data"
+    }
     if (params.contains(key) && params[key].is_string() && !params[key].get<std::string>().empty()) {
       const std::string where = "stages." + name + ".params." + key;
+      if (!named(params[key], where)) continue;
       const fs::path path = resolve(where, params[key].get<std::string>());
       if (missing.count(path) > 0) continue;  // does not exist: said once
       auto cached = read.find(path);
