@@ -35,24 +35,27 @@ if(YOLOFLOW_WITH_ONNX)
   message(STATUS "yoloflow: ONNX ${ONNX_VERSION} (protobuf ${Protobuf_VERSION}) for yoloflow export")
 endif()
 
+# An optional dependency: found quietly, option YOLOFLOW_WITH_<NAME> on when found; asked for but
+# missing, configuration stops naming the Debian package and the way to build without it.
+macro(yoloflow_optional_package package option doc debian without)
+  find_package(${package} QUIET)
+  option(${option} "${doc}" ${${package}_FOUND})
+  if(${option} AND NOT ${package}_FOUND)
+    message(FATAL_ERROR "yoloflow: ${option} needs ${package}, not found (Debian 12: apt-get install ${debian}). "
+      "Configure with -D${option}=OFF to build ${without}.")
+  endif()
+endmacro()
+
 # model=yolo11n.pt and data=coco8.yaml fetch Ultralytics' released files on first use
-# (core/src/runtime/fetch) with libcurl: Debian's libcurl4-openssl-dev. Without it yoloflow still
-# builds, and says in one line where to put such a file by hand instead.
-find_package(CURL QUIET)
-option(YOLOFLOW_WITH_CURL "Fetch released weights and datasets by name (needs libcurl)" ${CURL_FOUND})
-if(YOLOFLOW_WITH_CURL AND NOT CURL_FOUND)
-  message(FATAL_ERROR "yoloflow: YOLOFLOW_WITH_CURL needs libcurl, not found (Debian 12: apt-get install "
-    "libcurl4-openssl-dev). Configure with -DYOLOFLOW_WITH_CURL=OFF to build without fetching.")
-endif()
+# (core/src/runtime/fetch) with libcurl. Without it yoloflow still builds, and says in one line
+# where to put such a file by hand instead.
+yoloflow_optional_package(CURL YOLOFLOW_WITH_CURL "Fetch released weights and datasets by name (needs libcurl)"
+  libcurl4-openssl-dev "without fetching")
 message(STATUS "yoloflow: fetching released weights and datasets: ${YOLOFLOW_WITH_CURL}")
-# Fetched datasets are zip archives, unpacked with zlib (zlib1g-dev, which LibTorch's packages
-# pull in too). Without it a dataset's zip must be unpacked by hand.
-find_package(ZLIB QUIET)
-option(YOLOFLOW_WITH_ZLIB "Unpack fetched dataset archives (needs zlib)" ${ZLIB_FOUND})
-if(YOLOFLOW_WITH_ZLIB AND NOT ZLIB_FOUND)
-  message(FATAL_ERROR "yoloflow: YOLOFLOW_WITH_ZLIB needs zlib, not found (Debian 12: apt-get install zlib1g-dev). "
-    "Configure with -DYOLOFLOW_WITH_ZLIB=OFF to build without unpacking datasets.")
-endif()
+# Fetched datasets are zip archives, unpacked with zlib (which LibTorch's packages pull in too).
+# Without it a dataset's zip must be unpacked by hand.
+yoloflow_optional_package(ZLIB YOLOFLOW_WITH_ZLIB "Unpack fetched dataset archives (needs zlib)" zlib1g-dev
+  "without unpacking datasets")
 
 # yaml-cpp's target is "yaml-cpp" in 0.7 and "yaml-cpp::yaml-cpp" in 0.8.
 if(TARGET yaml-cpp::yaml-cpp)

@@ -5,6 +5,7 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include "training/detect/batch_boxes.h"
 #include "training/detect/box_drawing.h"
 
 namespace yoloflow::core {
@@ -101,25 +102,15 @@ std::vector<Sample> samples_of_batch(const Batch& batch) {
     cv::cvtColor(rgb, s.image, cv::COLOR_RGB2BGR);
     if (static_cast<std::size_t>(i) < batch.samples.size()) s.path = batch.samples[static_cast<std::size_t>(i)].path;
   }
-  const TargetArray& boxes = batch.boxes();
-  // Rows the values hold in full: a drawing never reads past a malformed array.
-  const auto rows = std::min<std::int64_t>(boxes.rows(), static_cast<std::int64_t>(boxes.values.size() / 6));
-  for (std::int64_t k = 0; k < rows; ++k) {
-    const float* r = boxes.values.data() + k * 6;
-    const auto i = static_cast<std::int64_t>(r[0]);
-    if (i < 0 || i >= batch.size) continue;
-    Box b;
-    b.cls = static_cast<int>(r[1]);
-    b.x1 = (r[2] - r[4] / 2) * static_cast<float>(w);
-    b.x2 = (r[2] + r[4] / 2) * static_cast<float>(w);
-    b.y1 = (r[3] - r[5] / 2) * static_cast<float>(h);
-    b.y2 = (r[3] + r[5] / 2) * static_cast<float>(h);
-    out[static_cast<std::size_t>(i)].boxes.push_back(b);
-  }
+  auto labelled = batch_label_boxes(batch);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].boxes = std::move(labelled[i]);
   // A segmentation batch's masks, per instance at the image's size: from one plane per image
   // (the value k + 1 of the image's instance k) or one per instance.
   const bool overlap = batch.has_target("image_masks"), separate = batch.has_target("masks");
   if (!overlap && !separate) return out;
+  const TargetArray& boxes = batch.boxes();
+  // Rows the values hold in full: a drawing never reads past a malformed array.
+  const auto rows = std::min<std::int64_t>(boxes.rows(), static_cast<std::int64_t>(boxes.values.size() / 6));
   const TargetArray& m = batch.target(overlap ? "image_masks" : "masks");
   if (m.shape.size() != 3 || static_cast<std::int64_t>(m.values.size()) != m.shape[0] * m.shape[1] * m.shape[2]) return out;
   const int mh = static_cast<int>(m.shape[1]), mw = static_cast<int>(m.shape[2]);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "training/detect/batch_boxes.h"
 #include "training/detect/image_file.h"
 #include "training/eval/box_iou.h"
 #include "training/eval/metric_curves_plot.h"
@@ -26,17 +27,11 @@ void ValPlots::reset(int nc) {
 }
 
 void ValPlots::add_batch(const Batch& batch, const std::vector<ImagePredictions>& predictions) {
-  const float w = static_cast<float>(batch.width), h = static_cast<float>(batch.height);
   // The batch's labels per image, in its pixels: [cls, x1, y1, x2, y2].
-  std::vector<std::vector<float>> labels(static_cast<std::size_t>(batch.size));
-  const TargetArray& boxes = batch.boxes();
-  const auto rows = std::min<std::int64_t>(boxes.rows(), static_cast<std::int64_t>(boxes.values.size() / 6));
-  for (std::int64_t k = 0; k < rows; ++k) {
-    const float* r = boxes.values.data() + k * 6;
-    const auto i = static_cast<std::int64_t>(r[0]);
-    if (i < 0 || i >= batch.size) continue;
-    auto& l = labels[static_cast<std::size_t>(i)];
-    l.insert(l.end(), {r[1], (r[2] - r[4] / 2) * w, (r[3] - r[5] / 2) * h, (r[2] + r[4] / 2) * w, (r[3] + r[5] / 2) * h});
+  const auto boxes = batch_label_boxes(batch);
+  std::vector<std::vector<float>> labels(boxes.size());
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    for (const Box& b : boxes[i]) labels[i].insert(labels[i].end(), {static_cast<float>(b.cls), b.x1, b.y1, b.x2, b.y2});
   }
   for (std::size_t i = 0; i < labels.size() && i < predictions.size(); ++i) {
     const auto m = static_cast<std::int64_t>(labels[i].size() / 5);
