@@ -13,6 +13,7 @@
 #include "training/eval/confusion_matrix.h"
 #include "training/eval/metric_curves.h"
 #include "training/eval/metric_curves_plot.h"
+#include "training/eval/val_batch_plots.h"
 #include "training/eval/val_plots.h"
 
 using namespace yoloflow;
@@ -181,4 +182,44 @@ TEST_CASE("val plots: the pictures are written and readable, with ink on them") 
     cv::meanStdDev(image, mean, dev);
     CHECK(dev[0] + dev[1] + dev[2] > 5.0);
   }
+}
+
+TEST_CASE("val plots: a segmentation model's drawn detections carry their masks, as predict makes them") {
+  // One 64 x 64 image; prototypes at 16 x 16 (mask_ratio 4): channel 0 is +1 on the left half,
+  // -1 on the right; channel 1 is +1 everywhere.
+  Batch b;
+  b.size = 1;
+  b.height = b.width = 64;
+  b.pixels = std::shared_ptr<std::uint8_t>(new std::uint8_t[64 * 64 * 3], std::default_delete<std::uint8_t[]>());
+  std::fill(b.pixels.get(), b.pixels.get() + 64 * 64 * 3, std::uint8_t{90});
+  b.boxes().shape = {0, 6};
+  auto prototypes = torch::zeros({2, 16, 16});
+  prototypes[0].narrow(1, 0, 8).fill_(1.0f);
+  prototypes[0].narrow(1, 8, 8).fill_(-1.0f);
+  prototypes[1].fill_(1.0f);
+  ImagePredictions p;
+  // Three detections, highest score first: the first uses channel 0 (left half only) inside
+  // 8..56 x 8..40, the second channel 1 (all) inside 16..32 x 40..60, the third under 0.25.
+  p.boxes = torch::tensor({8.f, 8.f, 56.f, 40.f, 0.9f, 0.f, 16.f, 40.f, 32.f, 60.f, 0.6f, 1.f, 0.f, 0.f, 64.f, 64.f, 0.1f, 0.f})
+                .reshape({3, 6});
+  p.extras["mask_coefficients"] = torch::tensor({1.f, 0.f, 0.f, 1.f, 1.f, 1.f}).reshape({3, 2});
+  p.extras["prototypes"] = prototypes;
+  const core::DrawnBatch drawn = core::keep_batch_for_drawing(b, {p}, {"a", "b"});
+  REQUIRE(drawn.predictions.size() == 1);
+  const Sample& s = drawn.predictions[0];
+  REQUIRE(s.boxes.size() == 2);  // the 0.1 detection is not drawn
+  REQUIRE(s.masks.size() == 2);
+  const cv::Mat& left = s.masks[0];
+  CHECK(left.rows == 64);
+  CHECK(left.cols == 64);
+  CHECK(left.at<std::uint8_t>(20, 12) == 255);  // inside its box, left half
+  CHECK(left.at<std::uint8_t>(20, 50) == 0);    // inside its box, right half: below 0
+  CHECK(left.at<std::uint8_t>(50, 12) == 0);    // outside its box
+  const cv::Mat& all = s.masks[1];
+  CHECK(cv::countNonZero(all) == 16 * 20);  // exactly its box: columns 16..31, rows 40..59
+  CHECK(all.at<std::uint8_t>(45, 20) == 255);
+  // A detection model's predictions have no masks.
+  ImagePredictions plain;
+  plain.boxes = p.boxes;
+  CHECK(core::keep_batch_for_drawing(b, {plain}, {"a", "b"}).predictions[0].masks.empty());
 }

@@ -1,15 +1,47 @@
 #include "training/eval/val_batch_plots.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <torch/torch.h>
 
+#include "training/detect/instance_mask_ops.h"
 #include "training/detect/sample_grid.h"
 
 namespace yoloflow::core {
 namespace {
 
 constexpr int kMaxSide = 1920;  // as train_batch*.jpg
+
+// A segmentation model's drawn detections (confidence kPlotConf and above, in `boxes`' order):
+// their masks as predict makes them (coefficients times the image's prototypes, resized to the
+// image, kept inside the box and above 0), one 0/255 plane each. Empty for a model without masks.
+std::vector<cv::Mat> drawn_masks(const ImagePredictions& p, const torch::Tensor& boxes, int height, int width) {
+  const auto coefficients = p.extras.find("mask_coefficients");
+  const auto prototypes = p.extras.find("prototypes");
+  if (coefficients == p.extras.end() || prototypes == p.extras.end() || !coefficients->second.defined() ||
+      !prototypes->second.defined() || prototypes->second.dim() != 3 || coefficients->second.size(0) != boxes.size(0)) {
+    return {};
+  }
+  const auto keep = boxes.select(1, 4).ge(kPlotConf).nonzero().reshape(-1);
+  if (keep.numel() == 0) return {};
+  const auto coef = coefficients->second.to(torch::kCPU, torch::kFloat).index_select(0, keep);
+  const MaskProducts products(prototypes->second.to(torch::kCPU, torch::kFloat), coef);
+  const auto kept_boxes = boxes.index_select(0, keep).narrow(1, 0, 4);
+  std::vector<cv::Mat> out;
+  for (std::int64_t begin = 0; begin < products.size(); begin += 8) {
+    const auto n = std::min<std::int64_t>(8, products.size() - begin);
+    const auto masks = crop_masks(resize_masks(products.chunk(begin, n), height, width), kept_boxes.narrow(0, begin, n))
+                           .gt(0)
+                           .to(torch::kUInt8)
+                           .mul_(255)
+                           .contiguous();
+    for (std::int64_t k = 0; k < n; ++k) {
+      out.push_back(cv::Mat(height, width, CV_8U, masks[k].data_ptr<std::uint8_t>()).clone());
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -26,6 +58,7 @@ DrawnBatch keep_batch_for_drawing(const Batch& batch, const std::vector<ImagePre
     if (i < predictions.size() && predictions[i].boxes.defined() && predictions[i].boxes.numel() > 0) {
       const auto boxes = predictions[i].boxes.to(torch::kCPU, torch::kFloat).reshape({-1, 6}).contiguous();
       auto b = boxes.accessor<float, 2>();
+      s.masks = drawn_masks(predictions[i], boxes, s.image.rows, s.image.cols);
       for (std::int64_t k = 0; k < boxes.size(0); ++k) {
         if (b[k][4] < kPlotConf) continue;
         Box box;
