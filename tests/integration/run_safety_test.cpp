@@ -278,8 +278,9 @@ TEST_CASE("one process per run folder: a second is refused while the first runs,
   const auto t = make_tiny("safety-lock");
   const std::string run = interrupted_run(t, "run");
   {
-    // Resumed with many epochs so that it is still training while the second one starts.
-    test::ChildProcess first({"train", "--resume", run, "epochs=500"});
+    // Resumed with many epochs and no step limit (the interrupted run's 5 steps would end it
+    // within a second), so that it is still training while the second one starts.
+    test::ChildProcess first({"train", "--resume", run, "epochs=500", "stages.train.params.max_steps=0"});
     REQUIRE(first.wait_for_output("resuming from", 120000));
     auto second = test::run_cli("train --resume " + run);
     INFO(second.output);
