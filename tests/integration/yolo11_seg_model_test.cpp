@@ -307,6 +307,12 @@ TEST_CASE("an Ultralytics yolo11n-seg best.pt: info names it; val scores its mas
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("Mask(P") != std::string::npos);
+  // Ultralytics' plots of a segmentation validation: the box curves and the mask curves.
+  for (const char* f : {"BoxPR_curve.png", "MaskPR_curve.png", "MaskF1_curve.png", "MaskP_curve.png", "MaskR_curve.png",
+                        "val_batch0_pred.jpg"}) {
+    CAPTURE(f);
+    CHECK(std::filesystem::exists(dir + "/val/" + f));
+  }
   {
     std::ifstream in(dir + "/val/predictions.json");
     const auto results = nlohmann::json::parse(in);

@@ -3,7 +3,9 @@
 // peak is where the evaluator reads P and R, and the confusion matrix counts every label once.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include <opencv2/imgcodecs.hpp>
@@ -222,4 +224,44 @@ TEST_CASE("val plots: a segmentation model's drawn detections carry their masks,
   ImagePredictions plain;
   plain.boxes = p.boxes;
   CHECK(core::keep_batch_for_drawing(b, {plain}, {"a", "b"}).predictions[0].masks.empty());
+}
+
+TEST_CASE("val plots: each family the evaluator matches by (Mask) gets its curves, equal to its own AP50") {
+  // The evaluator matched by another overlap than the boxes' (as the segmentation evaluator's
+  // mask IoU): the plotted curves come from its matching, and their AP50 are its AP50.
+  const auto s = synthetic(40, 11);
+  detection_eval::DetectionMetrics masks(3);
+  for (std::size_t i = 0; i < s.labels.size(); ++i) {
+    // An overlap unlike the boxes': their IoU shrunk by a per-pair factor.
+    const auto iou = iou_of(s.labels[i], s.predictions[i]);
+    const auto factor = 0.55 + 0.45 * torch::sin(torch::arange(iou.numel(), torch::kFloat)).abs().reshape(iou.sizes());
+    masks.add_image(s.predictions[i], s.labels[i], iou * factor);
+  }
+  const auto m = masks.compute();
+  const MatchedDetections family = masks.matched("Mask");
+  CHECK(family.family == "Mask");
+  CHECK(family.label_classes.size() == static_cast<std::size_t>(m.instances));
+  const auto c = core::family_curves(family);
+  REQUIRE(c.classes.size() == m.per_class.size());
+  for (std::size_t k = 0; k < c.classes.size(); ++k) {
+    CHECK(c.classes[k] == m.per_class[k].cls);
+    CHECK(c.ap50[k] == doctest::Approx(m.per_class[k].ap50).epsilon(1e-9));
+  }
+  CHECK(c.map50() == doctest::Approx(m.map50).epsilon(1e-9));
+
+  // Written beside the box curves; a family whose name is no plain word draws nothing.
+  const std::string dir = test::temp_dir("val-plots-families");
+  core::ValPlots plots({"cat", "dog", "bird"});
+  plots.reset(3);
+  MatchedDetections hostile = family;
+  hostile.family = "../Evil";
+  plots.set_matched({masks.matched("Box"), family, hostile});
+  const auto written = plots.write(dir);
+  for (const char* f : {"MaskPR_curve.png", "MaskF1_curve.png", "MaskP_curve.png", "MaskR_curve.png"}) {
+    CAPTURE(f);
+    CHECK(std::find(written.begin(), written.end(), f) != written.end());
+    CHECK(!cv::imread(dir + "/" + f).empty());
+  }
+  CHECK(std::none_of(written.begin(), written.end(), [](const std::string& f) { return f.find("Evil") != std::string::npos; }));
+  CHECK(!std::filesystem::exists(std::filesystem::path(dir).parent_path() / "EvilPR_curve.png"));
 }

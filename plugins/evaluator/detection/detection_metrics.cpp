@@ -94,6 +94,17 @@ std::vector<double> smooth(const std::vector<double>& y, double f) {
 
 DetectionMetrics::DetectionMetrics(int nc) : nc_(nc), label_images_(static_cast<std::size_t>(std::max(nc, 0)), 0) {}
 
+MatchedDetections DetectionMetrics::matched(const std::string& family) const {
+  MatchedDetections m;
+  m.family = family;
+  m.scores = scores_;
+  m.classes = pred_cls_;
+  m.correct.reserve(correct_.size());
+  for (const auto bits : correct_) m.correct.push_back(static_cast<std::uint8_t>(bits & 1u));  // bit 0: IoU 0.50
+  m.label_classes = label_cls_;
+  return m;
+}
+
 void DetectionMetrics::reset() {
   correct_.clear();
   scores_.clear();

@@ -13,9 +13,12 @@
 // - The overlap is the boxes' IoU, or one the caller gives (the segmentation evaluator's mask IoU):
 //   Ultralytics matches and scores every task's overlap by these same rules.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "yoloflow/evaluator.h"
 
 namespace yoloflow::detection_eval {
 
@@ -43,6 +46,8 @@ class DetectionMetrics {
   // label j and prediction i, in the order the rows are given; boxes are not read.
   void add_image(const torch::Tensor& predictions, const torch::Tensor& labels, const torch::Tensor& iou);
   MetricsResult compute() const;
+  // Every prediction and label so far as the plots read them: correct at IoU 0.5.
+  MatchedDetections matched(const std::string& family) const;
   void reset();
 
  private:

@@ -61,6 +61,11 @@ class DetectionEvaluator final : public Evaluator {
     return e;
   }
 
+  std::vector<MatchedDetections> matched() const override {
+    if (!metrics_) return {};
+    return {metrics_->matched("Box")};
+  }
+
  private:
   DetectionMetrics& require() {
     if (!metrics_) throw Error("detection: used before setup()");

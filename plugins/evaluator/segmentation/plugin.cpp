@@ -122,6 +122,12 @@ class SegmentationEvaluator final : public Evaluator {
     return e;
   }
 
+  // Ultralytics' Box and Mask curve families.
+  std::vector<MatchedDetections> matched() const override {
+    if (!boxes_) return {};
+    return {boxes_->matched("Box"), masks_->matched("Mask")};
+  }
+
  private:
   void require() const {
     if (!boxes_) throw Error("segmentation: used before setup()");

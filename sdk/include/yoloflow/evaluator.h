@@ -11,6 +11,7 @@
 //   "evaluator": {"plugin": "detection"}
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -87,6 +88,16 @@ inline std::string check_evaluation(const Evaluation& e, const std::vector<std::
   return "";
 }
 
+// The detections behind an evaluation, for the curves drawn beside it (MaskPR_curve.png, ...):
+// one family per overlap the metrics match by ("Box", "Mask"), in Ultralytics' plot names.
+struct MatchedDetections {
+  std::string family;
+  std::vector<float> scores;          // every detection's score
+  std::vector<int> classes;           // ... its class
+  std::vector<std::uint8_t> correct;  // ... 1 where it matched a label of its class at IoU 0.5
+  std::vector<int> label_classes;     // every label's class
+};
+
 class Evaluator : public Component {
  public:
   ~Evaluator() override = default;
@@ -105,6 +116,10 @@ class Evaluator : public Component {
   virtual void add_batch(const Batch& batch, const std::vector<ImagePredictions>& predictions) = 0;
   // The evaluation of every batch since reset().
   virtual Evaluation compute() = 0;
+  // The detections of the batches since reset() as matched for the metrics, per family, for the
+  // plots (plots=True): the host draws each family's P, R, F1 and PR curves but the box one,
+  // which it matches itself. The default: none.
+  virtual std::vector<MatchedDetections> matched() const { return {}; }
 };
 
 }  // namespace yoloflow

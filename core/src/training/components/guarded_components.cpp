@@ -101,6 +101,9 @@ class GuardedEvaluator final : public Guarded<Evaluator> {
     if (!problem.empty()) throw Error(origin_.text() + ": compute " + problem);
     return e;
   }
+  std::vector<MatchedDetections> matched() const override {
+    return call("matched", [&] { return inner_->matched(); });
+  }
 };
 
 class GuardedOptimizer final : public Guarded<Optimizer> {

@@ -1,6 +1,7 @@
 #include "training/eval/val_plots.h"
 
 #include <algorithm>
+#include <cctype>
 #include <exception>
 
 #include "training/detect/batch_boxes.h"
@@ -8,6 +9,7 @@
 #include "training/eval/box_iou.h"
 #include "training/eval/metric_curves_plot.h"
 #include "yoloflow/log.h"
+#include "yoloflow/printable.h"
 
 namespace yoloflow::core {
 namespace {
@@ -60,6 +62,16 @@ std::vector<std::string> ValPlots::write(const std::string& dir) const {
   plot_confusion_matrix(confusion_, names_, true, dir + "/confusion_matrix_normalized.png");
   written.emplace_back("confusion_matrix_normalized.png");
   for (auto& f : plot_metric_curves(box_curves(), names_, "Box", dir)) written.push_back(f);
+  for (const auto& family : matched_) {
+    if (family.family == "Box" || family.family.empty()) continue;  // drawn above, from the plots' own matching
+    // The family names files ("Mask" -> MaskPR_curve.png): letters and digits only.
+    if (!std::all_of(family.family.begin(), family.family.end(), [](unsigned char c) { return std::isalnum(c) != 0; })) {
+      YF_LOG_WARN("validation plots: no curves for the evaluator's family '" << printable(family.family)
+                                                                          << "' (a name of letters and digits names the files)");
+      continue;
+    }
+    for (auto& f : plot_metric_curves(family_curves(family), names_, family.family, dir)) written.push_back(f);
+  }
   for (std::size_t b = 0; b < drawn_.size(); ++b) {
     const std::string stem = dir + "/val_batch" + std::to_string(b);
     write_image_file(stem + "_labels.jpg", draw_label_grid(drawn_[b], names_));
@@ -68,6 +80,14 @@ std::vector<std::string> ValPlots::write(const std::string& dir) const {
     written.push_back("val_batch" + std::to_string(b) + "_pred.jpg");
   }
   return written;
+}
+
+MetricCurves family_curves(const MatchedDetections& family) {
+  std::vector<ScoredPrediction> scored;
+  const std::size_t n = std::min({family.scores.size(), family.classes.size(), family.correct.size()});
+  scored.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) scored.push_back({family.scores[k], family.classes[k], family.correct[k] != 0});
+  return metric_curves(std::move(scored), family.label_classes);
 }
 
 std::vector<std::string> write_val_plots(const ValPlots& plots, const std::string& dir, const std::string& who) {

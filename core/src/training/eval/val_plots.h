@@ -5,6 +5,7 @@
 // same batches and detections the evaluator sees; written by the train sink after its run's
 // last validation and by `yoloflow val` into their folders.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "training/eval/confusion_matrix.h"
@@ -25,13 +26,17 @@ class ValPlots {
   void reset(int nc);
   // One validated batch, as the evaluator receives it.
   void add_batch(const Batch& batch, const std::vector<ImagePredictions>& predictions);
+  // The evaluator's matched detections once the validation is done (Evaluator::matched): each
+  // family but "Box" gets its curves (MaskPR_curve.png ...) from them.
+  void set_matched(std::vector<MatchedDetections> families) { matched_ = std::move(families); }
 
   const ConfusionMatrix& confusion() const { return confusion_; }
   MetricCurves box_curves() const { return metric_curves(scored_, label_cls_); }
   std::size_t labels() const { return label_cls_.size(); }
 
   // Writes every plot into `dir`: confusion_matrix.png, confusion_matrix_normalized.png,
-  // Box{PR,F1,P,R}_curve.png, val_batch{0,1,2}_{labels,pred}.jpg. Returns the files written.
+  // Box{PR,F1,P,R}_curve.png (and each other family's, Mask{PR,F1,P,R}_curve.png for a
+  // segmentation model), val_batch{0,1,2}_{labels,pred}.jpg. Returns the files written.
   // Throws Error when one cannot be written.
   std::vector<std::string> write(const std::string& dir) const;
 
@@ -42,7 +47,11 @@ class ValPlots {
   std::vector<ScoredPrediction> scored_;
   std::vector<int> label_cls_;
   std::vector<DrawnBatch> drawn_;
+  std::vector<MatchedDetections> matched_;
 };
+
+// A family's matched detections as the curves read them.
+MetricCurves family_curves(const MatchedDetections& family);
 
 // ValPlots::write, a failure warned about (`who`: "train", "val") instead of thrown: plots
 // never fail a run. Returns the files written.

@@ -172,6 +172,7 @@ class ValSink final : public HostedValidationSink {
 
   void end_epoch(int) override {
     result_ = evaluator_->compute();
+    if (plots_ok_) plots_->set_matched(evaluator_->matched());
     losses_.clear();
     if (loss_ != nullptr && loss_sum_.defined()) {
       const auto mean = (loss_sum_ / std::max<std::int64_t>(loss_batches_, 1)).contiguous();

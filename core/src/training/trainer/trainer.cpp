@@ -360,12 +360,18 @@ RunOutcome Trainer::run(std::ostream& out) {
   // Ultralytics' labels.jpg when a run starts (not again on resume): the training labels, read
   // without decoding an image.
   if (p_.get_bool("plots") && !resume_ && dist::is_main_process()) {
-    const LabelStatistics labels = collect_labels(runner_->source());
-    if (labels.available) {
-      write_labels_plot(labels, names_, run_dir_ + "/labels.jpg");
-      YF_LOG_INFO("train: " << labels.classes.size() << " training labels plotted to " << run_dir_ << "/labels.jpg");
-    } else {
-      YF_LOG_INFO("train: no labels.jpg: stage '" << pipeline_.source << "' (the data source) does not give its labels without decoding its images");
+    // A plot is worth a warning, never a failed run (a source's labels() that throws, a full disk).
+    try {
+      const LabelStatistics labels = collect_labels(runner_->source());
+      if (labels.available) {
+        write_labels_plot(labels, names_, run_dir_ + "/labels.jpg");
+        YF_LOG_INFO("train: " << labels.classes.size() << " training labels plotted to " << run_dir_ << "/labels.jpg");
+      } else {
+        YF_LOG_INFO("train: no labels.jpg: stage '" << pipeline_.source
+                                                    << "' (the data source) does not give its labels without decoding its images");
+      }
+    } catch (const std::exception& e) {
+      YF_LOG_WARN("train: no labels.jpg: " << e.what());
     }
   }
   RunOutcome outcome;
