@@ -29,6 +29,22 @@ __device__ inline Crop crop_of(const float* box, int h, int w) {
   return {bound(box[0], w), bound(box[1], h), bound(box[2], w), bound(box[3], h)};
 }
 
+// One slot's pixels in its image's prototypes (a per-slot block walks them): `count` pixels, the
+// i-th at offset(i) within a (h, w) plane; `proto` the image's (C, h, w) prototypes.
+struct SlotPixels {
+  Crop crop;
+  int columns, count, w;
+  long long plane;  // h * w
+  const float* proto;
+  __device__ SlotPixels(const float* box, const float* prototypes, int b, int h, int w_)
+      : crop(crop_of(box, h, w_)), w(w_), plane(static_cast<long long>(h) * w_) {
+    columns = crop.c1 - crop.c0;
+    count = crop.empty() ? 0 : columns * (crop.r1 - crop.r0);
+    proto = prototypes + static_cast<long long>(b) * C * plane;
+  }
+  __device__ long long offset(int i) const { return static_cast<long long>(crop.r0 + i / columns) * w + crop.c0 + i % columns; }
+};
+
 __device__ inline float warp_sum(float v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
   return v;
@@ -62,17 +78,13 @@ __global__ void forward_kernel(const float* __restrict__ coefficients, const flo
   __shared__ float partial[kThreads / 32];
   if (threadIdx.x < C) coef[threadIdx.x] = coefficients[bs * C + threadIdx.x];
   __syncthreads();
-  const Crop k = crop_of(boxes + 4 * bs, h, w);
-  const int cw = k.c1 - k.c0;
-  const int n = k.empty() ? 0 : cw * (k.r1 - k.r0);
-  const long long hw = static_cast<long long>(h) * w;
-  const float* proto = prototypes + static_cast<long long>(b) * C * hw;
+  const SlotPixels px(boxes + 4 * bs, prototypes, b, h, w);
   float acc = 0.f;
-  for (int i = threadIdx.x; i < n; i += kThreads) {
-    const long long p = static_cast<long long>(k.r0 + i / cw) * w + k.c0 + i % cw;
+  for (int i = threadIdx.x; i < px.count; i += kThreads) {
+    const long long p = px.offset(i);
     float x = 0.f;
 #pragma unroll
-    for (int c = 0; c < C; ++c) x = fmaf(coef[c], proto[c * hw + p], x);
+    for (int c = 0; c < C; ++c) x = fmaf(coef[c], px.proto[c * px.plane + p], x);
     acc += softplus(x);
   }
   acc = block_sum(acc, partial);
@@ -92,21 +104,17 @@ __global__ void backward_coefficients_kernel(const float* __restrict__ coefficie
   __shared__ float partial[kThreads / 32][C];
   if (threadIdx.x < C) coef[threadIdx.x] = coefficients[bs * C + threadIdx.x];
   __syncthreads();
-  const Crop k = crop_of(boxes + 4 * bs, h, w);
-  const int cw = k.c1 - k.c0;
-  const int n = k.empty() ? 0 : cw * (k.r1 - k.r0);
-  const long long hw = static_cast<long long>(h) * w;
-  const float* proto = prototypes + static_cast<long long>(b) * C * hw;
+  const SlotPixels px(boxes + 4 * bs, prototypes, b, h, w);
   float acc[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) acc[c] = 0.f;
-  for (int i = threadIdx.x; i < n; i += kThreads) {
-    const long long p = static_cast<long long>(k.r0 + i / cw) * w + k.c0 + i % cw;
+  for (int i = threadIdx.x; i < px.count; i += kThreads) {
+    const long long p = px.offset(i);
     float v[C];
     float x = 0.f;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      v[c] = proto[c * hw + p];
+      v[c] = px.proto[c * px.plane + p];
       x = fmaf(coef[c], v[c], x);
     }
     const float sg = sigmoid(x);

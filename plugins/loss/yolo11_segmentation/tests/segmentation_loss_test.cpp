@@ -112,6 +112,19 @@ constexpr bool kCudaKernels = true;
 constexpr bool kCudaKernels = false;
 #endif
 
+// Two computations of one case agree: the items within `rtol`, each gradient within `rtol` and
+// `atol` of its largest magnitude (float sums in another order).
+void check_same_result(const std::string& name, const CaseResult& a, const CaseResult& b, double rtol, double atol) {
+  CHECK(torch::allclose(a.items, b.items, rtol, atol));
+  for (const auto& [input, grad] : a.grads) {
+    CAPTURE(input);
+    const double scale = b.grads.at(input).abs().max().item<double>();
+    MESSAGE(name << " " << input << ": max |difference| " << (grad - b.grads.at(input)).abs().max().item<double>()
+                 << " of max |gradient| " << scale);
+    CHECK(torch::allclose(grad, b.grads.at(input), rtol, atol * scale));
+  }
+}
+
 const char* const kCases[] = {"overlap_r1", "overlap_r2", "overlap_r4", "separate_r1", "separate_r2", "separate_r4"};
 
 }  // namespace
@@ -147,16 +160,8 @@ TEST_CASE("yolo11_segmentation gives the same loss and gradients whatever the ch
   auto whole = make_loss();
   for (const std::string name : {"overlap_r1", "separate_r2"}) {
     CAPTURE(name);
-    const CaseResult a = run_case(*small, name), b = run_case(*whole, name);
-    CHECK(torch::allclose(a.items, b.items, 1e-6, 1e-7));
-    for (const auto& [input, grad] : a.grads) {
-      CAPTURE(input);
-      const double scale = b.grads.at(input).abs().max().item<double>();
-      MESSAGE(name << " " << input << ": max |difference| " << (grad - b.grads.at(input)).abs().max().item<double>()
-                   << " of max |gradient| " << scale);
-      // Chunks change only the order of float sums (the BLAS blocks each size its own way).
-      CHECK(torch::allclose(grad, b.grads.at(input), 1e-5, 1e-6 * scale));
-    }
+    // Chunks change only the order of float sums (the BLAS blocks each size its own way).
+    check_same_result(name, run_case(*small, name), run_case(*whole, name), 1e-5, 1e-6);
   }
 }
 
@@ -181,14 +186,7 @@ TEST_CASE("yolo11_segmentation on CUDA: the mask kernels give the tensor path's 
     CAPTURE(name);
     const CaseResult a = run_case(*kernels, name, torch::kCUDA), b = run_case(*tensor, name, torch::kCUDA);
     MESSAGE(name << ": kernels " << a.items << " tensor path " << b.items);
-    CHECK(torch::allclose(a.items, b.items, 1e-5, 1e-6));
-    for (const auto& [input, grad] : a.grads) {
-      CAPTURE(input);
-      const double scale = b.grads.at(input).abs().max().item<double>();
-      MESSAGE(name << " " << input << ": max |difference| " << (grad - b.grads.at(input)).abs().max().item<double>()
-                   << " of max |gradient| " << scale);
-      CHECK(torch::allclose(grad, b.grads.at(input), 1e-4, 1e-5 * scale));
-    }
+    check_same_result(name, a, b, 1e-4, 1e-5);
     // And Ultralytics' numbers, as on the CPU.
     CHECK(torch::allclose(a.items, fixture().at(name + ".loss"), 1e-4, 1e-5));
   }
