@@ -335,6 +335,32 @@ std::vector<std::string> source_contract(DataSource& source, int imgsz, std::siz
     if (a.index != i) out.push_back(what + ": index " + std::to_string(a.index));
     if (a.path.empty()) out.push_back(what + ": no path");
     if (!same(a, b)) out.push_back(what + ": another sample when loaded again");
+    // labels(), where the source gives them: the loaded sample's classes and boxes, normalised.
+    SampleLabels labels;
+    bool given = false;
+    try {
+      given = source.labels(i, labels);
+    } catch (const std::exception& e) {
+      out.push_back(what + ": labels() threw: " + e.what());
+    }
+    if (!given) continue;
+    if (labels.classes.size() != a.boxes.size() || labels.boxes.size() != a.boxes.size()) {
+      out.push_back(what + ": labels() gives " + std::to_string(labels.classes.size()) + " classes and " +
+                    std::to_string(labels.boxes.size()) + " boxes where load() gives " + std::to_string(a.boxes.size()));
+      continue;
+    }
+    const float w = static_cast<float>(a.image.cols), h = static_cast<float>(a.image.rows);
+    constexpr float kTol = 1e-3f;  // the loaded boxes are rounded to the resized image's pixels
+    for (std::size_t k = 0; k < a.boxes.size(); ++k) {
+      const Box& box = a.boxes[k];
+      const auto& l = labels.boxes[k];
+      if (labels.classes[k] != box.cls || std::fabs(l[0] - (box.x1 + box.x2) * 0.5f / w) > kTol ||
+          std::fabs(l[1] - (box.y1 + box.y2) * 0.5f / h) > kTol || std::fabs(l[2] - box.width() / w) > kTol ||
+          std::fabs(l[3] - box.height() / h) > kTol) {
+        out.push_back(what + ": labels() box " + std::to_string(k) + " is not load()'s, normalised");
+        break;
+      }
+    }
   }
   try {
     source.load(n);

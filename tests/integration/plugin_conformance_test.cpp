@@ -278,6 +278,34 @@ TEST_CASE("conformance: the harness finds what breaks the contract") {
   const auto problems = testing::source_contract(broken, 320);
   CHECK(problems.size() == 4);  // two samples: each box leaves its image, each reload differs
 
+  // A source whose labels() are not its samples' boxes: one class too many, then a box elsewhere.
+  struct WrongLabels final : DataSource {
+    std::size_t size() const override { return 2; }
+    Sample load(std::size_t index) override {
+      if (index >= 2) throw yoloflow::InvalidInput("out of range");
+      Sample s;
+      s.index = index;
+      s.path = "wrong.jpg";
+      s.image = cv::Mat(20, 40, CV_8UC3, cv::Scalar::all(60));
+      s.boxes.push_back(Box{4, 2, 12, 10, 1});  // normalised: centre (0.2, 0.3), size (0.2, 0.4)
+      return s;
+    }
+    bool labels(std::size_t index, SampleLabels& out) const override {
+      out.classes = {1};
+      out.boxes = {{0.2f, 0.3f, 0.2f, 0.4f}};
+      if (index == 0) out.classes.push_back(2);
+      if (index == 1) out.boxes[0][0] = 0.7f;
+      return true;
+    }
+    DatasetInfo info() const override { return {}; }
+    std::vector<DataIssue> issues() const override { return {}; }
+  } wrong;
+  const auto mislabelled = testing::source_contract(wrong, 320);
+  INFO(report(mislabelled));
+  REQUIRE(mislabelled.size() == 2);
+  CHECK(mislabelled[0] == "sample 0: labels() gives 2 classes and 1 boxes where load() gives 1");
+  CHECK(mislabelled[1] == "sample 1: labels() box 0 is not load()'s, normalised");
+
   // An augmentation that pushes boxes out of the image and draws from a generator of its own.
   struct Sloppy final : Augmentation {
     void apply(Sample& s, AugmentContext&) override {

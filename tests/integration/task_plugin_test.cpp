@@ -186,6 +186,33 @@ TEST_CASE("task plugins: an evaluator whose results break what it declared is fo
       CHECK(std::string(e.what()) == "stages.train.params.evaluator (evaluator 'keypoint_eval', yoloflow_test_annotated.so): compute " + line);
     }
   }
+
+  // matched() whose families break what the plots read: a path for a name, lengths that differ,
+  // labels the batch does not have.
+  struct Mismatched final : Evaluator {
+    explicit Mismatched(std::unique_ptr<Evaluator> e) : inner(std::move(e)) {}
+    void setup(const HeadDescription& head) override { inner->setup(head); }
+    std::vector<std::string> columns() const override { return inner->columns(); }
+    std::vector<MetricColumn> table() const override { return inner->table(); }
+    void reset() override { inner->reset(); }
+    void add_batch(const Batch& b, const std::vector<ImagePredictions>& p) override { inner->add_batch(b, p); }
+    Evaluation compute() override { return inner->compute(); }
+    std::vector<MatchedDetections> matched() const override {
+      MatchedDetections f;
+      f.family = "../Pose";
+      f.scores = {0.9f, 0.8f};
+      f.classes = {0};
+      f.correct = {1, 0};
+      f.label_classes = {0, 1, 0, 1, 1, 1, 1};
+      return {f};
+    }
+    std::unique_ptr<Evaluator> inner;
+  } mismatched(lib.make<Evaluator>("keypoint_eval"));
+  std::string found;
+  for (const auto& p : testing::evaluator_contract(mismatched, *model, batch)) found += p + "\n";
+  CHECK(contains(found, "matched(): a family named '../Pose' (letters and digits: it names plot files)"));
+  CHECK(contains(found, "matched(): family ../Pose has 2 scores, 1 classes and 2 flags: one of each per detection"));
+  CHECK(contains(found, "matched(): family ../Pose has 7 labels where the evaluation counts 3 instances"));
 }
 
 TEST_CASE("task plugins: a loss or an evaluator that cannot serve the model's head is refused naming itself") {

@@ -125,8 +125,9 @@ YOLOFLOW_SDK_API Sample with_fields(const Sample& sample, Fields fields);
 
 // What a source must do for its first `count` samples: a positive size, loads that give 8-bit
 // 3-channel continuous images whose long side is at most imgsz, boxes inside the image,
-// `index` equal to the index asked for, a path, the same sample when loaded twice, and an
-// out-of-range index refused with an exception. Returns one line per problem found.
+// `index` equal to the index asked for, a path, the same sample when loaded twice, labels() (where
+// it gives them) equal to the loaded classes and boxes normalised, and an out-of-range index
+// refused with an exception. Returns one line per problem found.
 YOLOFLOW_SDK_API std::vector<std::string> source_contract(DataSource& source, int imgsz, std::size_t count = 8);
 
 // What a batcher must do with `samples` (all of one size): batches of batch_size() (the

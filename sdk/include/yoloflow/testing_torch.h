@@ -11,6 +11,7 @@
 // Each check returns one line per problem found (empty: none), never asserts, so that any test
 // framework can report it.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -465,8 +466,9 @@ inline std::vector<ImagePredictions> perfect_predictions(const Batch& batch, con
 // columns() and table() named once each; after reset() and the batch with perfect predictions
 // (the labels, score 1), compute() gives a finite value for every column and nothing else, a
 // finite fitness, one table value per table column overall and per class; the same again after
-// another reset(); a fitness no lower than that of the same batch with no predictions; and a
-// finite evaluation of no batch at all.
+// another reset(); matched() families of one entry per detection, the batch's labels and a plain
+// name; a fitness no lower than that of the same batch with no predictions; and a finite
+// evaluation of no batch at all.
 inline std::vector<std::string> evaluator_contract(Evaluator& evaluator, Model& model, Batch batch = {}) {
   using detail::returns;
   std::vector<std::string> out;
@@ -511,6 +513,25 @@ inline std::vector<std::string> evaluator_contract(Evaluator& evaluator, Model& 
   if (evaluate(&perfect, "reset, add_batch, compute", a)) check(a, "the evaluation of perfect predictions");
   if (evaluate(&perfect, "the same again", b) && !(a.columns == b.columns && a.fitness == b.fitness)) {
     out.push_back("the same batch and predictions after reset() give another evaluation");
+  }
+  // matched() (the plots' curves) of that evaluation: per family one score, class and flag per
+  // detection, the batch's labels, a name of letters and digits (it names the plot files).
+  std::vector<MatchedDetections> families;
+  if (returns("matched()", out, [&] { families = evaluator.matched(); })) {
+    for (const auto& f : families) {
+      const bool word = !f.family.empty() && std::all_of(f.family.begin(), f.family.end(),
+                                                         [](unsigned char c) { return std::isalnum(c) != 0; });
+      if (!word) out.push_back("matched(): a family named '" + f.family + "' (letters and digits: it names plot files)");
+      if (f.scores.size() != f.classes.size() || f.scores.size() != f.correct.size()) {
+        out.push_back("matched(): family " + f.family + " has " + std::to_string(f.scores.size()) + " scores, " +
+                      std::to_string(f.classes.size()) + " classes and " + std::to_string(f.correct.size()) +
+                      " flags: one of each per detection");
+      }
+      if (static_cast<int>(f.label_classes.size()) != b.instances) {
+        out.push_back("matched(): family " + f.family + " has " + std::to_string(f.label_classes.size()) +
+                      " labels where the evaluation counts " + std::to_string(b.instances) + " instances");
+      }
+    }
   }
   std::vector<ImagePredictions> nothing(static_cast<std::size_t>(batch.size));
   for (std::size_t i = 0; i < nothing.size(); ++i) {
