@@ -173,8 +173,8 @@ void add_val_command(CLI::App& app, CliContext& ctx, Action& selected) {
                 "original pixels, score; a segmentation model's mask as COCO RLE), as Ultralytics' save_json");
   cmd->add_flag("--no-plots", c->no_plots,
                 "Draw no plots (Ultralytics' plots=False); by default the output folder gets confusion_matrix.png, "
-                "confusion_matrix_normalized.png, BoxPR_curve.png, BoxF1_curve.png, BoxP_curve.png, BoxR_curve.png and "
-                "val_batch0..2_labels.jpg / _pred.jpg");
+                "confusion_matrix_normalized.png, BoxPR_curve.png, BoxF1_curve.png, BoxP_curve.png, BoxR_curve.png (and "
+                "Mask*_curve.png for a segmentation model) and val_batch0..2_labels.jpg / _pred.jpg");
   cmd->callback([&ctx, &selected, c, cmd] {
     if (cmd->count("--imgsz") == 0) c->request.imgsz = 0;  // the weights' default
     selected = [&ctx, c]() -> int { return run_val(ctx, *c); };

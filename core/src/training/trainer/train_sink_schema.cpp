@@ -107,9 +107,10 @@ Schema train_sink_schema() {
       "its defaults when `callbacks` lists none (list it to set its decay); false: no average (listing `ema` "
       "then is an error).");
   s.add_bool("plots", true).doc(
-      "Draw results.png, the losses and metrics per epoch, after each epoch, and after the run's last validation "
-      "Ultralytics' validation plots (confusion_matrix.png, confusion_matrix_normalized.png, "
-      "Box{PR,F1,P,R}_curve.png, val_batch0..2_labels.jpg and _pred.jpg); false: results.csv only (with the "
+      "Draw labels.jpg when the run starts, results.png, the losses and metrics per epoch, after each epoch, and "
+      "after the run's last validation Ultralytics' validation plots (confusion_matrix.png, "
+      "confusion_matrix_normalized.png, Box{PR,F1,P,R}_curve.png, Mask{PR,F1,P,R}_curve.png for a segmentation "
+      "model, val_batch0..2_labels.jpg and _pred.jpg); false: results.csv only (with the "
       "train_batch_images callback left out, Ultralytics' plots=False: no image at all).");
   s.add_int("log_every", 10).min(1).doc("Steps between progress lines (losses are read from the device only then).");
   s.add_bool("save_async", true).doc(
