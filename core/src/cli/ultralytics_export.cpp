@@ -1,8 +1,6 @@
 #include "cli/ultralytics_export.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "runtime/util/child_spawn.h"
 #include "yoloflow/error.h"
 
 namespace fs = std::filesystem;
@@ -58,33 +57,21 @@ PythonRun run_python(const std::string& python, const std::string& script, const
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     throw Error(std::string("cannot start Python: pipe failed: ") + std::strerror(errno));
   }
-  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
   std::vector<std::string> argv = {python, script};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
+  core::ChildStart how;
+  how.output_fd = fds[1];
+  how.search_path = true;
+  how.exec_failed = kExecFailed;
+  how.exec_failed_reason = true;
+  how.what = "Python";
+  pid_t pid = -1;
+  try {
+    pid = core::spawn_child(argv, how);
+  } catch (...) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw Error(std::string("cannot start Python: fork failed: ") + std::strerror(err));
-  }
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
-    const int null_in = ::open("/dev/null", O_RDONLY);
-    if (null_in >= 0) ::dup2(null_in, 0);
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    ::execvp(cargv[0], cargv.data());
-    const int err = errno;
-    (void)!::write(2, kExecFailed, sizeof kExecFailed - 1);
-    const char* text = ::strerror(err);  // not async-signal-safe in theory; the child exits next
-    (void)!::write(2, text, std::strlen(text));
-    ::_exit(127);
+    throw;
   }
   ::close(fds[1]);
   PythonRun run;
