@@ -14,8 +14,9 @@ namespace {
 constexpr int kMaxSide = 1920;  // as train_batch*.jpg
 
 // A segmentation model's drawn detections (confidence kPlotConf and above, in `boxes`' order):
-// their masks as predict makes them (coefficients times the image's prototypes, resized to the
-// image, kept inside the box and above 0), one 0/255 plane each. Empty for a model without masks.
+// their masks, coefficients times the image's prototypes resized to the image, then kept inside
+// the box (cropped at the image's pixels, as retina_masks crops) and above 0; one 0/255 plane
+// each. Empty for a model without masks.
 std::vector<cv::Mat> drawn_masks(const ImagePredictions& p, const torch::Tensor& boxes, int height, int width) {
   const auto coefficients = p.extras.find("mask_coefficients");
   const auto prototypes = p.extras.find("prototypes");

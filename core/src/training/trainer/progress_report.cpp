@@ -29,14 +29,23 @@ double eta_seconds(const ProgressSnapshot& s) {
   return (s.epoch_seconds / static_cast<double>(std::max<std::int64_t>(s.step, 1))) * static_cast<double>(left);
 }
 
-std::string progress_line(const ProgressSnapshot& s) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(4) << "epoch " << s.epoch + 1 << "/" << s.epochs << "  step " << s.step << "/"
-     << s.steps_in_epoch;
+namespace {
+
+// The losses, then Ultralytics' Instances and Size columns (the last batch's labelled objects and
+// image size), as the progress line and the terminal's bar both show them.
+void put_losses_and_batch(std::ostream& os, const ProgressSnapshot& s) {
+  os << std::fixed << std::setprecision(4);
   for (const auto& [name, value] : s.losses) os << "  " << name << " " << value;
-  // Ultralytics' Instances and Size columns: the last batch's labelled objects and image size.
   if (s.instances >= 0) os << "  instances " << s.instances;
   if (s.size > 0) os << "  size " << s.size;
+}
+
+}  // namespace
+
+std::string progress_line(const ProgressSnapshot& s) {
+  std::ostringstream os;
+  os << "epoch " << s.epoch + 1 << "/" << s.epochs << "  step " << s.step << "/" << s.steps_in_epoch;
+  put_losses_and_batch(os, s);
   os << std::setprecision(1) << "  " << images_per_second(s) << " img/s  data wait " << s.data_wait_ms << " ms  step "
      << s.step_ms << " ms  ETA " << format_duration(eta_seconds(s));
   return os.str();
@@ -53,10 +62,8 @@ std::string progress_bar(std::int64_t done, std::int64_t total, int width) {
 std::string status_line(const ProgressSnapshot& s) {
   std::ostringstream os;
   os << "epoch " << s.epoch + 1 << "/" << s.epochs << " " << progress_bar(s.step, s.steps_in_epoch, 20) << " " << s.step
-     << "/" << s.steps_in_epoch << std::fixed << std::setprecision(4);
-  for (const auto& [name, value] : s.losses) os << "  " << name << " " << value;
-  if (s.instances >= 0) os << "  instances " << s.instances;
-  if (s.size > 0) os << "  size " << s.size;
+     << "/" << s.steps_in_epoch;
+  put_losses_and_batch(os, s);
   os << std::setprecision(1) << "  " << images_per_second(s) << " img/s  ETA " << format_duration(eta_seconds(s));
   return os.str();
 }

@@ -15,8 +15,7 @@ TrainProgress train_progress(const TrainState& state, int epochs, std::int64_t s
   return p;
 }
 
-ProgressSnapshot progress_snapshot(const TrainState& state, int epochs, std::int64_t steps_in_epoch,
-                                   double epoch_seconds, const std::vector<ParamGroup>& groups) {
+ProgressSnapshot host_snapshot(const TrainState& state, int epochs, std::int64_t steps_in_epoch, double epoch_seconds) {
   ProgressSnapshot snap;
   snap.epoch = state.epoch;
   snap.epochs = epochs;
@@ -25,6 +24,12 @@ ProgressSnapshot progress_snapshot(const TrainState& state, int epochs, std::int
   snap.global_step = state.global_step;
   snap.images = state.images;
   snap.epoch_seconds = epoch_seconds;
+  return snap;
+}
+
+ProgressSnapshot progress_snapshot(const TrainState& state, int epochs, std::int64_t steps_in_epoch,
+                                   double epoch_seconds, const std::vector<ParamGroup>& groups) {
+  ProgressSnapshot snap = host_snapshot(state, epochs, steps_in_epoch, epoch_seconds);
   const auto l = (state.loss_sum / std::max<std::int64_t>(state.step, 1)).to(torch::kCPU, torch::kDouble).contiguous();
   snap.losses = named_losses(state.loss_names, std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel()));
   for (const auto& g : groups) snap.lrs.push_back(g.lr);

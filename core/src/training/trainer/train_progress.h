@@ -13,7 +13,11 @@ namespace yoloflow::core {
 
 TrainProgress train_progress(const TrainState& state, int epochs, std::int64_t steps_in_epoch);
 
-// The epoch's mean losses so far (read from the device: a synchronisation) and each group's lr.
+// What the host knows without reading the device: epoch, step, images and time.
+ProgressSnapshot host_snapshot(const TrainState& state, int epochs, std::int64_t steps_in_epoch, double epoch_seconds);
+
+// host_snapshot and the epoch's mean losses so far (read from the device: a synchronisation) and
+// each group's lr.
 ProgressSnapshot progress_snapshot(const TrainState& state, int epochs, std::int64_t steps_in_epoch,
                                    double epoch_seconds, const std::vector<ParamGroup>& groups);
 

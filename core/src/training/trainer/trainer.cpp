@@ -190,7 +190,7 @@ class Trainer final : public RunDriver, private TrainingView {
   bool ended_ = false;         // on_train_end was called
   std::string pending_stop_;   // data parallel: a callback's stop, taken at the epoch's end
   int step_size_ = 0;          // multi-scale: this batch's image size (0 = as collated)
-  int batch_size_px_ = 0;      // this batch's image size as collated (its longer side)
+  int shown_size_ = 0;         // this batch's image size as trained (multi-scale's, else its longer side)
   std::int64_t batch_instances_ = -1;  // this batch's labelled instances
   NamedLosses shown_losses_;           // the last progress line's, for the terminal's bar
   Clock::time_point status_drawn_{};
@@ -465,7 +465,7 @@ void Trainer::train_batch(Batch& batch) {
   step_size_ = multi_scale > 0.0 ? multi_scale_size(static_cast<int>(std::max(batch.height, batch.width)), multi_scale,
                                                     static_cast<int>(largest_stride(model_->head())), ctx_.seed, ni)
                                  : 0;
-  batch_size_px_ = static_cast<int>(std::max(batch.height, batch.width));
+  shown_size_ = step_size_ > 0 ? step_size_ : static_cast<int>(std::max(batch.height, batch.width));
   batch_instances_ = batch.has_target(targets::kBoxes) ? batch.boxes().rows() : -1;
   if (profile_) profile_->begin(state_.epoch, state_.step, state_.global_step, waited);
 
@@ -714,7 +714,7 @@ void Trainer::end_training() {
 void Trainer::log_progress() {
   ProgressSnapshot snap = progress_snapshot(state_, ctx_.epochs, schedule_->batches_per_epoch(),
                                             seconds_since(epoch_start_), optimizer_->groups());
-  snap.size = step_size_ > 0 ? step_size_ : batch_size_px_;
+  snap.size = shown_size_;
   snap.instances = batch_instances_;
   shown_losses_ = snap.losses;
   snap.loss_scale = precision_->scale();
@@ -728,15 +728,9 @@ void Trainer::show_status() {
   const auto now = Clock::now();
   if (state_.step != schedule_->batches_per_epoch() && std::chrono::duration<double>(now - status_drawn_).count() < 0.1) return;
   status_drawn_ = now;
-  ProgressSnapshot s;
-  s.epoch = state_.epoch;
-  s.epochs = ctx_.epochs;
-  s.step = state_.step;
-  s.steps_in_epoch = schedule_->batches_per_epoch();
-  s.images = state_.images;
-  s.epoch_seconds = seconds_since(epoch_start_);
+  ProgressSnapshot s = host_snapshot(state_, ctx_.epochs, schedule_->batches_per_epoch(), seconds_since(epoch_start_));
   s.losses = shown_losses_;
-  s.size = step_size_ > 0 ? step_size_ : batch_size_px_;
+  s.size = shown_size_;
   s.instances = batch_instances_;
   set_status_line(status_line(s));
 }
