@@ -82,23 +82,21 @@ int run_export(CliContext& ctx, const std::string& in, const std::string& key, c
   return kExitOk;
 }
 
-// The last line of `text` that starts with "error: ", without it; "" when none does.
-std::string script_error(const std::string& text) {
+// The last line of `text` that `wanted` accepts; "" when none does.
+template <class Wanted>
+std::string last_line(const std::string& text, Wanted wanted) {
   std::istringstream in(text);
   std::string line, found;
   while (std::getline(in, line)) {
-    if (core::starts_with(line, "error: ")) found = line.substr(7);
+    if (wanted(line)) found = line;
   }
   return found;
 }
 
-std::string last_line(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, found;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) found = line;
-  }
-  return found;
+// What the script said in its last "error: " line, without the prefix; "" when it said none.
+std::string script_error(const std::string& text) {
+  const std::string line = last_line(text, [](const std::string& l) { return core::starts_with(l, "error: "); });
+  return line.empty() ? line : line.substr(7);
 }
 
 // --format ultralytics: checks the file as every consumer of weights does (the architecture, the
@@ -155,7 +153,8 @@ int run_export_ultralytics(CliContext& ctx, const std::string& in, const std::st
       if (run.exit_code == kExitInvalid) throw InvalidInput(said);
       throw Error(said);
     }
-    const std::string last = last_line(run.output);
+    const std::string last =
+        last_line(run.output, [](const std::string& l) { return l.find_first_not_of(" \t\r") != std::string::npos; });
     throw Error("writing the Ultralytics checkpoint failed (" + python + " " + script +
                 (run.exit_code < 0 ? std::string(" was killed") : " exited with " + std::to_string(run.exit_code)) +
                 (last.empty() ? std::string(")") : "): " + last));
