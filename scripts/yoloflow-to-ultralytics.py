@@ -33,7 +33,8 @@ import tempfile
 import zipfile
 
 YOLOFLOW_FORMAT = "yoloflow-checkpoint-1"
-ARCHITECTURE = re.compile(r"^yolo11([nsmlx])(-seg)?$")
+# yolo11n, yolo11n-seg; a model yaml's own scale row after it: yolo11s[0.75,0.375,768].
+ARCHITECTURE = re.compile(r"^yolo11([nsmlx])(-seg)?(?:\[([0-9.eE+-]+),([0-9.eE+-]+),([0-9]+)\])?$")
 INSTALL = "pip install ultralytics"
 
 
@@ -147,6 +148,9 @@ def tensor_dict(torch, value):
 
 def architecture_of(meta):
     """The architecture word a yoloflow checkpoint's meta says ("yolo11n-seg"), else None."""
+    arch = meta.get("architecture")
+    if isinstance(arch, str) and "[" in arch:  # its own multiples: the model's own name carries them
+        return arch
     specs = [meta.get("model")]
     try:
         specs.append(meta["pipeline"]["stages"]["train"]["params"]["model"])
@@ -299,7 +303,13 @@ def convert(args):
     from ultralytics.cfg import DEFAULT_CFG_DICT
 
     yaml_name = f"yolo11{scale}{'-seg' if segment else ''}.yaml"
-    model = (SegmentationModel if segment else DetectionModel)(yaml_name, nc=nc, verbose=False)
+    cfg = yaml_name
+    if m.group(3):  # the scale row the model was built with, in Ultralytics' own yaml
+        from ultralytics.nn.tasks import yaml_model_load
+
+        cfg = yaml_model_load(yaml_name)
+        cfg["scales"][scale] = [float(m.group(3)), float(m.group(4)), int(m.group(5))]
+    model = (SegmentationModel if segment else DetectionModel)(cfg, nc=nc, verbose=False)
     restore_released_sppf(torch, model)
     check_and_load(torch, model, weights, arch, args.src)
 

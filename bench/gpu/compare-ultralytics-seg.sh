@@ -14,7 +14,9 @@
 #   quality            QUALITY_EPOCHS (100) epochs on coco128-seg validated on its train images
 #                      after the last epoch, yoloflow's shipped recipe and Ultralytics' own
 #                      training, seeds QUALITY_SEEDS ("0 1"), the four runs side by side on the GPU
-#                      (QUALITY_WORKERS, default 4, each): box and mask mAP50-95 (run it alone;
+#                      (QUALITY_WORKERS, default 4, each), from scratch or from QUALITY_START (an
+#                      Ultralytics YOLO11n-seg checkpoint both tools fine-tune from, e.g. the
+#                      seg-parity-ultralytics.pt of seg-val-parity.sh): box and mask mAP50-95 (run it alone;
 #                      Ultralytics' last.pt of each seed stays in $OUT/ultralytics-seg-quality-s<seed>)
 # Prints each part as it finishes (a JSON line in $OUT/compare-seg.jsonl), then the table: img/s,
 # GPU util, peak reserved and each against Ultralytics' figure from this invocation.
@@ -110,11 +112,12 @@ PY
 fi
 
 if want quality; then
+  start="${QUALITY_START:-yolo11n-seg.yaml}"
   for seed in ${QUALITY_SEEDS:-0 1}; do
     RUN_WORKERS="${QUALITY_WORKERS:-4}" run "quality-s$seed" "${QUALITY_EPOCHS:-100}" "$SEG_YAML" pipelines/train-coco128.json \
-      model=yolo11n-seg.yaml stages.train.params.precision.plugin=amp_fp16 stages.batch.params.batch=16 seed="$seed" \
+      model="$start" stages.train.params.precision.plugin=amp_fp16 stages.batch.params.batch=16 seed="$seed" \
       stages.train.params.val_every=0 &
-    KEEP_WEIGHTS=1 ultra "quality-s$seed" "$SEG_YAML" yolo11n-seg.yaml "${QUALITY_EPOCHS:-100}" 16 128 seed="$seed" \
+    KEEP_WEIGHTS=1 ultra "quality-s$seed" "$SEG_YAML" "$start" "${QUALITY_EPOCHS:-100}" 16 128 seed="$seed" \
       workers="${QUALITY_WORKERS:-4}" val=False &
   done
   wait

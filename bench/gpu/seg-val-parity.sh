@@ -9,7 +9,9 @@
 #   3. Ultralytics' SegmentationValidator and `yoloflow val` score that one file on coco128-seg's
 #      128 images (imgsz 640, batch 32, conf 0.001, iou 0.7), rect and square batches;
 #   4. bench/gpu/seg_val_parity.py prints both tools' box and mask P, R, mAP50, mAP50-95 and the
-#      differences ($OUT/seg-val-parity.json: Ultralytics' results, per-class AP50-95).
+#      differences ($OUT/seg-val-parity.json: Ultralytics' results, per-class AP50-95);
+#   5. the run's best.pt exported to ONNX (fp32, dynamic, fp16) in ONNX Runtime against
+#      Ultralytics' model of the same weights (bench/gpu/seg_onnx_parity.py).
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build with ONNX off or on,
 # Ultralytics importable (PYTHONPATH=/tmp/ua:/tmp/ua/stubs, ../shared/anchors/README.md):
 #   bash bench/gpu/seg-val-parity.sh            env: EPOCHS (30), TIMEOUT (400 s for the training)
@@ -41,3 +43,18 @@ for mode in rect square; do
 done
 python3 bench/gpu/seg_val_parity.py "$W" "$WORK/data.yaml" "$OUT/seg-val-parity.json" \
   "$WORK/val-rect/metrics.json" "$WORK/val-square/metrics.json"
+rc=$?
+# 5. The same weights exported to ONNX (fixed 640 fp32, --dynamic, --half) in ONNX Runtime against
+#    Ultralytics' model of the exported checkpoint (bench/gpu/seg_onnx_parity.py), where this build
+#    has export and the Python has onnxruntime.
+if [ "$YOLOFLOW_ONNX_CMAKE" = ON ] && python3 -c 'import onnxruntime' 2>/dev/null; then
+  B="$WORK/run/weights/best.pt"
+  "$BIN/yoloflow" export --weights "$B" --imgsz 640 --out "$WORK/seg.onnx" > "$WORK/export.log" 2>&1 &&
+    "$BIN/yoloflow" export --weights "$B" --imgsz 640 --dynamic --out "$WORK/seg-dynamic.onnx" >> "$WORK/export.log" 2>&1 &&
+    "$BIN/yoloflow" export --weights "$B" --imgsz 640 --half --out "$WORK/seg-half.onnx" >> "$WORK/export.log" 2>&1 ||
+    { tail -5 "$WORK/export.log"; exit 1; }
+  python3 bench/gpu/seg_onnx_parity.py "$W" "$WORK/seg.onnx" "$WORK/seg-dynamic.onnx" "$WORK/seg-half.onnx" || rc=1
+else
+  echo "seg-val-parity: no ONNX export in this build or no onnxruntime: the ONNX Runtime check is skipped"
+fi
+exit $rc

@@ -5,8 +5,9 @@ yoloflow's val of the same file (its metrics.json files); prints both and the di
 
 Imports and calls Ultralytics only (AGPL-3.0; none of its code is copied): its validator at
 imgsz 640, batch 32, conf 0.001, iou 0.7, max_det 300, fp32, plots off. OUT.json holds, per mode,
-its results dict, the classes with labels and their box and mask AP50-95: a fixture for a CPU
-test of yoloflow's validation on the same weights.
+its results dict, the classes with labels and their box and mask AP50-95, and "images": the rect
+run's kept detections per image file, [x1, y1, x2, y2, conf, cls, mask area] in original pixels:
+a fixture for a CPU test of yoloflow's validation on the same weights.
 """
 import json
 import sys
@@ -25,10 +26,31 @@ def main(argv):
     from ultralytics import __version__
     from ultralytics.models.yolo.segment import SegmentationValidator
     res = {"weights": weights, "ultralytics": __version__}
+    import os
+    import tempfile
+    from pathlib import Path
+
     for mode in ("rect", "square"):
-        v = SegmentationValidator(args=dict(model=weights, data=data, imgsz=640, batch=32, conf=0.001, iou=0.7,
-                                            max_det=300, half=False, rect=(mode == "rect"), plots=False, device=0,
-                                            verbose=False))
+        rect = mode == "rect"
+        # The rect run also records its kept detections per image (original pixels, as
+        # save_json writes them), with each mask's area in original pixels instead of its RLE.
+        v = SegmentationValidator(save_dir=Path(tempfile.mkdtemp()),
+                                  args=dict(model=weights, data=data, imgsz=640, batch=32, conf=0.001, iou=0.7,
+                                            max_det=300, half=False, rect=rect, plots=False, device=os.environ.get("DEVICE", 0),
+                                            verbose=False, save_json=rect))
+        if rect:
+            images = res.setdefault("images", {})
+
+            def record(predn, pbatch, v=v, images=images):
+                rows = []
+                masks = predn["masks"]
+                areas = masks.flatten(1).float().sum(1) if len(masks) else masks.new_zeros(0)
+                for b, c, k, a in zip(predn["bboxes"].tolist(), predn["conf"].tolist(), predn["cls"].tolist(),
+                                      areas.tolist()):
+                    rows.append([round(x, 3) for x in b] + [round(c, 5), int(k), int(a)])
+                images[os.path.basename(pbatch["im_file"])] = rows
+
+            v.pred_to_json = record
         stats = v()
         res[mode] = {k: float(x) for k, x in stats.items()}
         res[mode]["classes"] = [int(c) for c in v.metrics.ap_class_index]

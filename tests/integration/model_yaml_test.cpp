@@ -1,11 +1,14 @@
 // Model yamls as an Ultralytics user gives them: Ultralytics' own yolo11.yaml and yolo11-seg.yaml
 // (from its 8.4.56 package) copied and edited. What the yolo11 plugin builds is built from the
-// file; anything else is refused naming its line, never replaced by a stock model.
+// file, edited scales included (parameter counts from Ultralytics 8.4.56's parse_model on the
+// same files); anything else is refused naming its line, never replaced by a stock model.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "support/output_checks.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
 
@@ -53,7 +56,7 @@ TEST_CASE("model yaml: Ultralytics' yaml copied is built as it says (scale from 
 
 TEST_CASE("model yaml: edited scales, another module, a missing file or no YAML are refused in one line with the line") {
   const std::string dir = test::temp_dir("model-yaml-refused");
-  test::write_file(dir + "/yolo11n.yaml", edited("yolo11.yaml", "n: [0.50, 0.25, 1024]", "n: [0.33, 0.25, 1024]"));
+  test::write_file(dir + "/yolo11n.yaml", edited("yolo11.yaml", "n: [0.50, 0.25, 1024]", "n: [0.50, 0.25]"));
   test::write_file(dir + "/c2f.yaml", edited("yolo11.yaml", "- [-1, 2, C3k2, [512, True]]", "- [-1, 2, C2f, [512, True]]"));
   test::write_file(dir + "/pose.yaml", edited("yolo11.yaml", "Detect, [nc]]", "Pose, [nc, kpt_shape]]"));
   test::write_file(dir + "/broken.yaml", "nc: 80\nbackbone: [[-1, 1, Conv\n");
@@ -61,7 +64,7 @@ TEST_CASE("model yaml: edited scales, another module, a missing file or no YAML 
     std::string file, says;
   };
   for (const Case& c :
-       {Case{dir + "/yolo11n.yaml", "line 11: scale n is [0.33, 0.25, 1024]; the yolo11 model plugin builds YOLO11's scales only"},
+       {Case{dir + "/yolo11n.yaml", "line 11: scale n is [0.5, 0.25], not [depth, width, max_channels]"},
         Case{dir + "/c2f.yaml", "line 26: layer 6 is [-1, 2, C2f, [512, True]] (module C2f), where YOLO11's is [-1, 2, C3k2, [512, True]]"},
         Case{dir + "/pose.yaml", "layer 23 is [[16, 19, 22], 1, Pose, [nc, kpt_shape]] (module Pose)"},
         Case{dir + "/broken.yaml", "is not YAML: line"},
@@ -81,4 +84,94 @@ TEST_CASE("model yaml: edited scales, another module, a missing file or no YAML 
     CHECK(contains(train.output, c.says));
     CHECK_FALSE(std::filesystem::exists(run));
   }
+}
+
+TEST_CASE("model yaml: edited scales are built with their multiples, as Ultralytics' parse_model builds them") {
+  const std::string dir = test::temp_dir("model-yaml-scales");
+  struct Case {
+    std::string file, from, row, with, says;
+  };
+  // Parameter counts: Ultralytics 8.4.56, DetectionModel / SegmentationModel of the same yaml
+  // dict, nc 80. [1.25, ...]: 2 x 1.25 = 2.5 repeats round half to even, 2; C3k blocks forced by
+  // the letter m whatever the multiples; a scale named t is no m, l or x.
+  for (const Case& c : {
+           Case{"yolo11s.yaml", "yolo11.yaml", "s: [0.50, 0.50, 1024]", "s: [0.75, 0.375, 768]",
+                "yolo11s[0.75,0.375,768] summary: 24 layers, 5,210,152 parameters"},
+           Case{"yolo11s-seg.yaml", "yolo11-seg.yaml", "s: [0.50, 0.50, 1024]", "s: [0.75, 0.375, 768]",
+                "yolo11s-seg[0.75,0.375,768] summary: 24 layers, 5,613,608 parameters"},
+           Case{"yolo11m.yaml", "yolo11.yaml", "m: [0.50, 1.00, 512]", "m: [0.33, 0.50, 1024]",
+                "yolo11m[0.33,0.5,1024] summary: 24 layers, 9,544,800 parameters"},
+           Case{"yolo11n.yaml", "yolo11.yaml", "n: [0.50, 0.25, 1024]", "n: [1.25, 0.25, 1024]",
+                "yolo11n[1.25,0.25,1024] summary: 24 layers, 3,342,144 parameters"},
+           Case{"tiny.yaml", "yolo11.yaml", "n: [0.50, 0.25, 1024]", "t: [0.50, 0.25, 1024]",
+                "yolo11n summary: 24 layers, 2,624,080 parameters"},
+       }) {
+    CAPTURE(c.file);
+    test::write_file(dir + "/" + c.file, edited(c.from, c.row, c.with));
+    const auto info = test::run_cli("info model=" + dir + "/" + c.file);
+    CAPTURE(info.output);
+    CHECK(info.exit_code == 0);
+    CHECK(contains(info.output, c.says));
+  }
+  // Too narrow for C2PSA's attention (64 channels at layer 10: no head): one line, where
+  // Ultralytics divides by zero.
+  test::write_file(dir + "/yolo11n.yaml", edited("yolo11.yaml", "n: [0.50, 0.25, 1024]", "n: [0.50, 0.0625, 1024]"));
+  const auto narrow = test::run_cli("info model=" + dir + "/yolo11n.yaml");
+  CAPTURE(narrow.output);
+  CHECK(narrow.exit_code == 2);
+  CHECK(contains(narrow.output, "gives layer 10 (C2PSA) 64 channels; its attention needs at least 128"));
+  test::check_no_internals(narrow.output);
+}
+
+TEST_CASE("yolo11: a class count equal to a layer's channel count leaves that layer unscaled, as in Ultralytics") {
+  // Ultralytics' parse_model scales a layer's channels only when they differ from nc: with 64
+  // classes the first conv keeps 64 channels. Counts from Ultralytics 8.4.56 at the same nc.
+  struct Case {
+    std::string model;
+    int nc;
+    std::string says;
+  };
+  for (const Case& c : {Case{"yolo11n", 64, "2,617,536 parameters"}, Case{"yolo11s", 128, "9,499,984 parameters"},
+                        Case{"yolo11n-seg", 64, "2,870,304 parameters"}}) {
+    CAPTURE(c.model);
+    const auto info = test::run_cli("info --model " + c.model + " --nc " + std::to_string(c.nc));
+    CAPTURE(info.output);
+    CHECK(info.exit_code == 0);
+    CHECK(contains(info.output, c.says));
+  }
+}
+
+TEST_CASE("model yaml: a run trained from edited scales keeps them: its weights are validated and fine-tuned as that model") {
+  const std::string dir = test::temp_dir("model-yaml-run");
+  test::write_file(dir + "/yolo11n.yaml", edited("yolo11.yaml", "n: [0.50, 0.25, 1024]", "n: [0.50, 0.1875, 1024]"));
+  const std::string data = test::shared_dir() + "/datasets/coco128/data.yaml";
+  const auto train = test::run_cli("train model=" + dir + "/yolo11n.yaml data=" + data + " --run-dir " + dir +
+                                       "/run imgsz=64 epochs=1 fraction=0.0625 workers=1 batch=8",
+                                   "OMP_NUM_THREADS=1 ");
+  CAPTURE(train.output);
+  REQUIRE(train.exit_code == 0);
+  CHECK(contains(train.output, "yolo11n[0.5,0.1875,1024]"));
+  const std::string best = dir + "/run/weights/best.pt";
+  const auto info = test::run_cli("info model=" + best);
+  CAPTURE(info.output);
+  CHECK(info.exit_code == 0);
+  CHECK(contains(info.output, "yolo11n[0.5,0.1875,1024] summary"));
+  const auto val = test::run_cli("val model=" + best + " data=" + data + " imgsz=64 project=" + dir + " name=val",
+                                 "OMP_NUM_THREADS=1 ");
+  CAPTURE(val.output);
+  CHECK(val.exit_code == 0);
+  // Fine-tuned from its own weights: the same multiples, every tensor taken.
+  const auto tune = test::run_cli("train model=" + best + " data=" + data + " --run-dir " + dir +
+                                      "/tune imgsz=64 epochs=1 fraction=0.0625 workers=1 batch=8",
+                                  "OMP_NUM_THREADS=1 ");
+  CAPTURE(tune.output);
+  CHECK(tune.exit_code == 0);
+  CHECK(contains(tune.output, "yolo11n[0.5,0.1875,1024]"));
+  const auto at = tune.output.find("weights: ");
+  REQUIRE(at != std::string::npos);
+  int loaded = 0, total = -1;
+  CHECK(std::sscanf(tune.output.c_str() + at, "weights: %d/%d", &loaded, &total) == 2);
+  CHECK(loaded > 0);
+  CHECK(loaded == total);
+  test::remove_tree(dir);
 }

@@ -4,6 +4,8 @@
 // as one that never stopped. Tiny settings (8 coco128 images, imgsz 64) keep it fast.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <signal.h>
 
 #include <cmath>
@@ -138,6 +140,27 @@ TEST_CASE("1 epoch then --resume epochs=2 equals 2 epochs; a finished run says h
   const auto b = core::load_checkpoint(t.run("one") + "/weights/last.pt");
   CHECK(b.epoch == 2);
   CHECK(max_difference(a, b) < 1e-5);
+  test::remove_tree(t.dir);
+}
+
+TEST_CASE("--resume amp=False on a run trained with AMP's parameters continues in fp32 without them") {
+  const auto t = make_tiny("train-resume-precision");
+  // AMP with its loss-scaler parameters in the run's pipeline.json, as the shipped pipelines have them.
+  test::write_file(t.dir + "/one.json",
+                   tiny_pipeline(1, R"(, "precision": {"plugin": "amp", "params": {"init_scale": 1024.0, "growth_interval": 100}})"));
+  auto one = test::run_cli("train " + t.dir + "/one.json --run-dir " + t.run("one"));
+  INFO(one.output);
+  REQUIRE(one.exit_code == 0);
+  auto more = test::run_cli("train --resume " + t.run("one") + " epochs=2 amp=False");
+  INFO(more.output);
+  REQUIRE(more.exit_code == 0);
+  CHECK(more.output.find("unknown parameter") == std::string::npos);
+  CHECK(core::load_checkpoint(t.run("one") + "/weights/last.pt").epoch == 2);
+  // The run's pipeline now says what it continued with: fp32, none of AMP's parameters.
+  const auto pipeline = nlohmann::json::parse(test::read_file(t.run("one") + "/pipeline.json"));
+  const auto& precision = pipeline["stages"]["train"]["params"]["precision"];
+  CHECK(precision["plugin"] == "fp32");
+  CHECK((!precision.contains("params") || precision["params"].empty()));
   test::remove_tree(t.dir);
 }
 

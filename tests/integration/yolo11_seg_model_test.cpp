@@ -216,7 +216,27 @@ TEST_CASE("architecture names: a scale letter and Ultralytics' task suffix, read
   CHECK(seg->plugin == "yolo11");
   CHECK(seg->scale == "m");
   CHECK(seg->task == "segment");
-  CHECK(core::architecture_params(*seg) == nlohmann::json{{"scale", "m"}, {"task", "segment"}});
+  // The scale's own multiples (0), so that yolo11m-seg after a model yaml's edited scales is the stock one.
+  CHECK(core::architecture_params(*seg) == nlohmann::json{{"scale", "m"},
+                                                          {"task", "segment"},
+                                                          {"depth_multiple", 0.0},
+                                                          {"width_multiple", 0.0},
+                                                          {"max_channels", 0}});
+  // A model yaml's scales row after the name: its multiples.
+  auto own = core::parse_architecture(registry, "yolo11s-seg[0.75,0.375,768]");
+  REQUIRE(own);
+  CHECK(own->scale == "s");
+  CHECK(own->task == "segment");
+  CHECK(core::architecture_params(*own) == nlohmann::json{{"scale", "s"},
+                                                          {"task", "segment"},
+                                                          {"depth_multiple", 0.75},
+                                                          {"width_multiple", 0.375},
+                                                          {"max_channels", 768}});
+  CHECK(core::create_model(registry, "yolo11s-seg[0.75,0.375,768]", 80)->architecture() == "yolo11s-seg[0.75,0.375,768]");
+  for (const char* bad : {"yolo11s[0.75,0.375]", "yolo11s[0.75,-1,768]", "yolo11s[0.75,0.375,76.5]", "yolo11[0.5,0.5,64]"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(core::parse_architecture(registry, bad));
+  }
   // No suffix: the plugin's default task, so that yolo11s after a -seg model is a detector.
   auto det = core::parse_architecture(registry, "yolo11s");
   REQUIRE(det);

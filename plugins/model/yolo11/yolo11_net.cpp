@@ -49,17 +49,34 @@ std::string py_float(double e) {
 
 }  // namespace
 
-Yolo11Net::Yolo11Net(char scale, std::int64_t nc, Task task) : scale_(scale), nc_(nc) {
+Yolo11Net::Yolo11Net(char scale, std::int64_t nc, Task task) : Yolo11Net(scale_spec(scale), nc, task) {}
+
+Yolo11Net::Yolo11Net(const ScaleSpec& sp, std::int64_t nc, Task task) : spec_(sp), nc_(nc) {
   if (nc < 1) throw InvalidInput("yolo11: nc must be >= 1, got " + std::to_string(nc));
-  const auto& sp = scale_spec(scale);
-  const bool force_c3k = (scale == 'm' || scale == 'l' || scale == 'x');
-  auto width = [&](std::int64_t c) {
+  if (!(sp.depth > 0) || !(sp.width > 0) || sp.max_channels < 1) {
+    throw InvalidInput("yolo11: depth and width multiples must be > 0 and max_channels >= 1");
+  }
+  // Ultralytics forces C3k blocks inside every C3k2 for the scales m, l and x, by the letter,
+  // whatever the multiples.
+  const bool force_c3k = (sp.name == 'm' || sp.name == 'l' || sp.name == 'x');
+  // A layer's channels as Ultralytics' parse_model scales them: capped, times the width,
+  // rounded up to a multiple of 8; a row whose channel count equals nc is left unscaled (its
+  // rule for classifier outputs, which also catches these rows when nc is 64, 128, ... 1024).
+  auto scaled = [&](std::int64_t c) {
     return make_divisible(static_cast<double>(std::min(c, sp.max_channels)) * sp.width, 8);
   };
+  auto width = [&](std::int64_t c) { return c == nc ? c : scaled(c); };
   auto depth = [&](int n) {
-    // Python's round() of n * depth (n is 2 here, so no .5 ties arise).
-    return std::max(static_cast<int>(std::lround(n * sp.depth)), 1);
+    // Python's round() of n * depth: halves to even (2 * 0.75 = 1.5 gives 2, 2 * 1.25 gives 2).
+    return std::max(static_cast<int>(std::nearbyint(n * sp.depth)), 1);
   };
+  // C2PSA's attention has (channels / 2) / 64 heads: fewer than 128 channels at layer 10 leave
+  // it none (Ultralytics fails there with a division by zero).
+  if (width(1024) < 128) {
+    throw InvalidInput("yolo11: width " + py_float(sp.width) + " with max_channels " + std::to_string(sp.max_channels) +
+                       " gives layer 10 (C2PSA) " + std::to_string(width(1024)) +
+                       " channels; its attention needs at least 128 (one head of 64 per half)");
+  }
 
   container_ = register_module("model", std::make_shared<torch::nn::Module>());
   std::vector<std::int64_t> ch;  // output channels per layer
@@ -135,8 +152,8 @@ Yolo11Net::Yolo11Net(char scale, std::int64_t nc, Task task) : scale_(scale), nc
   const std::vector<std::int64_t> strides{8, 16, 32};
   if (task == Task::Segment) {
     // 32 masks; the prototype branch's 256 hidden channels scale with the width, as the
-    // layers' do.
-    const std::int64_t masks = 32, protos = width(256);
+    // layers' do (without the nc rule: Ultralytics scales the Segment head's argument alone).
+    const std::int64_t masks = 32, protos = scaled(256);
     segment_ = std::make_shared<Segment>(nc, masks, protos, det_ch, strides);
     detect_ = segment_;
     specs_.push_back({{16, 19, 22}, 1, "Segment",

@@ -51,12 +51,16 @@ struct Stage {
 class Yolo11Net : public torch::nn::Module {
  public:
   Yolo11Net(char scale, std::int64_t nc, Task task = Task::Detect);
+  // The layers of scale `spec.name` with the given multiples (a model yaml's edited scales):
+  // the letter still decides C3k2's blocks, as in Ultralytics.
+  Yolo11Net(const ScaleSpec& spec, std::int64_t nc, Task task = Task::Detect);
 
   // levels: per level (B, 4*reg_max + nc, H, W); extras (Segment): "mask_coefficients"
   // (B, 32, anchors) and "prototypes" (B, 32, H/4, W/4).
   ModelOutput forward(const torch::Tensor& images);
 
-  char scale() const { return scale_; }
+  char scale() const { return spec_.name; }
+  const ScaleSpec& multiples() const { return spec_; }
   std::int64_t nc() const { return nc_; }
   Task task() const { return segment_ ? Task::Segment : Task::Detect; }
   const std::vector<LayerSpec>& specs() const { return specs_; }
@@ -79,7 +83,7 @@ class Yolo11Net : public torch::nn::Module {
                                         const std::vector<int>& wanted) const;
 
  private:
-  char scale_;
+  ScaleSpec spec_;
   std::int64_t nc_;
   std::vector<LayerSpec> specs_;
   std::vector<std::shared_ptr<Block>> layers_;  // 0..22

@@ -1,6 +1,7 @@
 // The `yolo11` model plugin: YOLO11 n/s/m/l/x detection and segmentation (-seg) models as
 // released by Ultralytics (same layers, parameter counts and state-dict names), with
 // channels_last and per-stage activation checkpointing.
+#include <cstdio>
 #include <memory>
 #include <sstream>
 
@@ -16,6 +17,10 @@ namespace {
 
 using torch::Tensor;
 
+bool same_multiples(const ScaleSpec& a, const ScaleSpec& b) {
+  return a.name == b.name && a.depth == b.depth && a.width == b.width && a.max_channels == b.max_channels;
+}
+
 class Yolo11Model final : public Model {
  public:
   void configure(const Params& p, const StageContext& context) override {
@@ -23,11 +28,15 @@ class Yolo11Model final : public Model {
     // 0 = automatic: the train sink fills in its dataset's class count; built alone, COCO's 80.
     const auto nc = p.get_int("nc") > 0 ? p.get_int("nc") : 80;
     if (scale.size() != 1) throw InvalidInput("yolo11: scale must be one of n, s, m, l, x");
-    scale_spec(scale[0]);  // validates
+    // The scale's multiples, or a model yaml's own (0: the scale's).
+    ScaleSpec spec = scale_spec(scale[0]);
+    if (p.get_float("depth_multiple") > 0) spec.depth = p.get_float("depth_multiple");
+    if (p.get_float("width_multiple") > 0) spec.width = p.get_float("width_multiple");
+    if (p.get_int("max_channels") > 0) spec.max_channels = p.get_int("max_channels");
     const Task task = p.get_string("task") == "segment" ? Task::Segment : Task::Detect;
     // Rebuild only when the architecture changes: configure() runs again at epoch boundaries.
-    if (!net_ || net_->scale() != scale[0] || net_->nc() != nc || net_->task() != task) {
-      net_ = std::make_shared<Yolo11Net>(scale[0], nc, task);
+    if (!net_ || !same_multiples(net_->multiples(), spec) || net_->nc() != nc || net_->task() != task) {
+      net_ = std::make_shared<Yolo11Net>(spec, nc, task);
       channels_last_ = false;
     }
     // "auto": on for the CUDA device the model is made for (the train sink's), before the EMA
@@ -56,10 +65,18 @@ class Yolo11Model final : public Model {
     return h;
   }
 
-  // Ultralytics' names: yolo11n, yolo11n-seg.
+  // Ultralytics' names: yolo11n, yolo11n-seg; other multiples than the scale's after it, as a
+  // model yaml's scales row writes them: yolo11n[0.33,0.25,1024].
   std::string architecture() const override {
     const auto& net = *require_net();
-    return std::string("yolo11") + net.scale() + (net.task() == Task::Segment ? "-seg" : "");
+    std::string name = std::string("yolo11") + net.scale() + (net.task() == Task::Segment ? "-seg" : "");
+    const ScaleSpec& m = net.multiples();
+    if (!same_multiples(m, scale_spec(m.name))) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "[%.10g,%.10g,%lld]", m.depth, m.width, static_cast<long long>(m.max_channels));
+      name += buf;
+    }
+    return name;
   }
 
   ModelOutput forward_train(const Tensor& images) override {
@@ -201,6 +218,22 @@ Schema yolo11_schema() {
       .doc("The head: detect (boxes and classes), segment (YOLO11-seg: also 32 mask coefficients per "
            "detection and prototype masks at 1/4 of the input). The architecture word yolo11n-seg is "
            "scale n, task segment.");
+  s.add_float("depth_multiple", 0.0)
+      .range(0.0, 16.0)
+      .fixed()
+      .doc("Repeats of the C3k2 and C2PSA blocks: max(round(2 x depth_multiple), 1), as a model yaml's scales row "
+           "gives them ([depth, width, max_channels]); 0 = the scale's (n 0.5, s 0.5, m 0.5, l 1, x 1). A model "
+           "yaml with edited scales sets it (model=my-yolo11.yaml).");
+  s.add_float("width_multiple", 0.0)
+      .range(0.0, 16.0)
+      .fixed()
+      .doc("Channels of each layer: its yaml count, capped at max_channels, times width_multiple, rounded up to a "
+           "multiple of 8; 0 = the scale's (n 0.25, s 0.5, m 1, l 1, x 1.5).");
+  s.add_int("max_channels", 0)
+      .range(0, 1000000)
+      .fixed()
+      .doc("The cap on a layer's yaml channel count before the width multiple; 0 = the scale's (n and s 1024, "
+           "m, l and x 512).");
   s.add_int("nc", 0).range(0, 100000).fixed().doc(
       "Number of classes (the detection head's outputs); 0 = automatic: the training data's class count "
       "in the train sink, 80 (COCO) when the model is built alone.");

@@ -1,6 +1,8 @@
 #include "runtime/pipeline/architecture_name.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <utility>
 
 #include "runtime/util/string_affixes.h"
@@ -21,24 +23,22 @@ bool lists(const std::vector<std::string>& v, const std::string& x) { return std
 
 // `stem` (the name without a task suffix) as a plugin, or a plugin and its scale letter.
 std::optional<ArchitectureName> plugin_and_scale(const Registry& registry, const std::string& stem) {
-  if (registry.find(Kind::Model, stem)) return ArchitectureName{stem, "", ""};
+  ArchitectureName name;
+  if (registry.find(Kind::Model, stem)) {
+    name.plugin = stem;
+    return name;
+  }
   if (stem.size() < 2) return std::nullopt;
   const std::string base = stem.substr(0, stem.size() - 1), letter = stem.substr(stem.size() - 1);
   const RegisteredComponent* rc = registry.find(Kind::Model, base);
-  if (rc && lists(choices(*rc, "scale"), letter)) return ArchitectureName{base, letter, ""};
-  return std::nullopt;
+  if (!rc || !lists(choices(*rc, "scale"), letter)) return std::nullopt;
+  name.plugin = base;
+  name.scale = letter;
+  return name;
 }
 
-}  // namespace
-
-std::string task_suffix(const std::string& task) {
-  for (const auto& [t, suffix] : kTaskSuffixes) {
-    if (task == t) return suffix;
-  }
-  return "";
-}
-
-std::optional<ArchitectureName> parse_architecture(const Registry& registry, const std::string& word) {
+// `word` (without multiples) as a plugin, its scale and its task suffix.
+std::optional<ArchitectureName> named_architecture(const Registry& registry, const std::string& word) {
   if (auto name = plugin_and_scale(registry, word)) {
     // No suffix names the plugin's default task (yolo11n is a detector even where the pipeline
     // said segment before), as Ultralytics reads its names.
@@ -57,10 +57,53 @@ std::optional<ArchitectureName> parse_architecture(const Registry& registry, con
   return std::nullopt;
 }
 
+}  // namespace
+
+std::string task_suffix(const std::string& task) {
+  for (const auto& [t, suffix] : kTaskSuffixes) {
+    if (task == t) return suffix;
+  }
+  return "";
+}
+
+std::optional<ArchitectureName> parse_architecture(const Registry& registry, const std::string& text) {
+  // A trailing [depth,width,max_channels]: three positive numbers, for a plugin that takes them.
+  std::string word = text;
+  std::vector<double> multiples;
+  if (const auto open = text.find('['); open != std::string::npos && ends_with(text, "]")) {
+    std::string inner = text.substr(open + 1, text.size() - open - 2);
+    word = text.substr(0, open);
+    std::size_t at = 0;
+    while (at <= inner.size()) {
+      const auto comma = std::min(inner.find(',', at), inner.size());
+      const std::string part = inner.substr(at, comma - at);
+      char* end = nullptr;
+      const double v = std::strtod(part.c_str(), &end);
+      if (part.empty() || end == nullptr || *end != '\0' || !(v > 0) || !std::isfinite(v)) return std::nullopt;
+      multiples.push_back(v);
+      at = comma + 1;
+    }
+    if (multiples.size() != 3 || multiples[2] != std::floor(multiples[2]) || multiples[2] > 1e9) return std::nullopt;
+  }
+  auto name = named_architecture(registry, word);
+  if (!name) return std::nullopt;
+  const ParamSpec* depth = registry.find(Kind::Model, name->plugin)->info.schema.find("depth_multiple");
+  name->has_multiples = depth != nullptr;
+  if (!multiples.empty() && (!name->has_multiples || name->scale.empty())) return std::nullopt;
+  name->multiples = std::move(multiples);
+  return name;
+}
+
 nlohmann::json architecture_params(const ArchitectureName& name) {
   nlohmann::json params = nlohmann::json::object();
   if (!name.scale.empty()) params["scale"] = name.scale;
   if (!name.task.empty()) params["task"] = name.task;
+  if (name.has_multiples) {
+    const bool given = name.multiples.size() == 3;
+    params["depth_multiple"] = given ? name.multiples[0] : 0.0;
+    params["width_multiple"] = given ? name.multiples[1] : 0.0;
+    params["max_channels"] = given ? static_cast<std::int64_t>(name.multiples[2]) : 0;
+  }
   return params;
 }
 

@@ -1,10 +1,13 @@
 #pragma once
 // Architecture names as Ultralytics users write them: "yolo11n" is model plugin yolo11 at scale
 // n; "yolo11n-seg" the same at task segment (-seg, -pose, -obb, -cls: Ultralytics' suffixes for
-// its segment, pose, obb and classify tasks). One reading for the model= word, the model factory
+// its segment, pose, obb and classify tasks). A model yaml's own scale, other multiples than the
+// letter's, follows as its scales row writes it: "yolo11n[0.33,0.25,1024]" (depth, width,
+// max_channels: the plugin's depth_multiple, width_multiple and max_channels). One reading for the model= word, the model factory
 // and checkpoints, so that every place accepts the same names.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +19,10 @@ struct ArchitectureName {
   std::string plugin;  // a registered model plugin
   std::string scale;   // one of its `scale` choices, or empty
   std::string task;    // one of its `task` choices (its default without a suffix); empty when it has none
+  // [depth, width, max_channels] after the name; empty for the scale's own. Only for a plugin
+  // with those parameters (has_multiples), whose name without them means the scale's.
+  std::vector<double> multiples;
+  bool has_multiples = false;
 };
 
 // The Ultralytics suffix of a task ("segment" -> "-seg"); "" for detect and unknown tasks.
@@ -25,7 +32,8 @@ std::string task_suffix(const std::string& task);
 // suffix whose task it lists; nullopt when no registered model reads it so.
 std::optional<ArchitectureName> parse_architecture(const Registry& registry, const std::string& word);
 
-// The plugin's parameters the name sets: {"scale": ..., "task": ...} (only those it names).
+// The plugin's parameters the name sets: {"scale": ..., "task": ...} (only those it names), and
+// for a plugin with multiples, depth_multiple, width_multiple and max_channels (0: the scale's).
 nlohmann::json architecture_params(const ArchitectureName& name);
 
 // Every architecture name the registry's models take ("yolo11n, yolo11n-seg, ..."), for errors.

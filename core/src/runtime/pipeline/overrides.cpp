@@ -45,6 +45,29 @@ const RegisteredComponent* owner_component(const json& owner, bool is_stage, boo
 // (`name=coco` means "coco").
 json parse_value(const std::string& text) { return parse_word_value(text); }
 
+// `owner` ({"plugin": old, "params": {...}}) about to become plugin `value`: the parameters the
+// new plugin does not take belonged to the old one and go with it (amp=False on a run whose
+// precision was amp leaves fp32 without amp's growth_interval); those both take stay.
+void drop_params_of_replaced_plugin(json& owner, const json& value, bool is_stage, bool is_monitor,
+                                    const Registry& registry) {
+  if (!value.is_string() || !owner.contains("params") || !owner["params"].is_object() || !owner.contains("plugin") ||
+      owner["plugin"] == value) {
+    return;
+  }
+  const RegisteredComponent* old_rc = owner_component(owner, is_stage, is_monitor, registry);
+  if (old_rc == nullptr) return;
+  const RegisteredComponent* new_rc = registry.find(old_rc->info.kind, value.get<std::string>());
+  if (new_rc == nullptr) return;  // validation names the unknown plugin
+  json& params = owner["params"];
+  for (auto it = params.begin(); it != params.end();) {
+    if (new_rc->info.schema.find(it.key()) == nullptr && old_rc->info.schema.find(it.key()) != nullptr) {
+      it = params.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 bool has_param(const RegisteredComponent* rc, const std::string& param) { return rc->info.schema.find(param) != nullptr; }
 
 // The name of a component's dataset parameter (ParamRole::Dataset); "" when it reads none.
@@ -279,6 +302,16 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
     const auto name = parse_architecture(registry, text);
     std::vector<std::string> expanded{"stages." + sink + ".params.model.plugin=" + (name ? name->plugin : text)};
     if (name && !name->scale.empty()) expanded.push_back("stages." + sink + ".params.model.params.scale=" + name->scale);
+    // Its multiples (a model yaml's scales row), or the scale's own in place of an earlier
+    // model's: yolo11n after yolo11n[0.33,0.25,1024] is the stock yolo11n.
+    if (name && name->has_multiples) {
+      const nlohmann::json params = architecture_params(*name);
+      for (const auto& [param, value] : params.items()) {
+        if (param == "depth_multiple" || param == "width_multiple" || param == "max_channels") {
+          expanded.push_back("stages." + sink + ".params.model.params." + param + "=" + value.dump());
+        }
+      }
+    }
     if (name && !name->task.empty()) {
       expanded.push_back("stages." + sink + ".params.model.params.task=" + name->task);
       // ... and the task's loss, evaluator and mask targets (yolo11n-seg trains with masks).
@@ -505,6 +538,8 @@ void apply_overrides(json& document, const std::vector<std::string>& overrides_g
         what = "a key of a component";
       }
       if (cur.contains(seg) || std::find(known.begin(), known.end(), seg) != known.end()) {
+        if (last && seg == "plugin") drop_params_of_replaced_plugin(cur, value, i == 2 && segs[0] == "stages",
+                                                                    i == 2 && segs[0] == "monitors", registry);
         if (last) {
           cur[seg] = value;
         } else {

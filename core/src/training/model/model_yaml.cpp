@@ -84,11 +84,6 @@ std::string canonical(const YAML::Node& node) {
   return s;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 ModelYaml read_model_yaml(const std::string& path, const std::string& word) {
@@ -111,11 +106,10 @@ ModelYaml read_model_yaml(const std::string& path, const std::string& word) {
     }
     out.nc = static_cast<long>(nc);
   }
-  for (const char* key : {"activation", "kpt_shape", "depth_multiple", "width_multiple"}) {
+  for (const char* key : {"activation", "kpt_shape"}) {
     if (doc[key]) {
       const std::string why = std::string(key) == "activation" ? "another activation than YOLO11's SiLU"
-                              : std::string(key) == "kpt_shape" ? "a pose model (yoloflow trains detect and segment)"
-                                                                : "multiples without scales (give scales as YOLO11's yaml does)";
+                                                               : "a pose model (yoloflow trains detect and segment)";
       throw InvalidInput(what + " line " + std::to_string(line_of(doc[key])) + ": '" + key + "' asks for " + why +
                          "; the yolo11 model plugin does not build it");
     }
@@ -161,47 +155,57 @@ ModelYaml read_model_yaml(const std::string& path, const std::string& word) {
     throw InvalidInput(what + ": " + std::to_string(rows.size()) + " layers, where YOLO11 has " +
                        std::to_string(stock.size() + 1) + " (its 23 and a Detect or Segment head)");
   }
-  // The scale: the letter after yoloN in the file's name (yolo11s.yaml: s), else the first of
-  // its scales, as Ultralytics picks it.
-  const YAML::Node scales = doc["scales"];
-  if (!scales || !scales.IsMap() || scales.size() == 0) {
-    throw InvalidInput(what + ": no 'scales' (YOLO11's yaml lists n, s, m, l and x as [depth, width, max_channels])");
-  }
+  // The scale, as Ultralytics' parse_model picks it: the letter after yoloN in the file's name
+  // (yolo11s.yaml: s), else the first of its scales; its row gives depth, width and the channel
+  // cap. Without scales: depth_multiple and width_multiple (1 when absent), no cap.
   std::string letter;
   std::smatch m;
   const std::string stem = std::filesystem::path(path).stem().string();
   if (std::regex_search(stem, m, std::regex("yolo(e-)?[v]?[0-9]+([nslmx])"))) letter = m[2];
-  if (letter.empty()) letter = scales.begin()->first.Scalar();
-  const YAML::Node chosen = scales[letter];
-  if (!chosen) {
-    throw InvalidInput(what + ": its name asks for scale " + letter + ", which its 'scales' do not list");
+  double d = 1, w = 1, c = 1024;  // no row of YOLO11's asks for more than 1024 channels: no cap
+  const YAML::Node scales = doc["scales"];
+  if (scales) {
+    if (!scales.IsMap() || scales.size() == 0) {
+      throw InvalidInput(what + " line " + std::to_string(line_of(scales)) +
+                         ": 'scales' is not a mapping of scale letters to [depth, width, max_channels]");
+    }
+    if (letter.empty()) letter = scales.begin()->first.Scalar();
+    const YAML::Node chosen = scales[letter];
+    if (!chosen) throw InvalidInput(what + ": its name asks for scale " + letter + ", which its 'scales' do not list");
+    const bool three = chosen.IsSequence() && chosen.size() == 3 && chosen[0].IsScalar() && chosen[1].IsScalar() &&
+                       chosen[2].IsScalar() && as_number(chosen[0].Scalar(), d) && as_number(chosen[1].Scalar(), w) &&
+                       as_number(chosen[2].Scalar(), c) && d > 0 && d <= 16 && w > 0 && w <= 16 && c >= 1 && c == std::floor(c) && c <= 1e6;
+    if (!three) {
+      throw InvalidInput(what + " line " + std::to_string(line_of(chosen)) + ": scale " + letter + " is " +
+                         canonical(chosen) + ", not [depth, width, max_channels] (two multiples in (0, 16] and a channel count)");
+    }
+  } else {
+    for (auto [key, value] : {std::pair<const char*, double*>{"depth_multiple", &d}, {"width_multiple", &w}}) {
+      const YAML::Node n = doc[key];
+      if (n && (!n.IsScalar() || !as_number(n.Scalar(), *value) || !(*value > 0) || *value > 16)) {
+        throw InvalidInput(what + " line " + std::to_string(line_of(n)) + ": " + key + " is " + canonical(n) +
+                           ", not a positive multiple");
+      }
+    }
   }
+  // The yolo11 plugin's letter: it decides C3k2's blocks as Ultralytics' `scale in "mlx"` does,
+  // where a scale name that is part of "mlx" (or none at all) counts as m, l or x.
+  std::string plugin_letter;
+  for (const auto& s : kScales) {
+    if (letter == s.letter) plugin_letter = letter;
+  }
+  if (plugin_letter.empty()) plugin_letter = std::string("mlx").find(letter) != std::string::npos ? "m" : "n";
   const Scale* stock_scale = nullptr;
   for (const auto& s : kScales) {
-    if (lower(letter) == s.letter) stock_scale = &s;
-  }
-  double d = 0, w = 0, c = 0;
-  const bool three = chosen.IsSequence() && chosen.size() == 3 && chosen[0].IsScalar() && chosen[1].IsScalar() &&
-                     chosen[2].IsScalar() && as_number(chosen[0].Scalar(), d) && as_number(chosen[1].Scalar(), w) &&
-                     as_number(chosen[2].Scalar(), c);
-  if (!three) {
-    throw InvalidInput(what + " line " + std::to_string(line_of(chosen)) + ": scale " + letter + " is " +
-                       canonical(chosen) + ", not [depth, width, max_channels]");
-  }
-  if (stock_scale == nullptr || std::abs(d - stock_scale->depth) > 1e-9 || std::abs(w - stock_scale->width) > 1e-9 ||
-      std::abs(c - stock_scale->max_channels) > 1e-9) {
-    std::string stock_text;
-    for (const auto& s : kScales) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%s [%.2f, %.2f, %d]", stock_text.empty() ? "" : ", ", s.letter, s.depth, s.width,
-                    static_cast<int>(s.max_channels));
-      stock_text += buf;
-    }
-    throw InvalidInput(what + " line " + std::to_string(line_of(chosen)) + ": scale " + letter + " is " +
-                       canonical(chosen) + "; the yolo11 model plugin builds YOLO11's scales only (" + stock_text +
-                       "): other depth and width multiples are not built");
+    if (plugin_letter == s.letter) stock_scale = &s;
   }
   out.architecture = std::string("yolo11") + stock_scale->letter + (task == "segment" ? "-seg" : "");
+  if (d != stock_scale->depth || w != stock_scale->width || c != stock_scale->max_channels) {
+    // Other multiples than the letter's: the architecture word carries them (architecture_name.h).
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "[%.10g,%.10g,%lld]", d, w, static_cast<long long>(c));
+    out.architecture += buf;
+  }
   return out;
 }
 

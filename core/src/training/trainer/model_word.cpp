@@ -36,6 +36,14 @@ std::string checkpoint_architecture(const TorchFile& file) {
       return params.is_object() && params.contains(key) && params[key].is_string() ? params[key].get<std::string>()
                                                                                    : std::string();
     };
+    // A model yaml's own multiples: the name the model gave itself, which carries them
+    // (yolo11n[0.33,0.25,1024]).
+    for (const char* key : {"depth_multiple", "width_multiple", "max_channels"}) {
+      if (params.is_object() && params.contains(key) && params[key].is_number() && params[key].get<double>() > 0 &&
+          j.contains("architecture") && j["architecture"].is_string()) {
+        return j["architecture"].get<std::string>();
+      }
+    }
     return m["plugin"].get<std::string>() + text("scale") + (text("task") == "segment" ? "-seg" : "");
   }
   if (j.contains("architecture") && j["architecture"].is_string()) return j["architecture"].get<std::string>();
