@@ -312,7 +312,7 @@ TEST_CASE("ultralytics checkpoint: train model=FIXTURE.pt fine-tunes from it thr
                    "model is a yolo11s: train with model=" + last());
 }
 
-TEST_CASE("ultralytics checkpoint: models other than YOLO11 detect or segment as released are refused in one line") {
+TEST_CASE("ultralytics checkpoint: models other than YOLO11 detect or segment are refused in one line; edited scales are read") {
   const auto dir = test::temp_dir("ultralytics-other");
   const std::string data = test::write_coco128_subset(dir, 2);
   // The editing script itself changes nothing else: the tree pickled again reads as best.pt does.
@@ -330,6 +330,12 @@ TEST_CASE("ultralytics checkpoint: models other than YOLO11 detect or segment as
   edited("c2f", dir + "/c2f.pt");
   check_refused(test::run_cli("val --weights " + dir + "/c2f.pt --data " + data),
                 "layer 2 of its yaml (yolo11n.yaml) is [-1, 2, C2f] where YOLO11 has [-1, 2, C3k2]");
+  // Edited scales are read, not refused: the model the row builds, its name carrying the row.
+  edited("scales", dir + "/scales.pt");
+  const auto scales = test::run_cli("info --weights " + dir + "/scales.pt");
+  INFO(scales.output);
+  CHECK(scales.exit_code == 0);
+  CHECK(scales.output.find("yolo11n[0.33,0.25,1024] summary") != std::string::npos);
   edited("sppf-identity", dir + "/sppf.pt");
   check_refused(test::run_cli("predict --weights " + dir + "/sppf.pt --source " + test::coco128_dir() +
                               "/images/train2017/000000000009.jpg --out " + dir + "/p"),

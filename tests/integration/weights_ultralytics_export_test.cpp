@@ -18,6 +18,7 @@
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
+#include "runtime/pipeline/architecture_name.h"
 #include "support/tensor_fixture.h"
 #include "training/checkpoint/checkpoint.h"
 #include "training/checkpoint/checkpoint_model.h"
@@ -86,6 +87,30 @@ Made make_checkpoint(const std::string& ultralytics_file, const std::string& out
              {"nc", u.nc},                       {"imgsz", imgsz},         {"epochs", 4}};
   core::save_checkpoint(out, best ? core::deployable_checkpoint(ck) : ck);
   return {out, u.architecture(), names};
+}
+
+// A yoloflow checkpoint of a model built from a yaml with edited scales (`architecture` carries
+// them, "yolo11n[0.5,0.1875,1024]"), its weights as initialised from a fixed seed.
+Made make_edited_scales_checkpoint(const std::string& architecture, const std::string& out) {
+  torch::manual_seed(11);
+  auto model = core::create_model(test::plugins_with("yolo11").registry(), architecture, 80);
+  REQUIRE(model->architecture() == architecture);
+  core::Checkpoint ck;
+  for (const auto& [name, t] : core::module_state(model->module())) {
+    ck.ema.emplace_back(name, t.clone());
+    ck.model.emplace_back(name, t.clone());
+  }
+  std::vector<std::string> names;
+  for (int c = 0; c < 80; ++c) names.push_back("class " + std::to_string(c));
+  const auto name = core::parse_architecture(test::plugins_with("yolo11").registry(), architecture);
+  REQUIRE(name);
+  json params = core::architecture_params(*name);
+  params["nc"] = 80;
+  ck.epoch = 3;
+  ck.meta = {{"architecture", architecture}, {"model", {{"plugin", "yolo11"}, {"params", params}}}, {"names", names},
+             {"nc", 80}, {"imgsz", 96}, {"epochs", 4}};
+  core::save_checkpoint(out, ck);
+  return {out, architecture, names};
 }
 
 // What Ultralytics makes of the exported file: YOLO(path) and its model in eval mode, float32, on
@@ -222,6 +247,12 @@ TEST_CASE("weights export --format ultralytics: a detection last.pt and a segmen
     const std::string fixtures = test::fixtures_dir() + "/ultralytics-checkpoints/";
     const Made made = make_checkpoint(fixtures + "yolo11n-coco80-best.pt", dir + "/det/last.pt", false, 96);
     check_round_trip(made, dir + "/det", fixtures + "yolo11n-coco80-input.pt", false, "torch.float32");
+  }
+  SUBCASE("a model yaml's edited scales: Ultralytics' yaml with that row") {
+    fs::create_directories(dir + "/scales");
+    const Made made = make_edited_scales_checkpoint("yolo11n[0.5,0.1875,1024]", dir + "/scales/last.pt");
+    check_round_trip(made, dir + "/scales", test::fixtures_dir() + "/ultralytics-checkpoints/yolo11n-coco80-input.pt",
+                     false, "torch.float32");
   }
   SUBCASE("segmentation, best.pt: its float16 EMA") {
     fs::create_directories(dir + "/seg");

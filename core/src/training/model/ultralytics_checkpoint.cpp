@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <regex>
 
@@ -137,7 +138,7 @@ std::string layer_text(const PickleValue& layer) {
 const std::pair<const char*, const char*> kHeads[] = {{"Detect", "detect"}, {"Segment", "segment"}};
 
 // The scale letter; `task` gets the head's task.
-std::string check_yaml(const PickleValue& yaml, const Reader& r, std::string& task) {
+std::string check_yaml(const PickleValue& yaml, const Reader& r, std::string& task, std::vector<double>& multiples) {
   const PickleValue* file = yaml.get("yaml_file");
   const std::string named = file && file->kind == K::String ? " (" + file->s + ")" : std::string();
   std::vector<const PickleValue*> layers;
@@ -202,18 +203,20 @@ std::string check_yaml(const PickleValue& yaml, const Reader& r, std::string& ta
   if (!table) r.fail("holds a YOLO11 model of no known scale" + (scale.empty() ? std::string() : " ('" + scale + "')") +
                      "; yoloflow reads the scales n, s, m, l and x");
   if (const PickleValue* scales = yaml.get("scales"); scales && scales->kind == K::Dict) {
+    // The row the model was built with: YOLO11's, or edited ones the yolo11 plugin builds too.
     const PickleValue* row = scales->get(scale);
-    bool same = row && row->kind == K::List && row->items.size() == 3;
-    for (std::size_t k = 0; same && k < 3; ++k) {
+    bool numbers = row && row->kind == K::List && row->items.size() == 3;
+    std::array<double, 3> values{};
+    for (std::size_t k = 0; numbers && k < 3; ++k) {
       const PickleValue* v = row->items[k];
-      const double x = v->kind == K::Float ? v->f : v->kind == K::Int ? static_cast<double>(v->i) : NAN;
-      same = x == (*table)[k];
+      values[k] = v->kind == K::Float ? v->f : v->kind == K::Int ? static_cast<double>(v->i) : NAN;
+      numbers = values[k] > 0 && values[k] <= (k < 2 ? 16.0 : 1e6);
     }
-    if (!same) {
+    if (!numbers || values[2] != std::floor(values[2])) {
       r.fail("holds a YOLO11 model whose scale " + scale + " is " + (row ? pickle_to_json(*row, 2, 10).dump() : "missing") +
-             " (depth, width, max channels) where YOLO11" + scale + " is [" + std::to_string((*table)[0]).substr(0, 4) +
-             ", " + std::to_string((*table)[1]).substr(0, 4) + ", " + std::to_string(static_cast<int>((*table)[2])) + "]");
+             ", not [depth, width, max_channels]");
     }
+    if (values != *table) multiples.assign(values.begin(), values.end());
   }
   return scale;
 }
@@ -413,6 +416,11 @@ nlohmann::json UltralyticsCheckpoint::model_spec() const {
   if (!spec.is_object()) spec = nlohmann::json::object();
   if (!spec.contains("params") || !spec["params"].is_object()) spec["params"] = nlohmann::json::object();
   spec["params"]["scale"] = scale;
+  if (multiples.size() == 3) {
+    spec["params"]["depth_multiple"] = multiples[0];
+    spec["params"]["width_multiple"] = multiples[1];
+    spec["params"]["max_channels"] = static_cast<std::int64_t>(multiples[2]);
+  }
   spec["params"]["nc"] = nc;
   if (task != "detect") spec["params"]["task"] = task;
   return spec;
@@ -420,7 +428,13 @@ nlohmann::json UltralyticsCheckpoint::model_spec() const {
 
 std::string UltralyticsCheckpoint::architecture() const {
   const nlohmann::json spec = train_sink_default("model");
-  return (spec.is_object() ? spec.value("plugin", std::string()) : std::string()) + scale + task_suffix(task);
+  std::string name = (spec.is_object() ? spec.value("plugin", std::string()) : std::string()) + scale + task_suffix(task);
+  if (multiples.size() == 3) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "[%.10g,%.10g,%lld]", multiples[0], multiples[1], static_cast<long long>(multiples[2]));
+    name += buf;
+  }
+  return name;
 }
 
 bool is_ultralytics_checkpoint(const PickleValue& root) {
@@ -460,7 +474,7 @@ UltralyticsCheckpoint read_ultralytics_checkpoint(TorchFile& file, const std::st
   }
   const PickleValue* yaml = state.get("yaml");
   if (!yaml || yaml->kind != K::Dict) r.fail("holds a " + short_class(model->s) + " without the yaml it was built from");
-  out.scale = check_yaml(*yaml, r, out.task);
+  out.scale = check_yaml(*yaml, r, out.task, out.multiples);
   if (segmentation != (out.task == "segment")) {
     r.fail("holds a " + short_class(model->s) + " whose yaml's head is " + (segmentation ? "Detect" : "Segment") +
            "; a DetectionModel has a Detect head, a SegmentationModel a Segment head");

@@ -25,6 +25,9 @@ struct UltralyticsCheckpoint {
   NamedTensors weights;       // in state_dict order, dtypes as stored (fp16 in released files)
   std::string model_class;    // "ultralytics.nn.tasks.DetectionModel"
   std::string scale;          // "n", "s", "m", "l", "x"
+  // Its scale's [depth, width, max_channels] where the yaml's row differs from YOLO11's (a model
+  // built from a yaml with edited scales); empty for the released scales.
+  std::vector<double> multiples;
   std::string task = "detect";  // "segment" for a SegmentationModel (a Segment head)
   int nc = 0;
   std::vector<std::string> names;  // nc names, by class index
@@ -41,7 +44,7 @@ struct UltralyticsCheckpoint {
   // the yolo11 plugin: YOLO11 as released) at this scale, nc and task, {"plugin": ..., "params": ...}.
   nlohmann::json model_spec() const;
   // Its architecture name as users write it: the plugin, the scale letter and the task's
-  // suffix, "yolo11n", "yolo11n-seg".
+  // suffix, "yolo11n", "yolo11n-seg", then other multiples as a scales row: "yolo11s[0.75,0.375,768]".
   std::string architecture() const;
 };
 
