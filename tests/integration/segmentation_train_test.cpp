@@ -208,6 +208,16 @@ TEST_CASE("segmentation: a model word leaves the loss, evaluator and masks the c
   CHECK(train["val_batcher"]["params"]["masks"] == false);
 }
 
+TEST_CASE("segmentation: a parameter of the task's loss given after the model word is set on that loss") {
+  // The detection recipe names no loss (its default): model=yolo11n-seg.yaml makes it the
+  // segmentation loss, and loss.params.* words set that one's parameters.
+  const auto doc = resolved(std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/max-throughput-coco128.json",
+                            "model=yolo11n-seg.yaml stages.train.params.loss.params.mask_chunk=131072");
+  const auto& loss = doc["stages"]["train"]["params"]["loss"];
+  CHECK(loss["plugin"] == "yolo11_segmentation");
+  CHECK(loss["params"]["mask_chunk"] == 131072);
+}
+
 TEST_CASE("segmentation: a segmentation loss behind a batcher that packs no outlines is refused before the run") {
   const auto dir = test::temp_dir("seg-refused");
   // The keypoint test plugin's box_batcher packs boxes only.

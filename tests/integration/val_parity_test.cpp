@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/kept_boxes.h"
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
@@ -78,14 +79,6 @@ void check_metrics(const Evaluation& e, const json& want) {
   CHECK(e.fitness == got.map50_95);  // Ultralytics 8.4: fitness is mAP50-95
 }
 
-double iou(const std::array<float, 6>& a, const std::vector<double>& b) {
-  const double iw = std::max(0.0, std::min<double>(a[2], b[2]) - std::max<double>(a[0], b[0]));
-  const double ih = std::max(0.0, std::min<double>(a[3], b[3]) - std::max<double>(a[1], b[1]));
-  const double inter = iw * ih;
-  const double uni = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
-  return uni > 0 ? inter / uni : 0.0;
-}
-
 }  // namespace
 
 TEST_CASE("val parity: rectangular batches give Ultralytics' metrics and keep Ultralytics' boxes") {
@@ -95,57 +88,17 @@ TEST_CASE("val parity: rectangular batches give Ultralytics' metrics and keep Ul
   check_metrics(report.evaluation, want.at("rect"));
 
   // Ultralytics' NMS output per image (original pixels): the same number of boxes (±1%), and
-  // its boxes found among ours (same class, IoU >= 0.99), compared in the network's input
-  // pixels: Ultralytics maps both axes back with the height's scale, where the source's
-  // rounded-up resize made the width's scale differ slightly (500x333 -> 640x427).
+  // its boxes found among ours (support/kept_boxes.h).
   const json ref = json::parse(test::read_file(fixture("predictions.json"))).at("images");
   REQUIRE(report.predictions.size() == 128);
-  // Images whose aspect ratio also occurs in another batch: which of the equal ones open the
-  // next batch is the sort's choice among equal keys (numpy's is unspecified), and the batch
-  // decides their padding, so their boxes are compared only in number.
-  const auto& preds = report.predictions;
-  auto ar = [](const core::OriginalImageDetections& d) { return static_cast<double>(d.height) / d.width; };
-  std::size_t ours_total = 0, ref_total = 0, compared = 0, matched = 0, degenerate = 0, images_compared = 0;
-  for (std::size_t i = 0; i < preds.size(); ++i) {
-    const auto& img = preds[i];
-    const std::string name = fs::path(img.path).filename().string();
-    CAPTURE(name);
-    REQUIRE(ref.contains(name));
-    const auto theirs = ref.at(name).get<std::vector<std::vector<double>>>();
+  std::size_t ours_total = 0, ref_total = 0;
+  for (const auto& img : report.predictions) {
     ours_total += img.boxes.size();
-    ref_total += theirs.size();
-    bool ambiguous = false;
-    for (std::size_t j = 0; j < preds.size(); ++j) ambiguous |= j / 32 != i / 32 && ar(preds[j]) == ar(img);
-    if (ambiguous) continue;
-    ++images_compared;
-    const double r = 640.0 / std::max(img.width, img.height);
-    const double rw = r == 1.0 ? 1.0 : std::min(std::ceil(img.width * r), 640.0) / img.width;
-    const double rh = r == 1.0 ? 1.0 : std::min(std::ceil(img.height * r), 640.0) / img.height;
-    std::vector<char> used(img.boxes.size(), 0);
-    for (auto t : theirs) {
-      t[0] *= rh / rw;
-      t[2] *= rh / rw;
-      if (t[2] <= t[0] || t[3] <= t[1]) {  // clipped to nothing outside the image: no IoU to compare
-        ++degenerate;
-        continue;
-      }
-      ++compared;
-      double best = 0;
-      std::size_t best_k = img.boxes.size();
-      for (std::size_t k = 0; k < img.boxes.size(); ++k) {
-        if (used[k] || static_cast<int>(img.boxes[k][5]) != static_cast<int>(t[5])) continue;
-        const double v = iou(img.boxes[k], t);
-        if (v > best) {
-          best = v;
-          best_k = k;
-        }
-      }
-      if (best >= 0.99) {
-        used[best_k] = 1;
-        ++matched;
-      }
-    }
+    ref_total += ref.at(fs::path(img.path).filename().string()).size();
   }
+  const auto c = test::compare_kept_boxes(report.predictions, ref, 32);
+  const std::size_t images_compared = c.images_compared, matched = c.matched, compared = c.compared,
+                    degenerate = c.degenerate;
   MESSAGE("boxes kept: yoloflow " << ours_total << ", Ultralytics " << ref_total << "; compared on " << images_compared
                                   << " images: " << matched << " of " << compared << " matched at IoU >= 0.99 ("
                                   << degenerate << " zero-area boxes skipped)");

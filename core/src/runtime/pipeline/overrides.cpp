@@ -181,10 +181,17 @@ std::vector<std::string> task_overrides(const json& document, const std::string&
       return w.compare(0, path.size(), path) == 0 && (w.size() == path.size() || w[path.size()] == '.' || w[path.size()] == '=');
     });
   };
+  // The component itself named on the command line (loss=... or loss.plugin=...); a word that
+  // sets one of its parameters (loss.params.mask_backend=kernels) sets it on the task's.
+  auto component_given = [&](const std::string& path) {
+    return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
+      return w.rfind(path + "=", 0) == 0 || w.rfind(path + ".plugin=", 0) == 0;
+    });
+  };
   const json& stage = document["stages"][sink];
   const bool has_params = stage.contains("params") && stage["params"].is_object();
   for (const auto& [param, plugin] : {std::pair<std::string, std::string>{"loss", t->loss}, {"evaluator", t->evaluator}}) {
-    if (plugin.empty() || !has_param(sink_rc, param) || given("stages." + sink + ".params." + param)) continue;
+    if (plugin.empty() || !has_param(sink_rc, param) || component_given("stages." + sink + ".params." + param)) continue;
     const bool given = has_params && stage["params"].contains(param);
     const json spec = given ? stage["params"][param] : sink_rc->info.schema.find(param)->default_json;
     const std::string now = spec.is_object() ? spec.value("plugin", std::string()) : std::string();
