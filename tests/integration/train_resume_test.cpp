@@ -143,7 +143,7 @@ TEST_CASE("1 epoch then --resume epochs=2 equals 2 epochs; a finished run says h
   test::remove_tree(t.dir);
 }
 
-TEST_CASE("--resume amp=False on a run trained with AMP's parameters continues in fp32 without them") {
+TEST_CASE("--resume amp=False on a run trained with AMP's parameters continues in fp32 without them; precision=NAME too") {
   const auto t = make_tiny("train-resume-precision");
   // AMP with its loss-scaler parameters in the run's pipeline.json, as the shipped pipelines have them.
   test::write_file(t.dir + "/one.json",
@@ -155,12 +155,20 @@ TEST_CASE("--resume amp=False on a run trained with AMP's parameters continues i
   INFO(more.output);
   REQUIRE(more.exit_code == 0);
   CHECK(more.output.find("unknown parameter") == std::string::npos);
+  // Said once, where the run changed course.
+  CHECK(more.output.find("resume: the run continues with epochs 1 -> 2, stages.train.params.precision.plugin \"amp\" -> "
+                         "\"fp32\"") != std::string::npos);
   CHECK(core::load_checkpoint(t.run("one") + "/weights/last.pt").epoch == 2);
   // The run's pipeline now says what it continued with: fp32, none of AMP's parameters.
   const auto pipeline = nlohmann::json::parse(test::read_file(t.run("one") + "/pipeline.json"));
   const auto& precision = pipeline["stages"]["train"]["params"]["precision"];
   CHECK(precision["plugin"] == "fp32");
   CHECK((!precision.contains("params") || precision["params"].empty()));
+  // precision=NAME: any strategy by its plugin's name.
+  auto bf16 = test::run_cli("train --resume " + t.run("one") + " epochs=3 precision=amp_bf16");
+  INFO(bf16.output);
+  REQUIRE(bf16.exit_code == 0);
+  CHECK(bf16.output.find("precision amp_bf16") != std::string::npos);
   test::remove_tree(t.dir);
 }
 

@@ -35,6 +35,7 @@
 #include "runtime/util/stop_signal_scope.h"
 #include "runtime/util/text_format.h"
 #include "yoloflow/error.h"
+#include "yoloflow/log.h"
 #include "yoloflow/printable.h"
 
 namespace yoloflow::cli {
@@ -114,6 +115,33 @@ void print_summary(core::GraphRunner& runner, const std::string& run_summary, co
   std::cout.flush();
 }
 
+// A resumed run given overrides: what they change in the run's pipeline.json, in one line (the
+// pipeline written back holds the new values), so that the log says where the run changed course.
+void log_resume_changes(const std::string& file, const json& now, const core::Registry& registry) {
+  const auto before = core::load_pipeline(file, {}, registry);
+  if (!before.ok()) return;
+  std::string changes;
+  const json ops = json::diff(before.pipeline->document, now);
+  // A component whose plugin changed: its parameters went with the old one, not each a change.
+  auto of_replaced_plugin = [&](const std::string& path) {
+    const auto at = path.rfind("/params/");
+    return at != std::string::npos && std::any_of(ops.begin(), ops.end(), [&](const json& o) {
+             return o.value("path", std::string()) == path.substr(0, at) + "/plugin";
+           });
+  };
+  for (const auto& op : ops) {
+    const std::string path = op.value("path", std::string());
+    if (path.rfind("/plugin_path", 0) == 0 || of_replaced_plugin(path)) continue;
+    const json::json_pointer pointer(path);
+    std::string dotted = path.substr(1);
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    const std::string was = before.pipeline->document.contains(pointer) ? before.pipeline->document.at(pointer).dump() : "-";
+    const std::string is = now.contains(pointer) ? now.at(pointer).dump() : "-";
+    changes += (changes.empty() ? "" : ", ") + dotted + " " + was + " -> " + is;
+  }
+  if (!changes.empty()) YF_LOG_INFO("resume: the run continues with " << printable(changes));
+}
+
 }  // namespace
 
 int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
@@ -146,6 +174,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     return kExitInvalid;
   }
   core::Pipeline& p = *loaded.pipeline;
+  if (!request.resume_checkpoint.empty() && !request.overrides.empty()) log_resume_changes(request.file, p.document, registry);
 
   // A training sink saves resumable state when stopped; other sinks just stop.
   // A pipeline that ends in a stage with its own loop (the trainer) runs under it; its run
