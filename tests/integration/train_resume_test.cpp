@@ -156,7 +156,7 @@ TEST_CASE("--resume amp=False on a run trained with AMP's parameters continues i
   REQUIRE(more.exit_code == 0);
   CHECK(more.output.find("unknown parameter") == std::string::npos);
   // Said once, where the run changed course.
-  CHECK(more.output.find("resume: the run continues with epochs 1 -> 2, stages.train.params.precision.plugin \"amp\" -> "
+  CHECK(more.output.find("resume: the overrides change epochs 1 -> 2, stages.train.params.precision.plugin \"amp\" -> "
                          "\"fp32\"") != std::string::npos);
   CHECK(core::load_checkpoint(t.run("one") + "/weights/last.pt").epoch == 2);
   // The run's pipeline now says what it continued with: fp32, none of AMP's parameters.

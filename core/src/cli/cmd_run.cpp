@@ -139,7 +139,7 @@ void log_resume_changes(const std::string& file, const json& now, const core::Re
     const std::string is = now.contains(pointer) ? now.at(pointer).dump() : "-";
     changes += (changes.empty() ? "" : ", ") + dotted + " " + was + " -> " + is;
   }
-  if (!changes.empty()) YF_LOG_INFO("resume: the run continues with " << printable(changes));
+  if (!changes.empty()) YF_LOG_INFO("resume: the overrides change " << printable(changes));
 }
 
 }  // namespace
