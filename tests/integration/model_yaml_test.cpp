@@ -113,6 +113,12 @@ TEST_CASE("model yaml: edited scales are built with their multiples, as Ultralyt
     CHECK(info.exit_code == 0);
     CHECK(contains(info.output, c.says));
   }
+  // The file's nc counts in info, as in Ultralytics' (5 classes: its DetectionModel of the same dict).
+  test::write_file(dir + "/yolo11n.yaml", edited("yolo11.yaml", "nc: 80", "nc: 5"));
+  const auto five = test::run_cli("info model=" + dir + "/yolo11n.yaml");
+  CAPTURE(five.output);
+  CHECK(five.exit_code == 0);
+  CHECK(contains(five.output, "yolo11n summary: 24 layers, 2,590,815 parameters"));
   // Too narrow for C2PSA's attention (64 channels at layer 10: no head): one line, where
   // Ultralytics divides by zero.
   test::write_file(dir + "/yolo11n.yaml", edited("yolo11.yaml", "n: [0.50, 0.25, 1024]", "n: [0.50, 0.0625, 1024]"));

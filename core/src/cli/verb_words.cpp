@@ -12,6 +12,7 @@
 #include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/pipeline/word_values.h"
+#include "training/model/model_yaml.h"
 #include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 #include "yoloflow/params.h"
@@ -128,8 +129,13 @@ Options info_model_options(const std::string&, const std::string& value) {
   std::error_code ec;
   const std::string ext = std::filesystem::path(value).extension().string();
   if (ext == ".yaml" || ext == ".yml") {
-    // A model yaml, read as train reads it (core::expand_model_words): its architecture.
+    // A model yaml, read as train reads it (core::expand_model_words): its architecture, and
+    // the yaml's nc for a file of the user's, as Ultralytics' info counts it.
     const auto words = core::expand_model_words({"model=" + value});
+    if (std::filesystem::is_regular_file(value, ec)) {
+      const long nc = core::read_model_yaml(value, "model=" + value).nc;
+      if (nc > 0) return {"--model", words.front().substr(6), "--nc", std::to_string(nc)};
+    }
     return {"--model", words.front().substr(6)};
   }
   if (ext == ".pt" || ext == ".pth" || std::filesystem::is_regular_file(value, ec)) return {"--weights", value};
