@@ -60,6 +60,8 @@ TEST_CASE("model yaml: edited scales, another module, a missing file or no YAML 
   test::write_file(dir + "/c2f.yaml", edited("yolo11.yaml", "- [-1, 2, C3k2, [512, True]]", "- [-1, 2, C2f, [512, True]]"));
   test::write_file(dir + "/pose.yaml", edited("yolo11.yaml", "Detect, [nc]]", "Pose, [nc, kpt_shape]]"));
   test::write_file(dir + "/broken.yaml", "nc: 80\nbackbone: [[-1, 1, Conv\n");
+  // A width that would make layers of 8,192 channels and more: bounded, as every input is.
+  test::write_file(dir + "/yolo11s.yaml", edited("yolo11.yaml", "s: [0.50, 0.50, 1024]", "s: [0.50, 8, 1024]"));
   struct Case {
     std::string file, says;
   };
@@ -68,6 +70,7 @@ TEST_CASE("model yaml: edited scales, another module, a missing file or no YAML 
         Case{dir + "/c2f.yaml", "line 26: layer 6 is [-1, 2, C2f, [512, True]] (module C2f), where YOLO11's is [-1, 2, C3k2, [512, True]]"},
         Case{dir + "/pose.yaml", "layer 23 is [[16, 19, 22], 1, Pose, [nc, kpt_shape]] (module Pose)"},
         Case{dir + "/broken.yaml", "is not YAML: line"},
+        Case{dir + "/yolo11s.yaml", "line 12: scale s is [0.5, 8, 1024], not [depth, width, max_channels] (two multiples in (0, 4]"},
         Case{"/nonexistent/yolo11n.yaml", "model=/nonexistent/yolo11n.yaml: no such file"},
         Case{"mymodel.yaml", "model=mymodel.yaml: no such file"}}) {
     CAPTURE(c.file);

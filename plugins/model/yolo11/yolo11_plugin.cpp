@@ -219,13 +219,13 @@ Schema yolo11_schema() {
            "detection and prototype masks at 1/4 of the input). The architecture word yolo11n-seg is "
            "scale n, task segment.");
   s.add_float("depth_multiple", 0.0)
-      .range(0.0, 16.0)
+      .range(0.0, 4.0)
       .fixed()
       .doc("Repeats of the C3k2 and C2PSA blocks: max(round(2 x depth_multiple), 1), as a model yaml's scales row "
            "gives them ([depth, width, max_channels]); 0 = the scale's (n 0.5, s 0.5, m 0.5, l 1, x 1). A model "
            "yaml with edited scales sets it (model=my-yolo11.yaml).");
   s.add_float("width_multiple", 0.0)
-      .range(0.0, 16.0)
+      .range(0.0, 4.0)
       .fixed()
       .doc("Channels of each layer: its yaml count, capped at max_channels, times width_multiple, rounded up to a "
            "multiple of 8; 0 = the scale's (n 0.25, s 0.5, m 1, l 1, x 1.5).");

@@ -174,17 +174,17 @@ ModelYaml read_model_yaml(const std::string& path, const std::string& word) {
     if (!chosen) throw InvalidInput(what + ": its name asks for scale " + letter + ", which its 'scales' do not list");
     const bool three = chosen.IsSequence() && chosen.size() == 3 && chosen[0].IsScalar() && chosen[1].IsScalar() &&
                        chosen[2].IsScalar() && as_number(chosen[0].Scalar(), d) && as_number(chosen[1].Scalar(), w) &&
-                       as_number(chosen[2].Scalar(), c) && d > 0 && d <= 16 && w > 0 && w <= 16 && c >= 1 && c == std::floor(c) && c <= 1e6;
+                       as_number(chosen[2].Scalar(), c) && d > 0 && d <= 4 && w > 0 && w <= 4 && c >= 1 && c == std::floor(c) && c <= 1e6;
     if (!three) {
       throw InvalidInput(what + " line " + std::to_string(line_of(chosen)) + ": scale " + letter + " is " +
-                         canonical(chosen) + ", not [depth, width, max_channels] (two multiples in (0, 16] and a channel count)");
+                         canonical(chosen) + ", not [depth, width, max_channels] (two multiples in (0, 4] and a channel count)");
     }
   } else {
     for (auto [key, value] : {std::pair<const char*, double*>{"depth_multiple", &d}, {"width_multiple", &w}}) {
       const YAML::Node n = doc[key];
-      if (n && (!n.IsScalar() || !as_number(n.Scalar(), *value) || !(*value > 0) || *value > 16)) {
+      if (n && (!n.IsScalar() || !as_number(n.Scalar(), *value) || !(*value > 0) || *value > 4)) {
         throw InvalidInput(what + " line " + std::to_string(line_of(n)) + ": " + key + " is " + canonical(n) +
-                           ", not a positive multiple");
+                           ", not a multiple in (0, 4]");
       }
     }
   }

@@ -210,7 +210,7 @@ std::string check_yaml(const PickleValue& yaml, const Reader& r, std::string& ta
     for (std::size_t k = 0; numbers && k < 3; ++k) {
       const PickleValue* v = row->items[k];
       values[k] = v->kind == K::Float ? v->f : v->kind == K::Int ? static_cast<double>(v->i) : NAN;
-      numbers = values[k] > 0 && values[k] <= (k < 2 ? 16.0 : 1e6);
+      numbers = values[k] > 0 && values[k] <= (k < 2 ? 4.0 : 1e6);
     }
     if (!numbers || values[2] != std::floor(values[2])) {
       r.fail("holds a YOLO11 model whose scale " + scale + " is " + (row ? pickle_to_json(*row, 2, 10).dump() : "missing") +
