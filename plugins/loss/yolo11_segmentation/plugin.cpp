@@ -39,8 +39,9 @@ class Yolo11SegmentationLoss final : public Loss {
         "memory, whatever the number of instances; larger is fewer, bigger kernels.");
     s.add_enum("mask_backend", {"tensor", "kernels"}, "tensor").doc(
         "How each positive's mask term is computed: tensor = tensor operations, a mask_chunk of slots at a time; "
-        "kernels = on CUDA, yoloflow's kernels over each GT box's pixels only (time and memory follow the boxes' "
-        "areas; the same values), for builds with a CUDA compiler, tensor operations elsewhere.");
+        "kernels = on CUDA, yoloflow's kernels over each GT box's pixels only: time and memory follow the boxes' "
+        "areas (YOLO11n-seg batch 32 on an H100: 41.9 against 68.7 ms a captured step, 822.8 against 486.8 img/s "
+        "over whole epochs; docs/performance.md), for builds with a CUDA compiler, tensor operations elsewhere.");
     return s;
   }
 
