@@ -53,7 +53,7 @@ struct LoadedCheckpointModel {
 // file, or does not fit.
 // The image size to use when none is given, as Ultralytics' val, predict and export keep a
 // checkpoint's: an Ultralytics checkpoint's training imgsz, a yoloflow checkpoint's pipeline
-// imgsz (its last epoch's, when it follows a schedule), else 640 (training/predict/checkpoint_defaults.cpp).
+// imgsz (its last epoch's, when it follows a schedule), else 640 (checkpoint_defaults.cpp).
 int default_imgsz(const LoadedCheckpointModel& loaded);
 
 // The dataset to validate on when none is given: the data.yaml a yoloflow checkpoint's pipeline
