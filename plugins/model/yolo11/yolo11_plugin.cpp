@@ -66,7 +66,8 @@ class Yolo11Model final : public Model {
   }
 
   // Ultralytics' names: yolo11n, yolo11n-seg; other multiples than the scale's after it, as a
-  // model yaml's scales row writes them: yolo11n[0.33,0.25,1024].
+  // model yaml's scales row writes them: yolo11n[0.33,0.25,1024] (the host reads and writes
+  // that form in runtime/pipeline/architecture_name.h; a plugin does not link the host).
   std::string architecture() const override {
     const auto& net = *require_net();
     std::string name = std::string("yolo11") + net.scale() + (net.task() == Task::Segment ? "-seg" : "");

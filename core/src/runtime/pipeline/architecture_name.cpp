@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -105,6 +106,17 @@ nlohmann::json architecture_params(const ArchitectureName& name) {
     params["max_channels"] = given ? static_cast<std::int64_t>(name.multiples[2]) : 0;
   }
   return params;
+}
+
+std::string multiples_suffix(double depth, double width, std::int64_t max_channels) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "[%.10g,%.10g,%lld]", depth, width, static_cast<long long>(max_channels));
+  return buf;
+}
+
+bool buildable_multiples(double depth, double width, double max_channels) {
+  return depth > 0 && depth <= 4 && width > 0 && width <= 4 && max_channels >= 1 && max_channels <= 1e6 &&
+         max_channels == std::floor(max_channels);
 }
 
 std::string known_architectures(const Registry& registry) {

@@ -374,19 +374,17 @@ std::vector<std::string> expand_shortcut(const std::string& key, const std::stri
   // Any other word: the parameter of that name of the one stage that has it.
   const auto owners = param_owners(document, registry, key);
   if (owners.size() == 1) {
-    // A component parameter given a plain name (precision=bf16, optimizer=adamw): that plugin,
-    // its parameters those of the pipeline's that it takes too.
+    const std::string path = "stages." + owners[0].first + ".params." + key;
+    // A component parameter given a plain name (precision=amp_bf16, scheduler=cosine): that
+    // plugin; where the pipeline spells the component out, its parameters the new one takes too.
     const json v = parse_word_value(text);
-    const json& stage = document["stages"][owners[0].first];
-    const bool present = stage.contains("params") && stage["params"].is_object() && stage["params"].contains(key) &&
-                         stage["params"][key].is_object();
-    if (owners[0].second->type == ParamType::Component && v.is_string() && present) {
-      return {"stages." + owners[0].first + ".params." + key + ".plugin=" + text};
-    }
     if (owners[0].second->type == ParamType::Component && v.is_string()) {
-      return {"stages." + owners[0].first + ".params." + key + "=" + json{{"plugin", v}}.dump()};
+      const json& stage = document["stages"][owners[0].first];
+      const bool spelled_out = stage.contains("params") && stage["params"].is_object() &&
+                               stage["params"].contains(key) && stage["params"][key].is_object();
+      return {spelled_out ? path + ".plugin=" + text : path + "=" + json{{"plugin", v}}.dump()};
     }
-    return {"stages." + owners[0].first + ".params." + key + "=" + text};
+    return {path + "=" + text};
   }
   if (owners.empty() && sink_rc) {
     // A parameter of a component the sink's pipeline entry names (patience=: its early_stopping

@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "runtime/pipeline/architecture_name.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -174,7 +175,7 @@ ModelYaml read_model_yaml(const std::string& path, const std::string& word) {
     if (!chosen) throw InvalidInput(what + ": its name asks for scale " + letter + ", which its 'scales' do not list");
     const bool three = chosen.IsSequence() && chosen.size() == 3 && chosen[0].IsScalar() && chosen[1].IsScalar() &&
                        chosen[2].IsScalar() && as_number(chosen[0].Scalar(), d) && as_number(chosen[1].Scalar(), w) &&
-                       as_number(chosen[2].Scalar(), c) && d > 0 && d <= 4 && w > 0 && w <= 4 && c >= 1 && c == std::floor(c) && c <= 1e6;
+                       as_number(chosen[2].Scalar(), c) && buildable_multiples(d, w, c);
     if (!three) {
       throw InvalidInput(what + " line " + std::to_string(line_of(chosen)) + ": scale " + letter + " is " +
                          canonical(chosen) + ", not [depth, width, max_channels] (two multiples in (0, 4] and a channel count)");
@@ -202,9 +203,7 @@ ModelYaml read_model_yaml(const std::string& path, const std::string& word) {
   out.architecture = std::string("yolo11") + stock_scale->letter + (task == "segment" ? "-seg" : "");
   if (d != stock_scale->depth || w != stock_scale->width || c != stock_scale->max_channels) {
     // Other multiples than the letter's: the architecture word carries them (architecture_name.h).
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "[%.10g,%.10g,%lld]", d, w, static_cast<long long>(c));
-    out.architecture += buf;
+    out.architecture += multiples_suffix(d, w, static_cast<std::int64_t>(c));
   }
   return out;
 }

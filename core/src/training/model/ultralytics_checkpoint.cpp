@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <regex>
 
@@ -205,14 +204,13 @@ std::string check_yaml(const PickleValue& yaml, const Reader& r, std::string& ta
   if (const PickleValue* scales = yaml.get("scales"); scales && scales->kind == K::Dict) {
     // The row the model was built with: YOLO11's, or edited ones the yolo11 plugin builds too.
     const PickleValue* row = scales->get(scale);
-    bool numbers = row && row->kind == K::List && row->items.size() == 3;
-    std::array<double, 3> values{};
-    for (std::size_t k = 0; numbers && k < 3; ++k) {
+    const bool three = row && row->kind == K::List && row->items.size() == 3;
+    std::array<double, 3> values{NAN, NAN, NAN};
+    for (std::size_t k = 0; three && k < 3; ++k) {
       const PickleValue* v = row->items[k];
       values[k] = v->kind == K::Float ? v->f : v->kind == K::Int ? static_cast<double>(v->i) : NAN;
-      numbers = values[k] > 0 && values[k] <= (k < 2 ? 4.0 : 1e6);
     }
-    if (!numbers || values[2] != std::floor(values[2])) {
+    if (!buildable_multiples(values[0], values[1], values[2])) {
       r.fail("holds a YOLO11 model whose scale " + scale + " is " + (row ? pickle_to_json(*row, 2, 10).dump() : "missing") +
              ", not [depth, width, max_channels]");
     }
@@ -429,11 +427,7 @@ nlohmann::json UltralyticsCheckpoint::model_spec() const {
 std::string UltralyticsCheckpoint::architecture() const {
   const nlohmann::json spec = train_sink_default("model");
   std::string name = (spec.is_object() ? spec.value("plugin", std::string()) : std::string()) + scale + task_suffix(task);
-  if (multiples.size() == 3) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "[%.10g,%.10g,%lld]", multiples[0], multiples[1], static_cast<long long>(multiples[2]));
-    name += buf;
-  }
+  if (multiples.size() == 3) name += multiples_suffix(multiples[0], multiples[1], static_cast<std::int64_t>(multiples[2]));
   return name;
 }
 
