@@ -336,6 +336,10 @@ TEST_CASE("ultralytics checkpoint: models other than YOLO11 detect or segment ar
   INFO(scales.output);
   CHECK(scales.exit_code == 0);
   CHECK(scales.output.find("yolo11n[0.33,0.25,1024] summary") != std::string::npos);
+  edited("scales-wide", dir + "/wide.pt");
+  check_refused(test::run_cli("info --weights " + dir + "/wide.pt"),
+                "--weights " + dir + "/wide.pt holds a YOLO11 model whose scale n is [0.5,8,1024], not [depth, width, "
+                "max_channels]");
   edited("sppf-identity", dir + "/sppf.pt");
   check_refused(test::run_cli("predict --weights " + dir + "/sppf.pt --source " + test::coco128_dir() +
                               "/images/train2017/000000000009.jpg --out " + dir + "/p"),

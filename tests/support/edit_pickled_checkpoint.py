@@ -10,6 +10,7 @@ EDIT:
   c2f             layer 2 of the yaml becomes C2f (a YOLOv8 block) where YOLO11 has C3k2
   scales          the yaml's scale n row becomes [0.33, 0.25, 1024] (an edited yaml's row that
                   builds the same layers: 2 x 0.33 rounds to 1 repeat, as 2 x 0.5 does)
+  scales-wide     the yaml's scale n row becomes [0.5, 8, 1024] (a width yoloflow does not build)
   sppf-identity   SPPF's first conv has nn.Identity as its activation (Ultralytics 8.4's build)
   payload-state   the SPPF module's state gains an attribute whose unpickling would run
                   os.system('touch MARKER'); nothing runs here, the reduce tuple is written as is
@@ -129,6 +130,8 @@ def main():
         model._state["yaml"]["backbone"][2][2] = "C2f"
     elif edit == "scales":
         model._state["yaml"]["scales"]["n"] = [0.33, 0.25, 1024]
+    elif edit == "scales-wide":
+        model._state["yaml"]["scales"]["n"] = [0.5, 8, 1024]
     elif edit == "sppf-identity":
         cv1 = module(model, "model", "9", "cv1")
         identity = fake("torch.nn.modules.linear", "Identity").__new__(fake("torch.nn.modules.linear", "Identity"))
