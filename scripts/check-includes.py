@@ -21,6 +21,7 @@ ROOMS = [
     "runtime/run",
     "runtime/sweep",
     "training/device",
+    "training/compose",
     "training/components",
     "training/model",
     "training/detect",

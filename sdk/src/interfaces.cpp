@@ -54,6 +54,9 @@ void Sink::end_epoch(int) {}
 void Sink::interrupted(int) {}
 std::string Sink::summary() const { return {}; }
 PixelAllocator Sink::pixel_allocator() { return {}; }
+bool Sink::composes_pixel_plans() const { return false; }
+bool Batcher::collates_pixel_plans() const { return false; }
+std::string Augmentation::plan_support() const { return "it works on the pixels itself"; }
 
 Monitor::~Monitor() = default;
 void Monitor::on_run_start(const RunEvent&) {}

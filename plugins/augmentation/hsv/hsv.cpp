@@ -3,6 +3,9 @@
 // wrapped to 0..179, saturation and value multiplied by 1 + r and clipped at 255. Pixels
 // only: boxes do not move.
 //
+// Planned (AugmentContext::plan_pixels): the three tables go into the sample's PixelPlan and
+// the training device applies them.
+//
 // Bit-exact with cvtColor(BGR2HSV) -> LUT -> cvtColor(HSV2BGR) over the whole image, but done
 // a band of rows at a time through a small buffer that stays in cache, written back in place
 // when the sample owns its pixels: no two image-sized temporaries per sample, and the three
@@ -16,6 +19,8 @@
 #include <opencv2/imgproc.hpp>
 
 #include "yoloflow/augmentation.h"
+#include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -38,6 +43,8 @@ class Hsv final : public Augmentation {
     gains_[2] = p.get_float("hsv_v");
   }
 
+  std::string plan_support() const override { return {}; }
+
   void apply(Sample& s, AugmentContext& ctx) override {
     if (gains_[0] == 0 && gains_[1] == 0 && gains_[2] == 0) return;
     double r[3];
@@ -49,6 +56,14 @@ class Hsv final : public Augmentation {
       lut[0][x] = static_cast<uchar>(static_cast<int>(hue));
       lut[1][x] = static_cast<uchar>(std::clamp(x * (1.0 + r[1]), 0.0, 255.0));
       lut[2][x] = static_cast<uchar>(std::clamp(x * (1.0 + r[2]), 0.0, 255.0));
+    }
+    if (ctx.plan_pixels) {
+      PixelPlan& plan = plan_of(s);
+      // HSV -> BGR -> HSV is no identity in 8 bits: two colour stages do not fold into one table.
+      if (plan.hsv) throw Error("hsv: the sample's planned pixels already have their colours changed once");
+      plan.hsv = true;
+      for (int c = 0; c < 3; ++c) std::copy(lut[c], lut[c] + 256, plan.hsv_tables.begin() + 256 * c);
+      return;
     }
     const cv::Mat& src = s.image;
     // In place only when nothing else sees these pixels (a cache or another sample might).

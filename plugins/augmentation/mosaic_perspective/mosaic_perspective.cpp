@@ -12,6 +12,8 @@
 // - Otherwise: cv::warpAffine (warpPerspective) of the part, grown by one replicated pixel
 //   so tiles meet without a grey seam, with BORDER_TRANSPARENT into the bounding rectangle
 //   of where it lands; boxes are mapped with M as random_perspective does.
+// - Planned (AugmentContext::plan_pixels, scale + translation only): the same resize of each
+//   tile, written into the sample's PixelPlan for the training device to compose.
 // Instances are first clipped to their tile's visible part (as mosaic does), then moved as
 // random_perspective moves them (boxes from moved polygons where there are polygons, keypoints
 // with them) and filtered with Ultralytics' rule (sides > 2 px, area > 10% of the box scaled
@@ -26,6 +28,7 @@
 #include "geometry/perspective_matrix.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -63,6 +66,13 @@ class MosaicPerspective final : public Augmentation {
     where_ = "mosaic_perspective '" + context.node + "'";
   }
 
+  std::string plan_support() const override {
+    if (ranges_.degrees != 0 || ranges_.shear != 0 || ranges_.perspective != 0) {
+      return "rotation, shear and perspective are warped on the CPU only (degrees, shear and perspective must be 0)";
+    }
+    return {};
+  }
+
   void apply(Sample& sample, AugmentContext& ctx) override {
     const int s = ctx.imgsz;
     const MosaicDraw md = draw_mosaic(ctx.rng, settings_, s, ctx, where_);
@@ -96,15 +106,33 @@ class MosaicPerspective final : public Augmentation {
     }
     const PerspectiveDraw d = draw_perspective(ctx.rng, ranges_, in_w, in_h, s, s);
 
-    cv::Mat out(s, s, CV_8UC3, cv::Scalar(pad_value_, pad_value_, pad_value_));
+    if (ctx.plan_pixels && !d.scale_translate_only()) throw Error(where_ + ": " + plan_support());
+    // Planned: the tiles' resizes are described, not done (the plan reads the decoded images).
+    std::shared_ptr<PixelPlan> plan;
+    cv::Mat out;
+    if (ctx.plan_pixels) {
+      plan = std::make_shared<PixelPlan>();
+      plan->width = plan->height = s;
+      plan->fill = static_cast<std::uint8_t>(pad_value_);
+    } else {
+      out = cv::Mat(s, s, CV_8UC3, cv::Scalar(pad_value_, pad_value_, pad_value_));
+    }
+    const cv::Size out_size(s, s);
     Sample moved;  // the instances of every tile, in the output
     for (int i = 0; i < n_tiles; ++i) {
       const TilePlacement& t = placements[i];
       if (t.canvas.empty()) continue;
       Sample placed;
       place_instances(*tiles[i], t, placed);
-      if (d.scale_translate_only()) {
-        resize_tile(tiles[i]->image, t, d, out, placed);
+      if (plan) {
+        resize_tile(t, d, out_size, placed, [&](const cv::Rect& src, const cv::Rect& dst) {
+          plan->tiles.push_back(ResizedTile{tiles[i]->image, src, dst});
+        });
+      } else if (d.scale_translate_only()) {
+        resize_tile(t, d, out_size, placed, [&](const cv::Rect& src, const cv::Rect& dst) {
+          cv::Mat roi = out(dst);
+          cv::resize(tiles[i]->image(src), roi, dst.size(), 0, 0, cv::INTER_LINEAR);
+        });
       } else {
         warp_tile(tiles[i]->image, t, d, out, placed);
       }
@@ -112,6 +140,7 @@ class MosaicPerspective final : public Augmentation {
     }
     warp_geometry(geometry, d);
     sample.image = out;
+    sample.pixel_plan = std::move(plan);
     sample.boxes = std::move(moved.boxes);
     sample.polygons = std::move(moved.polygons);
     sample.keypoints = std::move(moved.keypoints);
@@ -121,24 +150,25 @@ class MosaicPerspective final : public Augmentation {
   }
 
  private:
-  // Scale + translation: resize the visible part into the output pixels it covers.
-  static void resize_tile(const cv::Mat& image, const TilePlacement& t, const PerspectiveDraw& d, cv::Mat& out,
-                          Sample& placed) {
+  // Scale + translation: resize the visible part into the output pixels it covers (`resize`
+  // does it, or plans it, from the source rectangle to the output rectangle).
+  template <class Resize>
+  static void resize_tile(const TilePlacement& t, const PerspectiveDraw& d, cv::Size out,
+                          Sample& placed, Resize&& resize) {
     Span x, y;
-    if (!visible_span(d.M(0, 0), d.M(0, 2), t.canvas.x, t.canvas.x + t.canvas.width, out.cols, x) ||
-        !visible_span(d.M(1, 1), d.M(1, 2), t.canvas.y, t.canvas.y + t.canvas.height, out.rows, y)) {
+    if (!visible_span(d.M(0, 0), d.M(0, 2), t.canvas.x, t.canvas.x + t.canvas.width, out.width, x) ||
+        !visible_span(d.M(1, 1), d.M(1, 2), t.canvas.y, t.canvas.y + t.canvas.height, out.height, y)) {
       placed = Sample();  // nothing of this tile shows
       return;
     }
     const cv::Rect src(x.src0 - t.shift.x, y.src0 - t.shift.y, x.src1 - x.src0, y.src1 - y.src0);
     const cv::Rect dst(x.dst0, y.dst0, x.dst1 - x.dst0, y.dst1 - y.dst0);
-    cv::Mat roi = out(dst);
-    cv::resize(image(src), roi, dst.size(), 0, 0, cv::INTER_LINEAR);
+    resize(src, dst);
     // The map these pixels took, canvas edge coordinates -> output edge coordinates.
     const double kx = static_cast<double>(dst.width) / src.width, ky = static_cast<double>(dst.height) / src.height;
     PixelMap map;
     map.M = cv::Matx33d(kx, 0, x.dst0 - kx * x.src0, 0, ky, y.dst0 - ky * y.src0, 0, 0, 1);
-    map.size = out.size();
+    map.size = out;
     map.scale = d.s;
     map.clip = cv::Rect2d(dst);
     const InstanceFilter filter;

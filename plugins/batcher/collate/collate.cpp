@@ -6,6 +6,9 @@
 // targets (mask_raster.h). When the batch is complete, every image is converted BGR -> RGB straight
 // into the batch buffer (one pass each), in parallel across the samples: add() runs on the
 // graph's one serial batcher node, so a per-sample copy there would cap the whole data path.
+// Samples whose pixels are planned (yoloflow/pixel_plan.h) make a batch of plans: the parts of
+// the decoded images they read are copied into the batch buffer the same way, in parallel.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -24,6 +27,7 @@
 #include "yoloflow/batcher.h"
 #include "yoloflow/error.h"
 #include "yoloflow/fields.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -71,18 +75,27 @@ class Collate final : public Batcher {
 
   std::int64_t batch_size() const override { return batch_; }
 
+  bool collates_pixel_plans() const override { return true; }
+
   std::optional<Batch> add(Sample&& sample) override {
     const cv::Mat& im = sample.image;
-    if (im.empty() || im.type() != CV_8UC3) {
+    const bool planned = sample.pixel_plan != nullptr;
+    if (!planned && (im.empty() || im.type() != CV_8UC3)) {
       throw Error("collate '" + where_ + "': sample '" + sample.path +
                   "' is not an 8-bit 3-channel image");
     }
-    if (!pending_) start_batch(im.rows, im.cols);
+    const cv::Size size = image_size(sample);
+    if (!pending_) start_batch(size.height, size.width, planned);
     Batch& b = *pending_;
-    if (im.rows != b.height || im.cols != b.width) {
+    if (planned != planned_) {
+      throw Error("collate '" + where_ + "': sample '" + sample.path + "' has its pixels " +
+                  (planned ? "planned" : "made") + " but this batch's other samples have theirs " +
+                  (planned_ ? "planned" : "made"));
+    }
+    if (size.height != b.height || size.width != b.width) {
       std::ostringstream s;
-      s << "collate '" << where_ << "': image '" << sample.path << "' is " << im.cols << "x"
-        << im.rows << " but this batch's images are " << b.width << "x" << b.height
+      s << "collate '" << where_ << "': image '" << sample.path << "' is " << size.width << "x"
+        << size.height << " but this batch's images are " << b.width << "x" << b.height
         << "; all images in a batch must have the same size: add a letterbox stage before "
            "the batcher";
       throw Error(s.str());
@@ -94,7 +107,11 @@ class Collate final : public Batcher {
                   " do not divide by mask_ratio " + std::to_string(mask_ratio_));
     }
     const std::int64_t i = b.size;
-    images_.push_back(im);
+    if (planned) {
+      plans_.push_back(std::move(sample.pixel_plan));
+    } else {
+      images_.push_back(im);
+    }
     const float W = static_cast<float>(b.width), H = static_cast<float>(b.height);
     const std::size_t n = sample.boxes.size();
     // One resize per sample (growing geometrically), rows written in place: no allocation per box.
@@ -144,6 +161,7 @@ class Collate final : public Batcher {
     if (pending_ && pending_->size > 0 && !drop_last_) out = finish();
     pending_.reset();
     images_.clear();
+    plans_.clear();
     clear_targets();
     // The epoch is over: numbering restarts, and configure() is only called again when a
     // scheduled value changes, so the epoch count advances here.
@@ -155,8 +173,10 @@ class Collate final : public Batcher {
   void set_allocator(PixelAllocator allocator) override { allocator_ = std::move(allocator); }
 
  private:
-  void start_batch(int height, int width) {
+  void start_batch(int height, int width, bool planned) {
     pending_.emplace();
+    planned_ = planned;
+    plans_.clear();
     Batch& b = *pending_;
     capacity_ = batch_;
     b.height = height;
@@ -254,6 +274,19 @@ class Collate final : public Batcher {
                              mask_ratio_, mask_values.data() + mask_at[k]);
       }
     };
+    if (planned_) {
+      finish_plans(b, rasterise);
+      if (masks_) {
+        if (overlap_mask_) {
+          b.targets["image_masks"] = TargetArray{{b.size, mh, mw}, std::move(mask_values)};
+        } else {
+          b.targets["masks"] = TargetArray{{rows, mh, mw}, std::move(mask_values)};
+        }
+      }
+      clear_targets();
+      ++next_index_;
+      return b;
+    }
     // A full batch's bytes even for the epoch's partial last batch: buffers of one size are
     // reused for every batch.
     const std::size_t bytes = static_cast<std::size_t>(capacity_) * b.height * b.width * 3;
@@ -292,6 +325,39 @@ class Collate final : public Batcher {
     return b;
   }
 
+  // A batch of plans: the parts of the images they read, packed into one buffer (the sink's
+  // allocator's: pinned for a GPU), the samples in parallel.
+  template <class Rasterise>
+  void finish_plans(Batch& b, Rasterise& rasterise) {
+    std::vector<const PixelPlan*> plans;
+    for (const auto& p : plans_) plans.push_back(p.get());
+    auto planned = std::make_shared<PlannedPixels>();
+    try {
+      *planned = layout_plans(plans, static_cast<int>(b.width), static_cast<int>(b.height));
+    } catch (const Error& e) {
+      throw Error("collate '" + where_ + "': " + e.what());
+    }
+    const std::size_t bytes = std::max<std::size_t>(planned->size, 1);
+    planned->bytes = allocator_ ? allocator_(bytes) : std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes],
+                                                                                     std::default_delete<std::uint8_t[]>());
+    if (!planned->bytes) throw Error("collate '" + where_ + "': the pixel allocator returned no memory");
+    auto copy = [&](std::size_t k) {
+      copy_plan_bytes(*plans_[k], *planned, k);
+      rasterise(k);
+    };
+    if (plans_.size() >= kParallelFrom) {
+      tbb::this_task_arena::isolate([&] {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, plans_.size(), 1), [&](const auto& r) {
+          for (std::size_t k = r.begin(); k != r.end(); ++k) copy(k);
+        });
+      });
+    } else {
+      for (std::size_t k = 0; k < plans_.size(); ++k) copy(k);
+    }
+    plans_.clear();  // the decoded images they hold go now
+    b.planned = std::move(planned);
+  }
+
   // Below this many images a batch is copied on the calling thread (tasks would cost more).
   static constexpr std::size_t kParallelFrom = 4;
 
@@ -304,6 +370,8 @@ class Collate final : public Batcher {
   std::string where_;
   std::optional<Batch> pending_;
   std::vector<cv::Mat> images_;  // the pending batch's images, BGR
+  bool planned_ = false;          // the pending batch's samples have their pixels planned
+  std::vector<std::shared_ptr<PixelPlan>> plans_;  // and their plans
   // The pending batch's target arrays, filled by add() and moved into the batch by finish().
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   std::vector<float> boxes_;          // rows of 6

@@ -1,6 +1,7 @@
 #pragma once
 // Augmentation plugins: transform one Sample, pixels and boxes together.
 #include <cstddef>
+#include <string>
 
 #include "yoloflow/component.h"
 #include "yoloflow/rng.h"
@@ -30,6 +31,10 @@ struct AugmentContext {
   int imgsz;            // output size of this epoch
   int epoch;
   RecentSamples recent{};  // empty where nothing was loaded before (a lone sample)
+  // True: describe the pixel work in the sample's plan (plan_of(sample), yoloflow/pixel_plan.h)
+  // instead of doing it. Set only when every augmentation of the chain said it can
+  // (plan_support()), the batcher collates plans and the sink composes them.
+  bool plan_pixels = false;
 };
 
 // apply() is called concurrently from several threads on different samples: keep per-call
@@ -39,6 +44,10 @@ class YOLOFLOW_SDK_API Augmentation : public Component {
  public:
   ~Augmentation() override;
   virtual void apply(Sample& sample, AugmentContext& context) = 0;
+  // Empty when, as configured, it can plan its pixel work (AugmentContext::plan_pixels); else
+  // why not, in a few words ("rotation is composed on the CPU only"). Asked after each
+  // configure(). By default it cannot.
+  virtual std::string plan_support() const;
 };
 
 }  // namespace yoloflow

@@ -23,6 +23,9 @@ class YOLOFLOW_SDK_API Batcher : public Component {
   // Returns the last, partial batch of the epoch, if any (and if kept).
   virtual std::optional<Batch> flush() = 0;
   virtual void set_allocator(PixelAllocator allocator) = 0;
+  // Whether it batches samples whose pixels are planned (Sample::pixel_plan) into
+  // Batch::planned. By default it does not.
+  virtual bool collates_pixel_plans() const;
 };
 
 }  // namespace yoloflow

@@ -56,6 +56,10 @@ struct TrainRun {
 };
 
 // Where the run stands when a hook is called.
+// Batches of each epoch whose pixels reach on_batch_start on the host even when the training
+// device composed them (pictures of the first batches).
+inline constexpr std::int64_t kPicturedBatches = 3;
+
 struct TrainProgress {
   int epoch = 0;                    // 0-based: the epoch in progress, or just finished
   int epochs = 1;
@@ -96,7 +100,9 @@ class YOLOFLOW_SDK_API Callback : public Component {
  public:
   ~Callback() override;
   virtual void on_train_start(const TrainRun& run, TrainControl& control);
-  // `batch` as the model receives it (uint8 HWC pixels, normalised targets; sample.h).
+  // `batch` as the model receives it (uint8 HWC pixels, normalised targets; sample.h). A batch
+  // composed on the training device (Batch::planned) has its pixels copied back into
+  // Batch::pixels for the first kPicturedBatches batches of each epoch only; later ones have none.
   virtual void on_batch_start(const Batch& batch, const TrainProgress& progress, TrainControl& control);
   virtual void on_batch_end(const TrainProgress& progress, TrainControl& control);
   virtual void on_optimizer_step(TrainingView& training);

@@ -22,6 +22,9 @@
 
 namespace yoloflow {
 
+struct PixelPlan;      // yoloflow/pixel_plan.h
+struct PlannedPixels;  // yoloflow/pixel_plan.h
+
 // One labelled box in pixel coordinates of the image it belongs to.
 struct Box {
   float x1 = 0, y1 = 0, x2 = 0, y2 = 0;
@@ -61,6 +64,9 @@ struct Sample {
   int image_class = -1;                         // the whole image's class (classification); -1: none
   Geometry geometry;
   std::uint64_t sequence = 0;  // position in this epoch's order (set by the host)
+  // Set when the pixels are planned rather than made (AugmentContext::plan_pixels): `image` is
+  // then empty and the plan says how the training device composes it (yoloflow/pixel_plan.h).
+  std::shared_ptr<PixelPlan> pixel_plan;
 };
 
 // Per-sample information kept in a batch.
@@ -103,6 +109,9 @@ inline bool per_image(const std::string& name) { return name.rfind("image_", 0) 
 struct Batch {
   std::int64_t size = 0, height = 0, width = 0;
   std::shared_ptr<std::uint8_t> pixels;  // size*height*width*3 bytes; owner may be pinned memory
+  // Instead of `pixels` (then empty), the samples' pixel plans with the bytes they read, for a
+  // consumer that composes them (Sink::composes_pixel_plans; yoloflow/pixel_plan.h).
+  std::shared_ptr<const PlannedPixels> planned;
   std::map<std::string, TargetArray> targets;
   std::vector<SampleInfo> samples;
   int epoch = 0;

@@ -23,6 +23,9 @@ class YOLOFLOW_SDK_API Sink : public Component {
   virtual std::string summary() const;
   // A batch pixel allocator the batcher should use (pinned memory), or empty.
   virtual PixelAllocator pixel_allocator();
+  // Whether it composes batches whose pixels are planned (Batch::planned) and wants them so.
+  // Asked after each configure; by default it does not.
+  virtual bool composes_pixel_plans() const;
 };
 
 }  // namespace yoloflow

@@ -74,7 +74,9 @@ class GraphPass {
       : plan_(plan), stages_(stages), stats_(stats), next_batch_index_(next_batch_index),
         peak_in_flight_(peak_in_flight), peak_(peak_in_flight),
         loaders_(stages.source, stages.chain, plan.epoch_seed, plan.imgsz, plan.epoch, &stages.recent_images,
-                 stages.fields) {}
+                 stages.fields) {
+    loaders_.share_decoded_pixels(stages.plan_pixels);
+  }
 
   void run() {
     // The graph's workers are the data path's parallelism. OpenCV's own pool inside every
@@ -133,7 +135,8 @@ class GraphPass {
     try {
       const std::vector<std::size_t> recent =
           recent_indexes(plan_.whole_order, plan_.previous_order, t.sequence, plan_.recent_window, plan_.world_size);
-      loaders_.apply(sample, rng, stages_.chain.size(), RecentSamples{recent.data(), recent.size()});
+      loaders_.apply(sample, rng, stages_.chain.size(), RecentSamples{recent.data(), recent.size()},
+                     stages_.plan_pixels);
       item.sample = std::make_shared<Sample>(std::move(sample));
     } catch (const ChainStageError& e) {
       fail(stages_.label(1 + e.stage()) + " failed on " + sample_text(t.index, sample.path) + ": " + e.what());

@@ -42,6 +42,7 @@ struct PassStages {
   std::vector<Augmentation*> chain{};
   ChainFields fields{};  // the fields each augmentation keeps; names the source
   std::size_t batcher_stage = 0;
+  bool plan_pixels = false;  // AugmentContext::plan_pixels
   std::function<std::string(std::size_t stage)> label{};  // "augmentation 'flip' (stage augment)"
   std::function<bool()> stop_requested{};
   std::function<void(Batch&)> consume{};  // the sink, with its errors named

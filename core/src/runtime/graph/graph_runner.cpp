@@ -189,6 +189,33 @@ std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
 
 void GraphRunner::prepare(int epoch) {
   for (auto& s : stages_) configure_stage(s, pipeline_.stage_params(s.spec->name, epoch), epoch);
+  plan_pixels_ = decide_pixel_plans(epoch);
+}
+
+bool GraphRunner::decide_pixel_plans(int epoch) {
+  if (!sink_->composes_pixel_plans()) return false;
+  std::string why;
+  if (!batcher_->collates_pixel_plans()) {
+    why = stage_label(stages_[stages_.size() - 2]) + " does not batch planned pixels";
+  } else {
+    for (std::size_t i = 0; i < augmentations_.size() && why.empty(); ++i) {
+      const std::string reason = augmentations_[i]->plan_support();
+      if (!reason.empty()) why = stage_label(stages_[1 + i]) + ": " + reason;
+    }
+  }
+  if (!why.empty() && options_.require_pixel_plans) {
+    throw InvalidInput("augment_on device: epoch " + std::to_string(epoch + 1) +
+                       " cannot compose its augmentations on the training device: " + why +
+                       " (augment_on auto makes them on the CPU workers)");
+  }
+  const std::string note = why.empty() ? "augmentations composed on the training device (the CPU workers decode, "
+                                         "draw and move the annotations)"
+                                       : "augmentations made by the CPU workers: " + why;
+  if (note != plan_note_) {
+    YF_LOG_INFO("epoch " << epoch + 1 << ": " << note);
+    plan_note_ = note;
+  }
+  return why.empty();
 }
 
 std::size_t GraphRunner::max_in_flight_for(std::int64_t batch_size) const {
@@ -362,6 +389,7 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
   parts.fields = chain_fields(pipeline_);
   parts.label = [this](std::size_t stage) { return stage_label(stages_[stage]); };
   parts.batcher_stage = stages_.size() - 2;
+  parts.plan_pixels = plan_pixels_;
   // The pass stops taking samples, and drains, for a stop of the run and for an epoch ended early.
   parts.stop_requested = [this] { return stop_requested() || end_epoch_.load(); };
   parts.consume = [&, this](Batch& batch) { consume_batch(epoch, batch, start, stats, counts); };

@@ -53,6 +53,9 @@ struct RunnerOptions {
   // last stage (which is then not made): the trainer's step, a validation's sink. Null: the
   // runner makes and configures the last stage's component.
   Sink* sink = nullptr;
+  // The sink composes planned pixels (Sink::composes_pixel_plans) and must get them: a chain
+  // that cannot plan its pixels is refused (InvalidInput) rather than run on the CPU workers.
+  bool require_pixel_plans = false;
 };
 
 class GraphRunner {
@@ -79,8 +82,13 @@ class GraphRunner {
   // workspaces are, sees one thread). The stages get the pipeline's parameters back at the next
   // prepare() or run_epoch().
   EpochStats run_planned(int epoch, const std::vector<PlannedBatch>& plan);
-  // (Re)configures components whose resolved parameters or image size differ at `epoch`.
+  // (Re)configures components whose resolved parameters or image size differ at `epoch`, and
+  // decides whether the epoch's pixels are planned (pixels_planned()).
   void prepare(int epoch);
+  // Whether the augmentations describe their pixel work for the sink to compose
+  // (yoloflow/pixel_plan.h): the sink composes plans, the batcher collates them and every
+  // augmentation, as configured for the prepared epoch, can plan.
+  bool pixels_planned() const { return plan_pixels_; }
 
   // Thread-safe and async-signal-safe: stop emitting samples; the running epoch drains.
   void request_stop() { stop_.store(true); }
@@ -146,6 +154,8 @@ class GraphRunner {
                           const PassCounts& counts);
   void call_sink(int epoch, const char* what, const std::function<void()>& fn);
   // Configures stage `s` with `params` at `epoch` when they differ from what it has.
+  // Whether the prepared epoch's pixels can be planned; logs the choice when it changes.
+  bool decide_pixel_plans(int epoch);
   void configure_stage(Stage& s, json params, int epoch);
 
   const Pipeline& pipeline_;
@@ -165,6 +175,8 @@ class GraphRunner {
   class Reporter;
   std::unique_ptr<Reporter> reporter_;
   std::vector<Stage> stages_;  // source, augmentations..., batcher, sink
+  bool plan_pixels_ = false;
+  std::string plan_note_;  // the last choice logged
   std::vector<EpochStats> history_;
   // The source's samples loaded last, for mosaics' other images; kept across epochs while the
   // source's parameters and image size stay the same (recent_key_).

@@ -20,13 +20,13 @@ void RecentImages::reset(std::size_t capacity) {
   samples_.clear();
 }
 
-void RecentImages::put(std::size_t index, const Sample& sample) {
+void RecentImages::put(std::size_t index, const Sample& sample, bool shared) {
   if (!asked_.load(std::memory_order_relaxed)) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (capacity_ == 0 || samples_.count(index) != 0) return;
   }
-  auto copy = std::make_shared<const Sample>(deep_copy(sample));  // outside the lock: ~1 MB
+  auto copy = std::make_shared<const Sample>(shared ? sample : deep_copy(sample));  // outside the lock: ~1 MB
   std::lock_guard<std::mutex> lock(mutex_);
   if (capacity_ == 0 || !samples_.emplace(index, std::move(copy)).second) return;
   order_.push_back(index);
@@ -36,7 +36,7 @@ void RecentImages::put(std::size_t index, const Sample& sample) {
   }
 }
 
-std::optional<Sample> RecentImages::get(std::size_t index) const {
+std::optional<Sample> RecentImages::get(std::size_t index, bool shared) const {
   asked_.store(true, std::memory_order_relaxed);
   std::shared_ptr<const Sample> kept;
   {
@@ -45,7 +45,7 @@ std::optional<Sample> RecentImages::get(std::size_t index) const {
     if (it == samples_.end()) return std::nullopt;
     kept = it->second;
   }
-  return deep_copy(*kept);
+  return shared ? *kept : deep_copy(*kept);
 }
 
 }  // namespace yoloflow::core

@@ -4,7 +4,8 @@
 // decoding a file again: without a RAM cache, decoding the mosaic's three other images is most
 // of the data path's time (yoloflow_bench_augment --recent-vs-any). A bounded first-in,
 // first-out store shared by the graph's workers; it holds private copies, since the sample
-// that goes on down the chain may be changed in place.
+// that goes on down the chain may be changed in place. With `shared` pixels (the chain plans
+// them, AugmentContext::plan_pixels: nothing writes into a decoded image) no copy is made.
 #include <atomic>
 #include <cstddef>
 #include <deque>
@@ -24,9 +25,9 @@ class RecentImages {
   // Keeps a copy of `sample` as the source's sample `index`, dropping the oldest when full;
   // nothing until someone asked for a sample (get), so a chain that loads no other samples
   // pays no copies.
-  void put(std::size_t index, const Sample& sample);
-  // A copy of the kept sample `index`, or nothing.
-  std::optional<Sample> get(std::size_t index) const;
+  void put(std::size_t index, const Sample& sample, bool shared = false);
+  // A copy of the kept sample `index` (its pixels shared with the store when `shared`), or nothing.
+  std::optional<Sample> get(std::size_t index, bool shared = false) const;
   // Whether anyone asked for a sample yet.
   bool wanted() const { return asked_.load(std::memory_order_relaxed); }
 

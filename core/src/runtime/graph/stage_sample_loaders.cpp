@@ -60,16 +60,17 @@ Sample StageSampleLoaders::from_source(std::size_t index) {
 
 Sample StageSampleLoaders::load_source(std::size_t index) {
   if (recent_ != nullptr && recent_->wanted()) {
-    if (auto kept = recent_->get(index)) return std::move(*kept);
+    if (auto kept = recent_->get(index, share_decoded_)) return std::move(*kept);
   }
   Sample sample = from_source(index);
-  if (recent_ != nullptr) recent_->put(index, sample);
+  if (recent_ != nullptr) recent_->put(index, sample, share_decoded_);
   return sample;
 }
 
 Sample StageSampleLoaders::load(std::size_t stage, std::size_t index, RecentSamples recent) {
   std::optional<Sample> kept;
-  if (recent_ != nullptr) kept = recent_->get(index);
+  // Shared only where no stage runs on it here (an earlier stage, not planning, may write).
+  if (recent_ != nullptr) kept = recent_->get(index, share_decoded_ && stage == 0);
   Sample sample = kept ? std::move(*kept) : from_source(index);
   if (stage > 0) {
     Rng rng(Rng::mix(seeds_[stage], static_cast<std::uint64_t>(index)));
@@ -80,13 +81,13 @@ Sample StageSampleLoaders::load(std::size_t stage, std::size_t index, RecentSamp
   return sample;
 }
 
-void StageSampleLoaders::apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent) {
+void StageSampleLoaders::apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent, bool plan_pixels) {
   for (std::size_t i = 0; i < stages && i < chain_.size(); ++i) {
     // Clearing vectors: no copy. A field the stage does not handle would come out unmoved.
     remove_fields(sample, keeps(i));
     try {
       Loader loader(*this, i, recent);
-      AugmentContext context{rng, loader, imgsz_, epoch_, recent};
+      AugmentContext context{rng, loader, imgsz_, epoch_, recent, plan_pixels};
       chain_[i]->apply(sample, context);
     } catch (const std::exception& e) {
       throw ChainStageError(i, e.what());

@@ -76,7 +76,12 @@ class StageSampleLoaders {
   // AugmentedSamples and the loaders themselves. Throws ChainStageError naming the stage that
   // failed on `sample` (a mosaic whose other sample failed in an earlier stage: the mosaic,
   // with that message), or that gave it back with its instances out of step. Thread-safe.
-  void apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent = {});
+  // Whether the chain plans its pixels (nothing writes into a decoded image): the RecentImages
+  // store then shares its pixels instead of copying them. Set before loading.
+  void share_decoded_pixels(bool shared) { share_decoded_ = shared; }
+  // `plan_pixels`: AugmentContext::plan_pixels, for the pipeline's own samples (the other
+  // samples a stage loads have their pixels made: the stage reads them).
+  void apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent = {}, bool plan_pixels = false);
 
  private:
   class Loader;
@@ -91,6 +96,7 @@ class StageSampleLoaders {
   int imgsz_, epoch_;
   RecentImages* recent_;
   ChainFields fields_;
+  bool share_decoded_ = false;
   std::vector<std::uint64_t> seeds_;              // each stage's generator stream for other samples
   std::vector<std::unique_ptr<Loader>> loaders_;  // for_stage()
 };

@@ -7,6 +7,8 @@
 
 #include "training/detect/batch_boxes.h"
 #include "training/detect/box_drawing.h"
+#include "yoloflow/callback.h"
+#include "yoloflow/error.h"
 
 namespace yoloflow::core {
 namespace {
@@ -94,6 +96,11 @@ cv::Mat draw_sample_grid(const std::vector<Sample>& samples, const std::vector<s
 }
 
 std::vector<Sample> samples_of_batch(const Batch& batch) {
+  if (!batch.pixels) {
+    throw Error("batch " + std::to_string(batch.index) + " of epoch " + std::to_string(batch.epoch + 1) +
+                " was composed on the training device and its pixels were not copied back (only the first " +
+                std::to_string(kPicturedBatches) + " batches of an epoch are)");
+  }
   std::vector<Sample> out(static_cast<std::size_t>(batch.size));
   const int h = static_cast<int>(batch.height), w = static_cast<int>(batch.width);
   for (std::int64_t i = 0; i < batch.size; ++i) {

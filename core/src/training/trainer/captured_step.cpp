@@ -223,11 +223,17 @@ void CapturedStep::run(const torch::Tensor& pixels, const LossTargets& targets, 
   // reading it have finished), so the host never waits for the previous step here. Batches
   // already in pinned memory are read in place and held until their copy has run.
   const auto current = at::cuda::getCurrentCUDAStream(dev.index());
-  const bool in_place = pixels_owner && pixels.is_pinned();
-  const auto host_pixels = in_place ? pixels : pixels.pin_memory();
+  // Pixels composed on the device (Batch::planned) are already there, on this stream.
+  const bool on_device = pixels.is_cuda();
+  const bool in_place = !on_device && pixels_owner && pixels.is_pinned();
+  const auto host_pixels = on_device || in_place ? pixels : pixels.pin_memory();
   for (auto& [name, t] : e.targets.tensors) t.copy_(targets.tensors.at(name).pin_memory(), /*non_blocking=*/true);
   if (e.graph) {
-    impl_->stage(host_pixels, e.pixels, current);
+    if (on_device) {
+      e.pixels.copy_(pixels, /*non_blocking=*/true);
+    } else {
+      impl_->stage(host_pixels, e.pixels, current);
+    }
     if (in_place) impl_->hold(std::move(pixels_owner), *impl_->copy_stream);
     e.graph->replay();
     ++replays_;

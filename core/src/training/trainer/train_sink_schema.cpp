@@ -178,6 +178,13 @@ Schema train_sink_schema() {
       "(the shipped pipeline on an H200: 4.17 -> 3.07 GiB peak reserved, `bash "
       "bench/gpu/shipped-vs-ultralytics.sh shipped,shipped-fixed-segments`); empty = the environment's "
       "(auto batch then sets expandable segments). Any other value is refused once CUDA is initialised.");
+  s.add_enum("augment_on", {"auto", "workers", "device"}, "auto").fixed().doc(
+      "Where the augmented images are composed. \"workers\": the graph's CPU workers make every pixel. "
+      "\"device\": the workers decode, draw every random value and move the annotations, and the training "
+      "device composes the batch's pixels from their plans (the mosaic's tiles, hsv, flips; the same bytes: "
+      "docs/performance.md); a chain that cannot be planned (rotation, shear, perspective, mixup, letterbox) "
+      "is refused in one line. On the CPU the host's cores compose (for checks). \"auto\": \"device\" on a "
+      "CUDA device where the chain can be planned, otherwise the workers, with an info line.");
   s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
   s.add_string("device", "").doc(
       "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");

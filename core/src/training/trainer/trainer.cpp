@@ -19,6 +19,7 @@
 #include "runtime/util/process_clock.h"
 #include "runtime/util/text_format.h"
 #include "training/components/batch_targets.h"
+#include "training/compose/pixel_composer.h"
 #include "training/checkpoint/checkpoint.h"
 #include "training/checkpoint/checkpoint_writer.h"
 #include "training/device/cuda_memory.h"
@@ -86,6 +87,8 @@ class Trainer final : public RunDriver, private TrainingView {
     void interrupted(int) override {}
     // On a GPU, batches are collated straight into pinned memory (cuda_memory.h says why).
     PixelAllocator pixel_allocator() override { return pinned_pixel_allocator(trainer_.device_); }
+    // augment_on: the augmentations' pixels composed here, on the training device.
+    bool composes_pixel_plans() const override { return trainer_.composer_ != nullptr; }
 
    private:
     Trainer& trainer_;
@@ -168,6 +171,7 @@ class Trainer final : public RunDriver, private TrainingView {
   std::unique_ptr<ValPlots> val_plots_;
   std::unique_ptr<StepProfile> profile_;  // rank 0 only
   std::unique_ptr<StepEngine> engine_;
+  std::unique_ptr<PixelComposer> composer_;  // set when the training device composes the pixels (augment_on)
   std::size_t eager_steps_before_ = 0, replays_before_ = 0;  // the captured step's counts when the epoch began
   TrainCallbacks callbacks_;              // rank 0 only
   TrainState state_;
@@ -233,8 +237,13 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   apply_cuda_alloc_conf(p_.get_string("cuda_alloc_conf"), p_.where() + ".cuda_alloc_conf", device_);
   set_training_threads(device_, p_.get_int("cpu_threads"));
   set_cuda_memory_fraction(device_, p_.get_float("cuda_memory_fraction"));
+  const std::string augment_on = p_.get_string("augment_on");
+  if (augment_on == "device" || (augment_on == "auto" && PixelComposer::composes_on(device_))) {
+    composer_ = std::make_unique<PixelComposer>(device_);
+  }
   // The data path first: its stages read their data here, and their failures name them.
   RunnerOptions ro;
+  ro.require_pixel_plans = augment_on == "device";
   ro.run_dir = options.run_dir;
   ro.device = device_.str();
   ro.stop_flag = options.stop_flag;
@@ -457,6 +466,8 @@ void Trainer::train_batch(Batch& batch) {
     set_batch(batch.size);  // a batch-size schedule changed it at this epoch boundary
   }
   first_batch_of_epoch_ = false;
+  // Composed pixels are copied back for the pictures of an epoch's first batches only.
+  const torch::Tensor pixels = batch_pixels(batch, composer_.get(), state_.step < kPicturedBatches);
   CallbackRequests before;
   callbacks_.batch_start(batch, progress(), before);
   const std::int64_t ni = state_.step + schedule_->batches_per_epoch() * state_.epoch;  // iteration over the run
@@ -469,7 +480,6 @@ void Trainer::train_batch(Batch& batch) {
   batch_instances_ = batch.has_target(targets::kBoxes) ? batch.boxes().rows() : -1;
   if (profile_) profile_->begin(state_.epoch, state_.step, state_.global_step, waited);
 
-  auto pixels = torch::from_blob(batch.pixels.get(), {batch.size, batch.height, batch.width, 3}, torch::kUInt8);
   const LossTargets targets = (*targets_)(batch, engine_->captured() != nullptr, state_.epoch, state_.step);
   engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(), loss_->key());
   if (profile_) {

@@ -1,0 +1,132 @@
+#pragma once
+// One output pixel of a planned image (yoloflow/pixel_plan.h), the same arithmetic on the host
+// and in the CUDA kernel (composed_pixel_kernel.cu): every operation in integers, or in
+// floating point rounded as OpenCV rounds it, so both give OpenCV's bytes.
+//
+// A tile is cv::resize(INTER_LINEAR) of an 8-bit image: for each axis the source position
+// (d + 0.5) * n / m - 0.5, its fraction as a float, weights (1 - f) and f each rounded to 11 bits
+// (they may sum to 2047 or 2049, as OpenCV's do). Horizontally the fraction is clamped at the
+// edges (the edge pixel alone), vertically only the rows are (OpenCV keeps the fraction there).
+// The vertical pass is OpenCV's vector one, which every element of an 8-bit row takes on x86:
+// ((h0 >> 4) * b0 >> 16) + ((h1 >> 4) * b1 >> 16), rounded by 2 bits and saturated
+// (tests/unit/composed_pixel_test.cpp checks it against cv::resize over random sizes).
+// Colours go through two tables made by cv::cvtColor itself (hsv_tables.h).
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define YF_HOST_DEVICE __host__ __device__
+#else
+#define YF_HOST_DEVICE
+#endif
+
+namespace yoloflow::core {
+
+struct ComposeTile {
+  std::int64_t offset = 0;  // first byte in the batch's packed bytes; rows of from_w * 3 bytes, BGR
+  int from_w = 0, from_h = 0;
+  int to_x = 0, to_y = 0, to_w = 0, to_h = 0;
+};
+
+struct ComposeImage {
+  int first_tile = 0, tiles = 0;
+  int fill = 114;
+  int hsv = 0, flip_lr = 0, flip_ud = 0;
+};
+
+// The two source pixels and 11-bit weights of output position d on an axis resized from n
+// source pixels to m.
+struct ResizeTap {
+  int s0 = 0, s1 = 0, w0 = 0, w1 = 0;
+};
+
+YF_HOST_DEVICE inline double mul_exact(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);  // never fused with the subtraction below (OpenCV's x86 code is not)
+#else
+  return a * b;
+#endif
+}
+
+YF_HOST_DEVICE inline float round_even(float v) {
+#ifdef __CUDA_ARCH__
+  return rintf(v);
+#else
+  return __builtin_rintf(v);  // the current rounding mode: to nearest, ties to even, as cvRound
+#endif
+}
+
+YF_HOST_DEVICE inline ResizeTap resize_tap(int d, int n, int m, bool clamp_fraction) {
+  const double scale = 1.0 / (static_cast<double>(m) / n);
+  float f = static_cast<float>(mul_exact(d + 0.5, scale) - 0.5);
+  const float fl = floorf(f);
+  int s = static_cast<int>(fl);
+  f -= fl;
+  ResizeTap t;
+  if (clamp_fraction) {
+    if (s < 0) {
+      f = 0.f;
+      s = 0;
+    }
+    if (s >= n - 1) {
+      f = 0.f;
+      s = n - 1;
+    }
+    t.s0 = s;
+    t.s1 = s + 1 < n ? s + 1 : n - 1;
+  } else {
+    t.s0 = s < 0 ? 0 : (s < n ? s : n - 1);
+    t.s1 = s + 1 < 0 ? 0 : (s + 1 < n ? s + 1 : n - 1);
+  }
+  t.w0 = static_cast<int>(round_even((1.f - f) * 2048.f));
+  t.w1 = static_cast<int>(round_even(f * 2048.f));
+  return t;
+}
+
+// Channel c of the tile's pixel (lx, ly) in its output rectangle.
+YF_HOST_DEVICE inline int tile_value(const std::uint8_t* bytes, const ComposeTile& t, int lx, int ly, int c) {
+  const ResizeTap tx = resize_tap(lx, t.from_w, t.to_w, true);
+  const ResizeTap ty = resize_tap(ly, t.from_h, t.to_h, false);
+  const std::int64_t row = static_cast<std::int64_t>(t.from_w) * 3;
+  const std::uint8_t* r0 = bytes + t.offset + ty.s0 * row;
+  const std::uint8_t* r1 = bytes + t.offset + ty.s1 * row;
+  // The horizontal pass: where the right neighbour is past the edge, the edge pixel alone (x 2048).
+  const bool edge = tx.s0 >= t.from_w - 1;
+  const int a0 = edge ? 2048 : tx.w0, a1 = edge ? 0 : tx.w1;
+  const int h0 = r0[tx.s0 * 3 + c] * a0 + r0[tx.s1 * 3 + c] * a1;
+  const int h1 = r1[tx.s0 * 3 + c] * a0 + r1[tx.s1 * 3 + c] * a1;
+  auto mul_hi = [](int a, int b) { return (a * b) >> 16; };
+  const int sat0 = (h0 >> 4) > 32767 ? 32767 : (h0 >> 4), sat1 = (h1 >> 4) > 32767 ? 32767 : (h1 >> 4);
+  const int v = (mul_hi(sat0, ty.w0) + mul_hi(sat1, ty.w1) + 2) >> 2;
+  return v < 0 ? 0 : (v > 255 ? 255 : v);
+}
+
+// Output pixel (x, y) of an image `width` x `height`, written as RGB into out[0..2].
+// `hsv_tables`: the image's 3 x 256 tables; `bgr_to_hsv`: 2^24 x 3 bytes indexed by
+// (b << 16 | g << 8 | r); `hsv_to_bgr`: 180 x 256 x 256 x 3 bytes indexed by (h, s, v).
+YF_HOST_DEVICE inline void composed_pixel(const std::uint8_t* bytes, const ComposeTile* tiles, const ComposeImage& im,
+                                          const std::uint8_t* hsv_tables, const std::uint8_t* bgr_to_hsv,
+                                          const std::uint8_t* hsv_to_bgr, int width, int height, int x, int y,
+                                          std::uint8_t* out) {
+  const int sx = im.flip_lr ? width - 1 - x : x;
+  const int sy = im.flip_ud ? height - 1 - y : y;
+  int bgr[3] = {im.fill, im.fill, im.fill};
+  for (int k = im.tiles - 1; k >= 0; --k) {  // a later tile lies over an earlier one
+    const ComposeTile& t = tiles[im.first_tile + k];
+    if (sx < t.to_x || sy < t.to_y || sx >= t.to_x + t.to_w || sy >= t.to_y + t.to_h) continue;
+    for (int c = 0; c < 3; ++c) bgr[c] = tile_value(bytes, t, sx - t.to_x, sy - t.to_y, c);
+    break;
+  }
+  if (im.hsv) {
+    const std::int64_t i = (static_cast<std::int64_t>(bgr[0]) << 16 | bgr[1] << 8 | bgr[2]) * 3;
+    const int h = hsv_tables[bgr_to_hsv[i]], s = hsv_tables[256 + bgr_to_hsv[i + 1]],
+              v = hsv_tables[512 + bgr_to_hsv[i + 2]];
+    const std::int64_t j = ((static_cast<std::int64_t>(h) * 256 + s) * 256 + v) * 3;
+    for (int c = 0; c < 3; ++c) bgr[c] = hsv_to_bgr[j + c];
+  }
+  out[0] = static_cast<std::uint8_t>(bgr[2]);
+  out[1] = static_cast<std::uint8_t>(bgr[1]);
+  out[2] = static_cast<std::uint8_t>(bgr[0]);
+}
+
+}  // namespace yoloflow::core

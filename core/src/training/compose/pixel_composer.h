@@ -1,0 +1,45 @@
+#pragma once
+// Composes batches whose pixels are planned (Batch::planned, yoloflow/pixel_plan.h) on the
+// training device: with the CUDA kernel (composed_pixel_kernel.h) on a CUDA device where it is
+// built, else on the host's cores (then copied to the device). Either way the bytes are those of
+// the CPU plugins (composed_pixel.h).
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include <torch/torch.h>
+
+#include "yoloflow/pixel_plan.h"
+#include "yoloflow/sample.h"
+
+namespace yoloflow::core {
+
+// Composes on the host: `n` images of height x width into `out` (n * height * width * 3 bytes,
+// RGB, NHWC), in parallel over rows.
+void compose_on_host(const PlannedPixels& planned, std::int64_t n, int height, int width, std::uint8_t* out);
+
+class PixelComposer {
+ public:
+  explicit PixelComposer(const torch::Device& device);
+  ~PixelComposer();
+  PixelComposer(const PixelComposer&) = delete;
+  PixelComposer& operator=(const PixelComposer&) = delete;
+
+  // Whether this build composes on `device` with its own kernel (not on the host's cores).
+  static bool composes_on(const torch::Device& device);
+
+  // The batch's images as a (size, height, width, 3) uint8 RGB tensor on the device, queued on
+  // the device's current stream (the batch's bytes are held until their copy has run).
+  torch::Tensor compose(const Batch& batch);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The batch's pixels as a (size, height, width, 3) uint8 RGB tensor: its own bytes on the host,
+// or, for a planned batch, composed by `composer` on its device (null: refused), then copied back
+// into Batch::pixels as well when `host_copy` (pictures of the first batches).
+torch::Tensor batch_pixels(Batch& batch, PixelComposer* composer, bool host_copy);
+
+}  // namespace yoloflow::core

@@ -1,0 +1,83 @@
+#pragma once
+// Pixels described instead of made. With a training device that composes images (a CUDA GPU,
+// the train sink's `augment_on`), the augmentation chain still runs on the CPU workers, draws
+// every random value and moves every annotation, but an augmentation that supports it writes
+// what it would do to the pixels into the sample's PixelPlan instead of doing it; the batcher
+// packs the parts of the decoded images the plans read, and the training device composes the
+// whole batch at once. The CPU only decodes (and resizes each image once, in the source).
+//
+// Each operation is the arithmetic of the CPU plugins', reproduced exactly:
+//   tiles    cv::resize(source(from), output(to), INTER_LINEAR) with OpenCV's 11-bit fixed-point
+//            weights, in order (a later tile over an earlier), `fill` where no tile lands;
+//   hsv      cvtColor(BGR2HSV) -> a lookup table per channel -> cvtColor(HSV2BGR);
+//   flips    the image mirrored left-right and/or upside down, after the colours.
+// A stage needing anything else (a rotation, a blend of two images) says so in
+// Augmentation::plan_support(), and the whole chain then works on pixels as usual.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+#include "yoloflow/export.h"
+
+namespace yoloflow {
+
+struct Sample;
+
+// cv::resize of `source(from)` into the output rectangle `to` (bilinear).
+struct ResizedTile {
+  cv::Mat source;  // 8-bit BGR decoded image, shared with the source or a cache (never written)
+  cv::Rect from;   // the part of `source` that is resized
+  cv::Rect to;     // where it lands in the output
+};
+
+struct PixelPlan {
+  int width = 0, height = 0;  // the output image
+  std::uint8_t fill = 114;    // grey where no tile lands
+  std::vector<ResizedTile> tiles;
+  // Lookup tables of OpenCV's 8-bit HSV (hue 0..179; saturation, value 0..255), applied when
+  // `hsv` is set: hue, saturation, value, 256 entries each.
+  bool hsv = false;
+  std::array<std::uint8_t, 3 * 256> hsv_tables{};
+  bool flip_lr = false, flip_ud = false;
+};
+
+// A batch's plans with the bytes they read (Batch::planned; Batch::pixels is then empty).
+struct PlannedPixels {
+  struct Tile {
+    std::int64_t offset = 0;  // of the part's first byte in `bytes`; rows of from.width * 3 bytes, BGR
+    int from_width = 0, from_height = 0;
+    int to_x = 0, to_y = 0, to_width = 0, to_height = 0;
+  };
+  struct Image {
+    int first_tile = 0, tiles = 0;  // its tiles in `tiles`
+    std::uint8_t fill = 114;
+    bool hsv = false;
+    std::array<std::uint8_t, 3 * 256> hsv_tables{};
+    bool flip_lr = false, flip_ud = false;
+  };
+  std::shared_ptr<std::uint8_t> bytes;  // the batcher's allocator's memory (pinned for a GPU)
+  std::size_t size = 0;                 // bytes used
+  std::vector<Tile> tiles;
+  std::vector<Image> images;  // one per sample of the batch
+};
+
+// The sample's plan, made first from its pixels when it has none (one tile: the whole image as
+// it is), its `image` then released: what an augmentation that plans calls before changing it.
+YOLOFLOW_SDK_API PixelPlan& plan_of(Sample& sample);
+// The size of the sample's image, whether its pixels are made or planned.
+YOLOFLOW_SDK_API cv::Size image_size(const Sample& sample);
+// A batch's plans laid out (every field but `bytes`): each tile's place in the bytes, `size` the
+// bytes needed. Throws yoloflow::Error when a plan reads outside its source image or lands outside
+// its output, or has another size than `width` x `height`.
+YOLOFLOW_SDK_API PlannedPixels layout_plans(const std::vector<const PixelPlan*>& plans, int width, int height);
+// Copies the parts of the source images that sample `k`'s plan reads into `planned.bytes`, where
+// layout_plans placed them. Thread-safe for different k.
+YOLOFLOW_SDK_API void copy_plan_bytes(const PixelPlan& plan, const PlannedPixels& planned, std::size_t k);
+
+}  // namespace yoloflow

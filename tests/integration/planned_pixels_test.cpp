@@ -1,0 +1,298 @@
+// Pixels composed from plans (yoloflow/pixel_plan.h, the train sink's augment_on): the same
+// bytes as the CPU plugins make, the same boxes, the same training; a chain that cannot be
+// planned is refused in one line when the device must compose, and made by the workers otherwise.
+// The host composer runs here; the CUDA kernel runs the same arithmetic (composed_pixel.h), and
+// bench/gpu/planned-pixels.sh compares the two on the GPU machine.
+#include <doctest/doctest.h>
+
+#include <opencv2/imgproc.hpp>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/stage_sample_loaders.h"
+#include "runtime/plugin/plugin_manager.h"
+#include "runtime/run/results_csv.h"
+#include "support/coco_subset.h"
+#include "support/paths.h"
+#include "support/plugins.h"
+#include "support/run_cli.h"
+#include "training/compose/pixel_composer.h"
+#include "yoloflow/augmentation.h"
+#include "yoloflow/pixel_plan.h"
+#include "yoloflow/source.h"
+
+using namespace yoloflow;
+
+namespace {
+
+// The plan's image composed on the host, as BGR (the CPU plugins' order).
+cv::Mat composed_bgr(const PixelPlan& plan) {
+  PlannedPixels planned = layout_plans({&plan}, plan.width, plan.height);
+  planned.bytes = std::shared_ptr<std::uint8_t>(new std::uint8_t[std::max<std::size_t>(planned.size, 1)],
+                                                std::default_delete<std::uint8_t[]>());
+  copy_plan_bytes(plan, planned, 0);
+  cv::Mat rgb(plan.height, plan.width, CV_8UC3);
+  core::compose_on_host(planned, 1, plan.height, plan.width, rgb.ptr<std::uint8_t>());
+  cv::Mat bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  return bgr;
+}
+
+// Bytes that differ between two images of one size.
+long long differing_bytes(const cv::Mat& a, const cv::Mat& b) {
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a.type() == b.type());
+  cv::Mat diff;
+  cv::absdiff(a.reshape(1), b.reshape(1), diff);
+  return cv::countNonZero(diff);
+}
+
+cv::Mat random_image(std::mt19937& g, int w, int h) {
+  cv::Mat m(h, w, CV_8UC3);
+  cv::randu(m, 0, 256);
+  // Smooth regions too: flat colours are where rounding shows.
+  cv::rectangle(m, cv::Rect(0, 0, w / 2 + 1, h / 3 + 1), cv::Scalar(g() % 256, g() % 256, g() % 256), cv::FILLED);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("planned pixels: tiles, colours and flips composed as cv::resize, the hsv plugin's tables and cv::flip") {
+  std::mt19937 g(7);
+  long long bytes = 0, wrong = 0;
+  for (int round = 0; round < 60; ++round) {
+    PixelPlan plan;
+    // Training images are multiples of 32 wide: OpenCV converts such rows from HSV with its
+    // vector code alone, whose colours the tables hold (its scalar code for the last pixels of
+    // other widths rounds some colours otherwise).
+    plan.width = 32 * (1 + static_cast<int>(g() % 10));
+    plan.height = 16 + static_cast<int>(g() % 300);
+    plan.fill = static_cast<std::uint8_t>(g() % 256);
+    cv::Mat expected(plan.height, plan.width, CV_8UC3, cv::Scalar::all(plan.fill));
+    const int tiles = 1 + static_cast<int>(g() % 4);
+    for (int t = 0; t < tiles; ++t) {
+      const cv::Mat source = random_image(g, 1 + static_cast<int>(g() % 400), 1 + static_cast<int>(g() % 400));
+      const int fx = static_cast<int>(g() % source.cols), fy = static_cast<int>(g() % source.rows);
+      const cv::Rect from(fx, fy, 1 + static_cast<int>(g() % (source.cols - fx)),
+                          1 + static_cast<int>(g() % (source.rows - fy)));
+      const int tx = static_cast<int>(g() % plan.width), ty = static_cast<int>(g() % plan.height);
+      const cv::Rect to(tx, ty, 1 + static_cast<int>(g() % (plan.width - tx)),
+                        1 + static_cast<int>(g() % (plan.height - ty)));
+      plan.tiles.push_back(ResizedTile{source, from, to});
+      cv::Mat roi = expected(to);
+      cv::resize(source(from), roi, to.size(), 0, 0, cv::INTER_LINEAR);
+    }
+    if (round % 2 == 0) {
+      // The hsv plugin's procedure: BGR -> HSV, a table per channel, back.
+      plan.hsv = true;
+      std::vector<cv::Mat> tables;
+      for (int c = 0; c < 3; ++c) {
+        cv::Mat lut(1, 256, CV_8U);
+        for (int x = 0; x < 256; ++x) {
+          const int v = c == 0 ? (x + static_cast<int>(g() % 180)) % 180 : std::min(255, x * (50 + static_cast<int>(g() % 100)) / 100);
+          lut.at<std::uint8_t>(x) = static_cast<std::uint8_t>(v);
+          plan.hsv_tables[static_cast<std::size_t>(256 * c + x)] = static_cast<std::uint8_t>(v);
+        }
+        tables.push_back(lut);
+      }
+      cv::Mat hsv;
+      cv::cvtColor(expected, hsv, cv::COLOR_BGR2HSV);
+      std::vector<cv::Mat> channels;
+      cv::split(hsv, channels);
+      for (int c = 0; c < 3; ++c) cv::LUT(channels[static_cast<std::size_t>(c)], tables[static_cast<std::size_t>(c)],
+                                          channels[static_cast<std::size_t>(c)]);
+      cv::merge(channels, hsv);
+      cv::cvtColor(hsv, expected, cv::COLOR_HSV2BGR);
+    }
+    plan.flip_lr = g() % 2 == 0;
+    plan.flip_ud = g() % 3 == 0;
+    if (plan.flip_ud) cv::flip(expected, expected, 0);
+    if (plan.flip_lr) cv::flip(expected, expected, 1);
+    wrong += differing_bytes(composed_bgr(plan), expected);
+    bytes += static_cast<long long>(expected.total()) * 3;
+  }
+  INFO(wrong << " of " << bytes << " bytes differ");
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("planned pixels: the planned coco128 chain gives the CPU chain's boxes and bytes") {
+  core::PluginManager pm;
+  const std::string data = test::coco128_dir() + "/data.yaml";
+  for (const bool mosaic : {true, false}) {
+    for (const int imgsz : {320, 640}) {
+      test::ComponentSetup setup;
+      setup.imgsz = imgsz;
+      auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset",
+                                                     {{"data", data}, {"split", "train"}}, setup);
+      auto mp = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
+                                                   {{"p", mosaic ? 1.0 : 0.0}, {"others", "any"}}, setup);
+      auto hsv = test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup);
+      auto flip = test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup);
+      for (Augmentation* a : {mp.get(), hsv.get(), flip.get()}) CHECK(a->plan_support().empty());
+      core::StageSampleLoaders loaders(*source, {mp.get(), hsv.get(), flip.get()}, /*epoch_seed=*/11, imgsz, 0);
+      long long wrong = 0, bytes = 0;
+      for (std::size_t i = 0; i < 12; ++i) {
+        CAPTURE(mosaic);
+        CAPTURE(imgsz);
+        CAPTURE(i);
+        Sample made = loaders.load_source(i * 7);
+        Rng made_rng(1000 + i);
+        loaders.apply(made, made_rng, 3);
+        Sample planned = loaders.load_source(i * 7);
+        Rng planned_rng(1000 + i);
+        loaders.apply(planned, planned_rng, 3, {}, /*plan_pixels=*/true);
+        REQUIRE(planned.pixel_plan);
+        CHECK(planned.image.empty());
+        REQUIRE(made.boxes.size() == planned.boxes.size());
+        for (std::size_t k = 0; k < made.boxes.size(); ++k) {
+          CHECK(made.boxes[k].x1 == planned.boxes[k].x1);
+          CHECK(made.boxes[k].y1 == planned.boxes[k].y1);
+          CHECK(made.boxes[k].x2 == planned.boxes[k].x2);
+          CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
+          CHECK(made.boxes[k].cls == planned.boxes[k].cls);
+        }
+        CHECK(made.geometry.pad_x == planned.geometry.pad_x);
+        CHECK(made.geometry.ratio_x == planned.geometry.ratio_x);
+        wrong += differing_bytes(composed_bgr(*planned.pixel_plan), made.image);
+        bytes += static_cast<long long>(made.image.total()) * 3;
+      }
+      INFO(wrong << " of " << bytes << " bytes differ (mosaic " << mosaic << ", imgsz " << imgsz << ")");
+      CHECK(wrong == 0);
+    }
+  }
+  // Rotation is warped on the CPU only: the stage says so.
+  auto rotating = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
+                                                     {{"degrees", 10.0}}, {});
+  CHECK(rotating->plan_support().find("degrees") != std::string::npos);
+}
+
+namespace {
+
+// The coco128 subset's training through mosaic_perspective, hsv and flip, on the CPU.
+std::string write_planned_pipeline(const std::string& dir) {
+  const std::string path = dir + "/pipeline.json";
+  test::write_file(path, R"({
+  "name": "planned", "epochs": 2, "imgsz": 64, "seed": 0, "ordered": true, "device": "cpu", "workers": 1,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "mosaic_perspective": {"plugin": "mosaic_perspective", "input": "source", "params": {"p": {"steps": {"0": 1.0, "-1": 0.0}}}},
+    "hsv": {"plugin": "hsv", "input": "mosaic_perspective"},
+    "flip": {"plugin": "flip", "input": "hsv"},
+    "batch": {"plugin": "collate", "input": "flip", "params": {"batch": 2}},
+    "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml", "model": {"plugin": "yolo11", "params": {"scale": "n"}},
+      "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"}, "val_every": 0, "callbacks": [{"plugin": "train_batch_images"}]}}
+  }
+})");
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("train augment_on device: the same losses as the workers' pixels, pictures of the first batches") {
+  const auto dir = test::temp_dir("planned-train");
+  test::write_coco128_subset(dir, 6);
+  const std::string pipeline = write_planned_pipeline(dir);
+  std::vector<std::vector<double>> losses;
+  for (const std::string where : {"workers", "device"}) {
+    const std::string run = dir + "/run-" + where;
+    const auto r = test::run_cli("train " + pipeline + " --run-dir " + run + " stages.train.params.augment_on=" + where,
+                                 "OMP_NUM_THREADS=1 ");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    if (where == "device") {
+      CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
+    }
+    core::ResultsCsv results(run + "/results.csv");
+    results.load();
+    REQUIRE(results.rows().size() == 2);
+    std::vector<double> row;
+    for (const auto& values : results.rows()) {
+      for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) row.push_back(values.at(column));
+    }
+    losses.push_back(row);
+    CHECK(test::read_file(run + "/train_batch0.jpg").size() > 1000);
+  }
+  // Identical pixels and boxes: identical training, to the printed digit.
+  CHECK(losses[0] == losses[1]);
+}
+
+TEST_CASE("train augment_on device: a chain that cannot be planned is refused in one line, auto uses the workers") {
+  const auto dir = test::temp_dir("planned-refused");
+  const auto data = test::write_coco128_subset(dir, 4);
+  const auto run = dir + "/run";
+  // The shipped CPU pipeline warps its mosaic canvas with random_perspective (not planned).
+  const auto refused = test::train_coco128_cpu(data, run, "epochs=1 stages.train.params.augment_on=device");
+  INFO(refused.output);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("augment_on device: epoch 1 cannot compose its augmentations on the training device: "
+                            "stage 'mosaic'") != std::string::npos);
+  const auto automatic = test::train_coco128_cpu(data, run + "-auto", "epochs=1");
+  INFO(automatic.output);
+  CHECK(automatic.exit_code == 0);
+  CHECK(automatic.output.find("augment_on device") == std::string::npos);
+}
+
+TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
+  const torch::Device cuda(torch::kCUDA, 0);
+  if (!torch::cuda::is_available() || !core::PixelComposer::composes_on(cuda)) {
+    MESSAGE("no CUDA device or no composing kernel in this build: the kernel is tested on the GPU machine");
+    return;
+  }
+  core::PluginManager pm;
+  test::ComponentSetup setup;
+  setup.imgsz = 640;
+  auto source = test::make_component<DataSource>(
+      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "train"}}, setup);
+  auto mp = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective", {{"others", "any"}}, setup);
+  auto hsv = test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup);
+  auto flip = test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup);
+  core::StageSampleLoaders loaders(*source, {mp.get(), hsv.get(), flip.get()}, 5, 640, 0);
+  std::vector<std::shared_ptr<PixelPlan>> plans;
+  std::vector<const PixelPlan*> views;
+  std::vector<cv::Mat> made;
+  for (std::size_t i = 0; i < 16; ++i) {
+    Sample m = loaders.load_source(i);
+    Rng r1(i);
+    loaders.apply(m, r1, 3);
+    made.push_back(m.image);
+    Sample s = loaders.load_source(i);
+    Rng r2(i);
+    loaders.apply(s, r2, 3, {}, true);
+    plans.push_back(s.pixel_plan);
+    views.push_back(plans.back().get());
+  }
+  Batch batch;
+  batch.size = 16;
+  batch.height = batch.width = 640;
+  auto planned = std::make_shared<PlannedPixels>(layout_plans(views, 640, 640));
+  planned->bytes = std::shared_ptr<std::uint8_t>(new std::uint8_t[planned->size], std::default_delete<std::uint8_t[]>());
+  for (std::size_t k = 0; k < plans.size(); ++k) copy_plan_bytes(*plans[k], *planned, k);
+  batch.planned = planned;
+  core::PixelComposer composer(cuda);
+  const torch::Tensor on_gpu = composer.compose(batch).cpu();
+  torch::Tensor on_host = torch::empty({16, 640, 640, 3}, torch::kUInt8);
+  core::compose_on_host(*planned, 16, 640, 640, on_host.data_ptr<std::uint8_t>());
+  CHECK(torch::equal(on_gpu, on_host));
+  // And against this machine's OpenCV, through the CPU plugins (its build's resize may round otherwise).
+  long long wrong = 0, worst = 0;
+  double sum = 0;
+  for (std::size_t k = 0; k < made.size(); ++k) {
+    cv::Mat rgb;
+    cv::cvtColor(made[k], rgb, cv::COLOR_BGR2RGB);
+    const cv::Mat gpu(640, 640, CV_8UC3, on_gpu[static_cast<std::int64_t>(k)].data_ptr<std::uint8_t>());
+    cv::Mat diff;
+    cv::absdiff(rgb.reshape(1), gpu.reshape(1), diff);
+    wrong += cv::countNonZero(diff);
+    double lo = 0, hi = 0;
+    cv::minMaxLoc(diff, &lo, &hi);
+    worst = std::max(worst, static_cast<long long>(hi));
+    sum += cv::sum(diff)[0];
+  }
+  MESSAGE("GPU against the CPU plugins: " << wrong << " of " << 16LL * 640 * 640 * 3 << " bytes differ, mean "
+                                          << sum / (16.0 * 640 * 640 * 3) << ", max " << worst);
+  CHECK(sum / (16.0 * 640 * 640 * 3) <= 1.0);
+}
