@@ -10,6 +10,11 @@
 // --recent-vs-any times, without a cache, both chains with the mosaic's other images drawn
 // among the recent samples (its default, Ultralytics' buffer: their decoded images are kept)
 // against drawn among all (each decoded again), 1 thread and N threads, and recent / any.
+// --planned times the instrumented pass of the fused chain with its pixels made (the CPU path)
+// and planned (AugmentContext::plan_pixels: the CPU decodes, draws and moves the boxes; collate
+// packs the parts of the images the plans read; the training device composes them, not timed
+// here), cache none and ram, 1 thread and N threads: the data path's CPU cost per image with
+// augment_on device, and planned / made.
 // --decode-reduced times, without a cache, the fused chain with yolo_dataset's decode_reduced
 // off and on (large JPEGs decoded at 1/2, 1/4 or 1/8 inside libjpeg), and reduced / full: use a
 // dataset of photos larger than twice imgsz.
@@ -21,7 +26,7 @@
 // samples in parallel, then collate) with a clock around every stage of every sample.
 //
 //   yoloflow_bench_augment [--data PATH/data.yaml] [--imgsz 640] [--batch 32]
-//                          [--samples 128] [--threads N] [--fused | --recent-vs-any | --decode-reduced]
+//                          [--samples 128] [--threads N] [--fused | --recent-vs-any | --decode-reduced | --planned]
 //                          [--repeat 1]
 #include <algorithm>
 #include <atomic>
@@ -106,6 +111,7 @@ struct Options {
   bool fused = false;
   bool recent_vs_any = false;
   bool decode_reduced = false;  // --decode-reduced: JPEG decodes at reduced scale against full ones
+  bool planned = false;         // --planned: the fused chain's pixels made against planned
   int repeat = 1;  // timed epochs per configuration (--fused): the best is kept
 };
 
@@ -118,7 +124,7 @@ struct Result {
 };
 
 Result run(core::PluginManager& pm, const Options& o, int threads, const std::string& cache,
-           const std::vector<std::string>& augs = kDefaultChain, int repeat = 1) {
+           const std::vector<std::string>& augs = kDefaultChain, int repeat = 1, bool planned = false) {
   json src_params = {{"data", o.data}, {"shrink_interpolation", "linear"}, {"cache", cache}};
   auto source = make<DataSource>(pm, Kind::Source, "yolo_dataset", src_params, o.imgsz);
   std::vector<std::unique_ptr<Augmentation>> chain;
@@ -131,7 +137,8 @@ Result run(core::PluginManager& pm, const Options& o, int threads, const std::st
   cv::setNumThreads(0);
   tbb::task_arena arena(threads);
   Result r;
-  r.name = std::to_string(threads) + " thread" + (threads > 1 ? "s" : "") + ", cache " + cache;
+  r.name = std::to_string(threads) + " thread" + (threads > 1 ? "s" : "") + ", cache " + cache +
+           (planned ? ", planned" : "");
   r.chain = augs;
 
   auto epoch = [&](int ep, bool timed) {
@@ -145,6 +152,7 @@ Result run(core::PluginManager& pm, const Options& o, int threads, const std::st
             const std::size_t index = k % source->size();
             Rng rng(Rng::mix(Rng::mix(7, static_cast<std::uint64_t>(ep)), k));
             AugmentContext ctx{rng, loader, o.imgsz, ep};
+            ctx.plan_pixels = planned;
             auto t0 = Clock::now();
             Sample s = source->load(index);
             auto t1 = Clock::now();
@@ -315,10 +323,11 @@ int main(int argc, char** argv) {
     else if (a == "--fused") o.fused = true;
     else if (a == "--recent-vs-any") o.recent_vs_any = true;
     else if (a == "--decode-reduced") o.decode_reduced = true;
+    else if (a == "--planned") o.planned = true;
     else if (a == "--repeat") o.repeat = std::stoi(next());
     else {
       std::cerr << "usage: yoloflow_bench_augment [--data data.yaml] [--imgsz 640] [--batch 32] "
-                   "[--samples 128] [--threads N] [--fused | --recent-vs-any | --decode-reduced] [--repeat 1]\n";
+                   "[--samples 128] [--threads N] [--fused | --recent-vs-any | --decode-reduced | --planned] [--repeat 1]\n";
       return 2;
     }
   }
@@ -353,6 +362,29 @@ int main(int argc, char** argv) {
         rate_line("%-8d %14.1f %14.1f %16.1f %12s\n", threads, full.images_per_s, reduced.images_per_s,
                   reduced.images_per_s / threads, ratio_text(reduced.images_per_s, full.images_per_s).c_str());
       }
+      std::printf("\nimages/s (as above):\n%s", rate_table.c_str());
+      return 0;
+    }
+    if (o.planned) {
+      std::printf("fused: yolo_dataset -> mosaic_perspective -> hsv -> flip -> collate, pixels made (the CPU "
+                  "path) or planned (augment_on device; composing them is the device's, not timed); the instrumented "
+                  "pass (each batch's samples in parallel, then collate; the mosaic's other images decoded again), "
+                  "best of %d\n\n",
+                  o.repeat);
+      rate_line("%-8s %-6s %12s %14s %16s %16s\n", "threads", "cache", "made img/s", "planned img/s",
+                "planned per core", "planned / made");
+      std::vector<Result> tables;
+      for (int threads : thread_counts) {
+        for (const char* cache : {"none", "ram"}) {
+          const Result made = run(pm, o, threads, cache, kFusedChain, o.repeat, false);
+          const Result planned = run(pm, o, threads, cache, kFusedChain, o.repeat, true);
+          rate_line("%-8d %-6s %12.1f %14.1f %16.1f %16s\n", threads, cache, made.images_per_s, planned.images_per_s,
+                    planned.images_per_s / threads, ratio_text(planned.images_per_s, made.images_per_s).c_str());
+          tables.push_back(made);
+          tables.push_back(planned);
+        }
+      }
+      print_stage_table(tables);
       std::printf("\nimages/s (as above):\n%s", rate_table.c_str());
       return 0;
     }

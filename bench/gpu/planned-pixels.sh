@@ -7,7 +7,8 @@
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build:
 #   taskset -c 0-3 bash bench/gpu/planned-pixels.sh     (4 of the cores; without taskset, all)
-#   Env: FILES (20000), WORKERS (3), BATCH (32), EXTRA (more overrides for both runs)
+#   Env: FILES (20000), WORKERS (3), BATCH (32), EXTRA (more overrides for both runs),
+#   WHERE ("workers device": which runs)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . bench/gpu/bench-env.sh
@@ -15,7 +16,7 @@ export FILES="${FILES:-20000}" WORKERS="${WORKERS:-3}" BATCH="${BATCH:-32}"
 EXTRA0="${EXTRA:-}"
 : > "$OUT/planned-pixels.jsonl"
 echo "cores: $(nproc) (of $(nproc --all)), workers $WORKERS, files $FILES"
-for where in workers device; do
+for where in ${WHERE:-workers device}; do
   EXTRA="stages.train.params.augment_on=$where $EXTRA0" RUNS=recent bash bench/gpu/no-cache-data-path.sh \
     > "$OUT/planned-$where.log" 2>&1
   grep -E '^\{' "$OUT/planned-$where.log" | sed "s/\"name\": \"recent\"/\"name\": \"$where\"/" | tee -a "$OUT/planned-pixels.jsonl"
