@@ -1,7 +1,8 @@
 #include "yoloflow/pixel_plan.h"
 
-#include <cstring>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "yoloflow/error.h"
 #include "yoloflow/sample.h"
@@ -29,10 +30,12 @@ cv::Size image_size(const Sample& sample) {
   return sample.image.size();
 }
 
-PlannedPixels layout_plans(const std::vector<const PixelPlan*>& plans, int width, int height) {
+PlannedPixels plan_batch(const std::vector<const PixelPlan*>& plans, int width, int height) {
   PlannedPixels out;
   out.images.reserve(plans.size());
-  std::int64_t offset = 0;
+  // A decoded image (its pixels, size and row step) -> its place in `sources`.
+  std::map<std::tuple<const std::uint8_t*, int, int, std::size_t>, int> source_of;
+  const cv::Rect output(0, 0, width, height);
   for (std::size_t k = 0; k < plans.size(); ++k) {
     const PixelPlan& p = *plans[k];
     if (p.width != width || p.height != height) {
@@ -49,7 +52,6 @@ PlannedPixels layout_plans(const std::vector<const PixelPlan*>& plans, int width
     image.hsv_tables = p.hsv_tables;
     image.flip_lr = p.flip_lr;
     image.flip_ud = p.flip_ud;
-    const cv::Rect output(0, 0, width, height);
     for (const ResizedTile& t : p.tiles) {
       const cv::Rect source(0, 0, t.source.cols, t.source.rows);
       if (t.source.type() != CV_8UC3 || t.from.empty() || (t.from & source) != t.from || t.to.empty() ||
@@ -59,34 +61,14 @@ PlannedPixels layout_plans(const std::vector<const PixelPlan*>& plans, int width
           << t.source.rows << " image into " << t.to << " of a " << width << "x" << height << " output";
         throw Error(s.str());
       }
-      PlannedPixels::Tile tile;
-      tile.offset = offset;
-      tile.from_width = t.from.width;
-      tile.from_height = t.from.height;
-      tile.to_x = t.to.x;
-      tile.to_y = t.to.y;
-      tile.to_width = t.to.width;
-      tile.to_height = t.to.height;
-      offset += static_cast<std::int64_t>(t.from.width) * t.from.height * 3;
-      out.tiles.push_back(tile);
+      const auto [at, added] = source_of.emplace(std::make_tuple(t.source.data, t.source.rows, t.source.cols, t.source.step[0]),
+                                                 static_cast<int>(out.sources.size()));
+      if (added) out.sources.push_back(t.source);
+      out.tiles.push_back(PlannedPixels::Tile{at->second, t.from, t.to});
     }
     out.images.push_back(image);
   }
-  out.size = static_cast<std::size_t>(offset);
   return out;
-}
-
-void copy_plan_bytes(const PixelPlan& plan, const PlannedPixels& planned, std::size_t k) {
-  const PlannedPixels::Image& image = planned.images.at(k);
-  for (int i = 0; i < image.tiles; ++i) {
-    const ResizedTile& t = plan.tiles.at(static_cast<std::size_t>(i));
-    const PlannedPixels::Tile& tile = planned.tiles.at(static_cast<std::size_t>(image.first_tile + i));
-    std::uint8_t* dst = planned.bytes.get() + tile.offset;
-    const std::size_t row = static_cast<std::size_t>(t.from.width) * 3;
-    for (int y = 0; y < t.from.height; ++y, dst += row) {
-      std::memcpy(dst, t.source.ptr<std::uint8_t>(t.from.y + y) + static_cast<std::size_t>(t.from.x) * 3, row);
-    }
-  }
 }
 
 }  // namespace yoloflow

@@ -31,10 +31,7 @@ namespace {
 
 // The plan's image composed on the host, as BGR (the CPU plugins' order).
 cv::Mat composed_bgr(const PixelPlan& plan) {
-  PlannedPixels planned = layout_plans({&plan}, plan.width, plan.height);
-  planned.bytes = std::shared_ptr<std::uint8_t>(new std::uint8_t[std::max<std::size_t>(planned.size, 1)],
-                                                std::default_delete<std::uint8_t[]>());
-  copy_plan_bytes(plan, planned, 0);
+  const PlannedPixels planned = plan_batch({&plan}, plan.width, plan.height);
   cv::Mat rgb(plan.height, plan.width, CV_8UC3);
   core::compose_on_host(planned, 1, plan.height, plan.width, rgb.ptr<std::uint8_t>());
   cv::Mat bgr;
@@ -268,12 +265,13 @@ TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
   Batch batch;
   batch.size = 16;
   batch.height = batch.width = 640;
-  auto planned = std::make_shared<PlannedPixels>(layout_plans(views, 640, 640));
-  planned->bytes = std::shared_ptr<std::uint8_t>(new std::uint8_t[planned->size], std::default_delete<std::uint8_t[]>());
-  for (std::size_t k = 0; k < plans.size(); ++k) copy_plan_bytes(*plans[k], *planned, k);
+  auto planned = std::make_shared<PlannedPixels>(plan_batch(views, 640, 640));
   batch.planned = planned;
   core::PixelComposer composer(cuda);
   const torch::Tensor on_gpu = composer.compose(batch).cpu();
+  // Its images stay on the device: composing again uploads nothing and gives the same bytes.
+  CHECK(composer.kept_images() == planned->sources.size());
+  CHECK(torch::equal(composer.compose(batch).cpu(), on_gpu));
   torch::Tensor on_host = torch::empty({16, 640, 640, 3}, torch::kUInt8);
   core::compose_on_host(*planned, 16, 640, 640, on_host.data_ptr<std::uint8_t>());
   CHECK(torch::equal(on_gpu, on_host));

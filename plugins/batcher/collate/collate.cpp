@@ -6,8 +6,8 @@
 // targets (mask_raster.h). When the batch is complete, every image is converted BGR -> RGB straight
 // into the batch buffer (one pass each), in parallel across the samples: add() runs on the
 // graph's one serial batcher node, so a per-sample copy there would cap the whole data path.
-// Samples whose pixels are planned (yoloflow/pixel_plan.h) make a batch of plans: the parts of
-// the decoded images they read are copied into the batch buffer the same way, in parallel.
+// Samples whose pixels are planned (yoloflow/pixel_plan.h) make a batch of plans, which carries
+// the decoded images they read (no pixel is copied here).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -325,37 +325,27 @@ class Collate final : public Batcher {
     return b;
   }
 
-  // A batch of plans: the parts of the images they read, packed into one buffer (the sink's
-  // allocator's: pinned for a GPU), the samples in parallel.
+  // A batch of plans: the plans gathered with the decoded images they read (no pixel copied).
   template <class Rasterise>
   void finish_plans(Batch& b, Rasterise& rasterise) {
     std::vector<const PixelPlan*> plans;
     for (const auto& p : plans_) plans.push_back(p.get());
-    auto planned = std::make_shared<PlannedPixels>();
     try {
-      *planned = layout_plans(plans, static_cast<int>(b.width), static_cast<int>(b.height));
+      b.planned = std::make_shared<const PlannedPixels>(
+          plan_batch(plans, static_cast<int>(b.width), static_cast<int>(b.height)));
     } catch (const Error& e) {
       throw Error("collate '" + where_ + "': " + e.what());
     }
-    const std::size_t bytes = std::max<std::size_t>(planned->size, 1);
-    planned->bytes = allocator_ ? allocator_(bytes) : std::shared_ptr<std::uint8_t>(new std::uint8_t[bytes],
-                                                                                     std::default_delete<std::uint8_t[]>());
-    if (!planned->bytes) throw Error("collate '" + where_ + "': the pixel allocator returned no memory");
-    auto copy = [&](std::size_t k) {
-      copy_plan_bytes(*plans_[k], *planned, k);
-      rasterise(k);
-    };
-    if (plans_.size() >= kParallelFrom) {
+    if (masks_ && plans_.size() >= kParallelFrom) {
       tbb::this_task_arena::isolate([&] {
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, plans_.size(), 1), [&](const auto& r) {
-          for (std::size_t k = r.begin(); k != r.end(); ++k) copy(k);
+          for (std::size_t k = r.begin(); k != r.end(); ++k) rasterise(k);
         });
       });
     } else {
-      for (std::size_t k = 0; k < plans_.size(); ++k) copy(k);
+      for (std::size_t k = 0; k < plans_.size(); ++k) rasterise(k);
     }
-    plans_.clear();  // the decoded images they hold go now
-    b.planned = std::move(planned);
+    plans_.clear();
   }
 
   // Below this many images a batch is copied on the calling thread (tasks would cost more).

@@ -3,7 +3,7 @@
 // the train sink's `augment_on`), the augmentation chain still runs on the CPU workers, draws
 // every random value and moves every annotation, but an augmentation that supports it writes
 // what it would do to the pixels into the sample's PixelPlan instead of doing it; the batcher
-// packs the parts of the decoded images the plans read, and the training device composes the
+// gathers the plans with the decoded images they read, and the training device composes the
 // whole batch at once. The CPU only decodes (and resizes each image once, in the source).
 //
 // Each operation is the arithmetic of the CPU plugins', reproduced exactly:
@@ -16,7 +16,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,12 +46,14 @@ struct PixelPlan {
   bool flip_lr = false, flip_ud = false;
 };
 
-// A batch's plans with the bytes they read (Batch::planned; Batch::pixels is then empty).
+// A batch's plans (Batch::planned; Batch::pixels is then empty): the decoded images they read,
+// each once, and their tiles pointing at them. No pixel is copied: the consumer reads the images
+// where they are (a CUDA consumer uploads each image once and keeps it while later batches'
+// mosaics read it).
 struct PlannedPixels {
   struct Tile {
-    std::int64_t offset = 0;  // of the part's first byte in `bytes`; rows of from.width * 3 bytes, BGR
-    int from_width = 0, from_height = 0;
-    int to_x = 0, to_y = 0, to_width = 0, to_height = 0;
+    int source = 0;  // in `sources`
+    cv::Rect from, to;
   };
   struct Image {
     int first_tile = 0, tiles = 0;  // its tiles in `tiles`
@@ -61,8 +62,7 @@ struct PlannedPixels {
     std::array<std::uint8_t, 3 * 256> hsv_tables{};
     bool flip_lr = false, flip_ud = false;
   };
-  std::shared_ptr<std::uint8_t> bytes;  // the batcher's allocator's memory (pinned for a GPU)
-  std::size_t size = 0;                 // bytes used
+  std::vector<cv::Mat> sources;  // 8-bit BGR, distinct
   std::vector<Tile> tiles;
   std::vector<Image> images;  // one per sample of the batch
 };
@@ -72,12 +72,9 @@ struct PlannedPixels {
 YOLOFLOW_SDK_API PixelPlan& plan_of(Sample& sample);
 // The size of the sample's image, whether its pixels are made or planned.
 YOLOFLOW_SDK_API cv::Size image_size(const Sample& sample);
-// A batch's plans laid out (every field but `bytes`): each tile's place in the bytes, `size` the
-// bytes needed. Throws yoloflow::Error when a plan reads outside its source image or lands outside
-// its output, or has another size than `width` x `height`.
-YOLOFLOW_SDK_API PlannedPixels layout_plans(const std::vector<const PixelPlan*>& plans, int width, int height);
-// Copies the parts of the source images that sample `k`'s plan reads into `planned.bytes`, where
-// layout_plans placed them. Thread-safe for different k.
-YOLOFLOW_SDK_API void copy_plan_bytes(const PixelPlan& plan, const PlannedPixels& planned, std::size_t k);
+// A batch's plans gathered: each distinct source image once. Throws yoloflow::Error when a plan
+// reads outside its source image or lands outside its output, or has another size than `width`
+// x `height`.
+YOLOFLOW_SDK_API PlannedPixels plan_batch(const std::vector<const PixelPlan*>& plans, int width, int height);
 
 }  // namespace yoloflow

@@ -23,7 +23,8 @@
 namespace yoloflow::core {
 
 struct ComposeTile {
-  std::int64_t offset = 0;  // first byte in the batch's packed bytes; rows of from_w * 3 bytes, BGR
+  const std::uint8_t* data = nullptr;  // the resized part's first pixel (BGR), host or device memory
+  std::int64_t stride = 0;             // bytes from one of its rows to the next
   int from_w = 0, from_h = 0;
   int to_x = 0, to_y = 0, to_w = 0, to_h = 0;
 };
@@ -84,12 +85,11 @@ YF_HOST_DEVICE inline ResizeTap resize_tap(int d, int n, int m, bool clamp_fract
 }
 
 // Channel c of the tile's pixel (lx, ly) in its output rectangle.
-YF_HOST_DEVICE inline int tile_value(const std::uint8_t* bytes, const ComposeTile& t, int lx, int ly, int c) {
+YF_HOST_DEVICE inline int tile_value(const ComposeTile& t, int lx, int ly, int c) {
   const ResizeTap tx = resize_tap(lx, t.from_w, t.to_w, true);
   const ResizeTap ty = resize_tap(ly, t.from_h, t.to_h, false);
-  const std::int64_t row = static_cast<std::int64_t>(t.from_w) * 3;
-  const std::uint8_t* r0 = bytes + t.offset + ty.s0 * row;
-  const std::uint8_t* r1 = bytes + t.offset + ty.s1 * row;
+  const std::uint8_t* r0 = t.data + ty.s0 * t.stride;
+  const std::uint8_t* r1 = t.data + ty.s1 * t.stride;
   // The horizontal pass: where the right neighbour is past the edge, the edge pixel alone (x 2048).
   const bool edge = tx.s0 >= t.from_w - 1;
   const int a0 = edge ? 2048 : tx.w0, a1 = edge ? 0 : tx.w1;
@@ -104,7 +104,7 @@ YF_HOST_DEVICE inline int tile_value(const std::uint8_t* bytes, const ComposeTil
 // Output pixel (x, y) of an image `width` x `height`, written as RGB into out[0..2].
 // `hsv_tables`: the image's 3 x 256 tables; `bgr_to_hsv`: 2^24 x 3 bytes indexed by
 // (b << 16 | g << 8 | r); `hsv_to_bgr`: 180 x 256 x 256 x 3 bytes indexed by (h, s, v).
-YF_HOST_DEVICE inline void composed_pixel(const std::uint8_t* bytes, const ComposeTile* tiles, const ComposeImage& im,
+YF_HOST_DEVICE inline void composed_pixel(const ComposeTile* tiles, const ComposeImage& im,
                                           const std::uint8_t* hsv_tables, const std::uint8_t* bgr_to_hsv,
                                           const std::uint8_t* hsv_to_bgr, int width, int height, int x, int y,
                                           std::uint8_t* out) {
@@ -114,7 +114,7 @@ YF_HOST_DEVICE inline void composed_pixel(const std::uint8_t* bytes, const Compo
   for (int k = im.tiles - 1; k >= 0; --k) {  // a later tile lies over an earlier one
     const ComposeTile& t = tiles[im.first_tile + k];
     if (sx < t.to_x || sy < t.to_y || sx >= t.to_x + t.to_w || sy >= t.to_y + t.to_h) continue;
-    for (int c = 0; c < 3; ++c) bgr[c] = tile_value(bytes, t, sx - t.to_x, sy - t.to_y, c);
+    for (int c = 0; c < 3; ++c) bgr[c] = tile_value(t, sx - t.to_x, sy - t.to_y, c);
     break;
   }
   if (im.hsv) {

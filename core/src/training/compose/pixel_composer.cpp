@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <list>
+#include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -22,14 +25,22 @@
 namespace yoloflow::core {
 namespace {
 
-// The plan's tiles and images as the kernel reads them.
+// The plan's tiles and images as the kernel reads them; `where(k)` gives source k's first pixel
+// and row step (host or device memory).
 struct Layout {
   std::vector<ComposeTile> tiles;
   std::vector<ComposeImage> images;
   std::vector<std::uint8_t> tables;  // 768 bytes per image
+  bool hsv = false;                  // some image changes its colours
 };
 
-Layout layout_of(const PlannedPixels& p, std::int64_t n) {
+struct SourcePixels {
+  const std::uint8_t* data = nullptr;
+  std::int64_t stride = 0;
+};
+
+template <class Where>
+Layout layout_of(const PlannedPixels& p, std::int64_t n, Where&& where) {
   if (static_cast<std::int64_t>(p.images.size()) != n) {
     throw Error("a planned batch of " + std::to_string(n) + " images has " + std::to_string(p.images.size()) +
                 " plans");
@@ -37,14 +48,16 @@ Layout layout_of(const PlannedPixels& p, std::int64_t n) {
   Layout l;
   l.tiles.reserve(p.tiles.size());
   for (const auto& t : p.tiles) {
+    const SourcePixels s = where(static_cast<std::size_t>(t.source));
     ComposeTile c;
-    c.offset = t.offset;
-    c.from_w = t.from_width;
-    c.from_h = t.from_height;
-    c.to_x = t.to_x;
-    c.to_y = t.to_y;
-    c.to_w = t.to_width;
-    c.to_h = t.to_height;
+    c.data = s.data + static_cast<std::int64_t>(t.from.y) * s.stride + static_cast<std::int64_t>(t.from.x) * 3;
+    c.stride = s.stride;
+    c.from_w = t.from.width;
+    c.from_h = t.from.height;
+    c.to_x = t.to.x;
+    c.to_y = t.to.y;
+    c.to_w = t.to.width;
+    c.to_h = t.to.height;
     l.tiles.push_back(c);
   }
   l.images.reserve(p.images.size());
@@ -58,6 +71,7 @@ Layout layout_of(const PlannedPixels& p, std::int64_t n) {
     c.hsv = im.hsv ? 1 : 0;
     c.flip_lr = im.flip_lr ? 1 : 0;
     c.flip_ud = im.flip_ud ? 1 : 0;
+    l.hsv = l.hsv || im.hsv;
     l.images.push_back(c);
     std::copy(im.hsv_tables.begin(), im.hsv_tables.end(), l.tables.begin() + static_cast<std::ptrdiff_t>(i * 768));
   }
@@ -67,12 +81,12 @@ Layout layout_of(const PlannedPixels& p, std::int64_t n) {
 }  // namespace
 
 void compose_on_host(const PlannedPixels& planned, std::int64_t n, int height, int width, std::uint8_t* out) {
-  const Layout l = layout_of(planned, n);
-  bool any_hsv = false;
-  for (const auto& im : l.images) any_hsv = any_hsv || im.hsv != 0;
-  const std::uint8_t* b2h = any_hsv ? hsv_tables().bgr_to_hsv.data() : nullptr;
-  const std::uint8_t* h2b = any_hsv ? hsv_tables().hsv_to_bgr.data() : nullptr;
-  const std::uint8_t* bytes = planned.bytes.get();
+  const Layout l = layout_of(planned, n, [&](std::size_t k) {
+    const cv::Mat& m = planned.sources.at(k);
+    return SourcePixels{m.ptr<std::uint8_t>(), static_cast<std::int64_t>(m.step[0])};
+  });
+  const std::uint8_t* b2h = l.hsv ? hsv_tables().bgr_to_hsv.data() : nullptr;
+  const std::uint8_t* h2b = l.hsv ? hsv_tables().hsv_to_bgr.data() : nullptr;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n * height), [&](const auto& r) {
     for (std::int64_t row = r.begin(); row != r.end(); ++row) {
       const std::int64_t b = row / height;
@@ -81,7 +95,7 @@ void compose_on_host(const PlannedPixels& planned, std::int64_t n, int height, i
       const ComposeImage& im = l.images[static_cast<std::size_t>(b)];
       const std::uint8_t* tables = l.tables.data() + b * 768;
       for (int x = 0; x < width; ++x) {
-        composed_pixel(bytes, l.tiles.data(), im, tables, b2h, h2b, width, height, x, y, o + x * 3);
+        composed_pixel(l.tiles.data(), im, tables, b2h, h2b, width, height, x, y, o + x * 3);
       }
     }
   });
@@ -92,21 +106,27 @@ struct PixelComposer::Impl {
   explicit Impl(const torch::Device& d) : device(d) {}
 #ifdef YOLOFLOW_COMPOSE_KERNELS
   torch::Tensor bgr_to_hsv, hsv_to_bgr;  // on the device, made at the first batch with colours
-  // Batches whose bytes may still be crossing to the device, oldest first.
-  struct Held {
-    at::cuda::CUDAEvent copied;
-    std::shared_ptr<const PlannedPixels> planned;
+  // Decoded images on the device, each uploaded once and kept, least recently read first out,
+  // while later batches' mosaics read them. An entry holds its host image: while it is kept, no
+  // other image can have its pixels' address, which is the key.
+  using Key = std::tuple<const std::uint8_t*, int, int, std::size_t>;
+  struct Kept {
+    cv::Mat host;
+    std::shared_ptr<torch::Tensor> block;  // the upload it came with (several images)
+    SourcePixels pixels;
+    std::size_t bytes = 0;
+    std::list<Key>::iterator lru;
   };
-  std::deque<Held> held;
+  std::map<Key, Kept> kept;
+  std::list<Key> lru;  // most recently read first
+  std::size_t kept_bytes = 0;
+  std::size_t budget = std::size_t{1} << 30;
+
 #endif
 };
 
 PixelComposer::PixelComposer(const torch::Device& device) : impl_(std::make_unique<Impl>(device)) {}
-PixelComposer::~PixelComposer() {
-#ifdef YOLOFLOW_COMPOSE_KERNELS
-  for (auto& h : impl_->held) h.copied.synchronize();
-#endif
-}
+PixelComposer::~PixelComposer() = default;
 
 bool PixelComposer::composes_on(const torch::Device& device) {
 #ifdef YOLOFLOW_COMPOSE_KERNELS
@@ -131,10 +151,66 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
 #ifdef YOLOFLOW_COMPOSE_KERNELS
   Impl& m = *impl_;
   const auto on_device = u8.device(m.device);
-  const Layout l = layout_of(p, n);
-  bool any_hsv = false;
-  for (const auto& im : l.images) any_hsv = any_hsv || im.hsv != 0;
-  if (any_hsv && !m.bgr_to_hsv.defined()) {
+  // The batch's decoded images on the device: those kept from earlier batches, the others
+  // uploaded now, in one copy from pinned memory.
+  std::vector<SourcePixels> where(p.sources.size());
+  std::vector<std::size_t> missing;
+  std::size_t missing_bytes = 0;
+  for (std::size_t k = 0; k < p.sources.size(); ++k) {
+    const cv::Mat& s = p.sources[k];
+    const Impl::Key key{s.data, s.rows, s.cols, s.step[0]};
+    auto it = m.kept.find(key);
+    if (it != m.kept.end()) {
+      m.lru.splice(m.lru.begin(), m.lru, it->second.lru);
+      where[k] = it->second.pixels;
+    } else {
+      missing.push_back(k);
+      missing_bytes += static_cast<std::size_t>(s.rows) * s.cols * 3;
+    }
+  }
+  if (!missing.empty()) {
+    std::vector<std::size_t> offsets(missing.size());
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      offsets[i] = at;
+      const cv::Mat& s = p.sources[missing[i]];
+      at += static_cast<std::size_t>(s.rows) * s.cols * 3;
+    }
+    torch::Tensor staging = torch::empty({static_cast<std::int64_t>(missing_bytes)}, u8.pinned_memory(true));
+    std::uint8_t* host = staging.data_ptr<std::uint8_t>();
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, missing.size(), 1), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) {
+        const cv::Mat& s = p.sources[missing[i]];
+        const std::size_t row = static_cast<std::size_t>(s.cols) * 3;
+        for (int y = 0; y < s.rows; ++y) std::memcpy(host + offsets[i] + y * row, s.ptr<std::uint8_t>(y), row);
+      }
+    });
+    auto block = std::make_shared<torch::Tensor>(torch::empty({static_cast<std::int64_t>(missing_bytes)}, on_device));
+    block->copy_(staging, /*non_blocking=*/true);
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      const cv::Mat& s = p.sources[missing[i]];
+      const Impl::Key key{s.data, s.rows, s.cols, s.step[0]};
+      m.lru.push_front(key);
+      Impl::Kept& e = m.kept[key];
+      e.host = s;
+      e.block = block;
+      e.pixels = SourcePixels{block->data_ptr<std::uint8_t>() + offsets[i], static_cast<std::int64_t>(s.cols) * 3};
+      e.bytes = static_cast<std::size_t>(s.rows) * s.cols * 3;
+      e.lru = m.lru.begin();
+      m.kept_bytes += e.bytes;
+      where[missing[i]] = e.pixels;
+    }
+  }
+  // Over budget: the least recently read go (never this batch's own, at the front of the list;
+  // the kernel below is queued after their last reader, on the same stream).
+  while (m.kept_bytes > m.budget && m.lru.size() > p.sources.size()) {
+    auto it = m.kept.find(m.lru.back());
+    m.kept_bytes -= it->second.bytes;
+    m.kept.erase(it);
+    m.lru.pop_back();
+  }
+  const Layout l = layout_of(p, n, [&](std::size_t k) { return where[k]; });
+  if (l.hsv && !m.bgr_to_hsv.defined()) {
     const HsvTables& t = hsv_tables();
     auto table = [&](const std::vector<std::uint8_t>& v) {
       return torch::from_blob(const_cast<std::uint8_t*>(v.data()), {static_cast<std::int64_t>(v.size())}, u8)
@@ -151,29 +227,26 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
   std::memcpy(meta.data(), l.tiles.data(), tile_bytes);
   std::memcpy(meta.data() + tile_bytes, l.images.data(), image_bytes);
   std::memcpy(meta.data() + tile_bytes + image_bytes, l.tables.data(), l.tables.size());
-  torch::Tensor meta_device =
-      torch::from_blob(meta.data(), {static_cast<std::int64_t>(meta.size())}, u8).to(m.device, /*non_blocking=*/false);
-  // The packed image parts: from the batcher's pinned buffer, asynchronously.
-  const auto size = static_cast<std::int64_t>(std::max<std::size_t>(p.size, 1));
-  torch::Tensor bytes = torch::empty({size}, on_device);
-  bytes.copy_(torch::from_blob(p.bytes.get(), {size}, u8), /*non_blocking=*/true);
-  while (!m.held.empty() && m.held.front().copied.query()) m.held.pop_front();
-  m.held.emplace_back();
-  m.held.back().copied.record(stream);
-  m.held.back().planned = batch.planned;
-
+  torch::Tensor meta_device = torch::from_blob(meta.data(), {static_cast<std::int64_t>(meta.size())}, u8).to(m.device);
   torch::Tensor out = torch::empty({n, h, w, 3}, on_device);
   const std::uint8_t* md = meta_device.data_ptr<std::uint8_t>();
   const char* failed = launch_composed_pixels(
-      bytes.data_ptr<std::uint8_t>(), reinterpret_cast<const ComposeTile*>(md),
-      reinterpret_cast<const ComposeImage*>(md + tile_bytes), md + tile_bytes + image_bytes,
-      any_hsv ? m.bgr_to_hsv.data_ptr<std::uint8_t>() : nullptr,
-      any_hsv ? m.hsv_to_bgr.data_ptr<std::uint8_t>() : nullptr, static_cast<int>(n), h, w,
+      reinterpret_cast<const ComposeTile*>(md), reinterpret_cast<const ComposeImage*>(md + tile_bytes),
+      md + tile_bytes + image_bytes, l.hsv ? m.bgr_to_hsv.data_ptr<std::uint8_t>() : nullptr,
+      l.hsv ? m.hsv_to_bgr.data_ptr<std::uint8_t>() : nullptr, static_cast<int>(n), h, w,
       out.data_ptr<std::uint8_t>(), stream.stream());
   if (failed != nullptr) throw Error(std::string("composing a planned batch on the GPU failed: ") + failed);
   return out;
 #else
   return {};
+#endif
+}
+
+std::size_t PixelComposer::kept_images() const {
+#ifdef YOLOFLOW_COMPOSE_KERNELS
+  return impl_->kept.size();
+#else
+  return 0;
 #endif
 }
 

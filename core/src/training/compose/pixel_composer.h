@@ -3,8 +3,11 @@
 // training device: with the CUDA kernel (composed_pixel_kernel.h) on a CUDA device where it is
 // built, else on the host's cores (then copied to the device). Either way the bytes are those of
 // the CPU plugins (composed_pixel.h).
+//
+// On the GPU each decoded image is uploaded once and kept (up to 1 GiB, least recently read out
+// first): a mosaic's other images are recent samples, uploaded with their own batch, so a batch
+// uploads about its own images (the pixels of one image each) whatever its mosaics read.
 #include <cstdint>
-#include <deque>
 #include <memory>
 
 #include <torch/torch.h>
@@ -29,8 +32,10 @@ class PixelComposer {
   static bool composes_on(const torch::Device& device);
 
   // The batch's images as a (size, height, width, 3) uint8 RGB tensor on the device, queued on
-  // the device's current stream (the batch's bytes are held until their copy has run).
+  // the device's current stream.
   torch::Tensor compose(const Batch& batch);
+  // Decoded images kept on the device.
+  std::size_t kept_images() const;
 
  private:
   struct Impl;
