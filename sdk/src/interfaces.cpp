@@ -43,6 +43,7 @@ void Component::configure(const Params&, const StageContext&) {}
 
 Registrar::~Registrar() = default;
 DataSource::~DataSource() = default;
+void DataSource::share_pixels(bool) {}
 bool DataSource::labels(std::size_t, SampleLabels&) const { return false; }
 SampleLoader::~SampleLoader() = default;
 Augmentation::~Augmentation() = default;
@@ -56,7 +57,7 @@ std::string Sink::summary() const { return {}; }
 PixelAllocator Sink::pixel_allocator() { return {}; }
 bool Sink::composes_pixel_plans() const { return false; }
 bool Batcher::collates_pixel_plans() const { return false; }
-std::string Augmentation::plan_support() const { return "it works on the pixels itself"; }
+const char* Augmentation::plan_support() const { return "it works on the pixels itself"; }
 
 Monitor::~Monitor() = default;
 void Monitor::on_run_start(const RunEvent&) {}

@@ -36,7 +36,7 @@ class Flip final : public Augmentation {
     flip_idx_ = p.get_ints("flip_idx");
   }
 
-  std::string plan_support() const override { return {}; }
+  const char* plan_support() const override { return nullptr; }
 
   void apply(Sample& s, AugmentContext& ctx) override {
     // Both draws happen every time so one sample's random stream does not depend on the other.

@@ -43,7 +43,7 @@ class Hsv final : public Augmentation {
     gains_[2] = p.get_float("hsv_v");
   }
 
-  std::string plan_support() const override { return {}; }
+  const char* plan_support() const override { return nullptr; }
 
   void apply(Sample& s, AugmentContext& ctx) override {
     if (gains_[0] == 0 && gains_[1] == 0 && gains_[2] == 0) return;

@@ -66,11 +66,11 @@ class MosaicPerspective final : public Augmentation {
     where_ = "mosaic_perspective '" + context.node + "'";
   }
 
-  std::string plan_support() const override {
+  const char* plan_support() const override {
     if (ranges_.degrees != 0 || ranges_.shear != 0 || ranges_.perspective != 0) {
       return "rotation, shear and perspective are warped on the CPU only (degrees, shear and perspective must be 0)";
     }
-    return {};
+    return nullptr;
   }
 
   void apply(Sample& sample, AugmentContext& ctx) override {
@@ -106,7 +106,9 @@ class MosaicPerspective final : public Augmentation {
     }
     const PerspectiveDraw d = draw_perspective(ctx.rng, ranges_, in_w, in_h, s, s);
 
-    if (ctx.plan_pixels && !d.scale_translate_only()) throw Error(where_ + ": " + plan_support());
+    if (ctx.plan_pixels && !d.scale_translate_only()) {
+      throw Error(where_ + ": rotation, shear and perspective are warped on the CPU only, not planned");
+    }
     // Planned: the tiles' resizes are described, not done (the plan reads the decoded images).
     std::shared_ptr<PixelPlan> plan;
     cv::Mat out;

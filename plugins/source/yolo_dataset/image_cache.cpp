@@ -27,7 +27,7 @@ void RamImageCache::reset(std::size_t slots, std::uint64_t budget_bytes) {
   used_ = 0;
 }
 
-std::optional<ResizedImage> RamImageCache::get(std::size_t index) const {
+std::optional<ResizedImage> RamImageCache::get(std::size_t index, bool shared) const {
   std::shared_ptr<const ResizedImage> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -35,13 +35,13 @@ std::optional<ResizedImage> RamImageCache::get(std::size_t index) const {
   }
   if (!entry) return std::nullopt;
   // The copy happens outside the lock: entries are never modified once stored.
-  return ResizedImage{entry->image.clone(), entry->original_width, entry->original_height};
+  return ResizedImage{shared ? entry->image : entry->image.clone(), entry->original_width, entry->original_height};
 }
 
-void RamImageCache::put(std::size_t index, const ResizedImage& img) {
+void RamImageCache::put(std::size_t index, const ResizedImage& img, bool shared) {
   const std::uint64_t bytes = img.image.total() * img.image.elemSize();
   auto entry = std::make_shared<const ResizedImage>(
-      ResizedImage{img.image.clone(), img.original_width, img.original_height});
+      ResizedImage{shared ? img.image : img.image.clone(), img.original_width, img.original_height});
   std::lock_guard<std::mutex> lock(mutex_);
   if (index >= slots_.size() || slots_[index]) return;  // another thread filled it first
   if (used_ + bytes > budget_) return;

@@ -20,16 +20,18 @@ struct ResizedImage {
 };
 
 // One slot per dataset index, filled on first use from any thread. Entries are immutable
-// once stored; get() hands out a deep copy so augmentations may write into their sample.
+// once stored; get() hands out a deep copy so augmentations may write into their sample (or,
+// while the chain plans its pixels and nobody writes, the stored pixels themselves).
 // Pixels only: labels (boxes and polygon outlines) live once per image in the source's label
 // table whatever the cache, so the budget counts pixel bytes, as Ultralytics' check_cache_ram.
 class RamImageCache {
  public:
   void reset(std::size_t slots, std::uint64_t budget_bytes);
-  std::optional<ResizedImage> get(std::size_t index) const;
+  // `shared`: the stored pixels themselves (nobody writes into them), not a copy.
+  std::optional<ResizedImage> get(std::size_t index, bool shared = false) const;
   // Stores a copy unless the budget is spent (the estimate can be off for odd files): the
   // image then stays uncached rather than failing the run.
-  void put(std::size_t index, const ResizedImage& img);
+  void put(std::size_t index, const ResizedImage& img, bool shared = false);
   std::uint64_t used_bytes() const { return used_; }
 
  private:

@@ -256,13 +256,15 @@ class YoloDataset final : public DataSource {
     std::lock_guard<std::mutex> lock(issues_mutex_);
     return issues_;
   }
+  void share_pixels(bool shared) override { shared_pixels_.store(shared, std::memory_order_relaxed); }
 
  private:
   ResizedImage cached_or_decoded(std::size_t index) {
     if (cache_ == "ram") {
-      if (auto hit = ram_cache_.get(index)) return std::move(*hit);
+      const bool shared = shared_pixels_.load(std::memory_order_relaxed);
+      if (auto hit = ram_cache_.get(index, shared)) return std::move(*hit);
       ResizedImage img = decode_resized(index);
-      ram_cache_.put(index, img);
+      ram_cache_.put(index, img, shared);
       return img;
     }
     if (cache_ == "disk") {
@@ -604,6 +606,7 @@ class YoloDataset final : public DataSource {
   bool decode_reduced_ = false;
   std::string cache_ = "none";
   RamImageCache ram_cache_;
+  std::atomic<bool> shared_pixels_{false};  // share_pixels(): the RAM cache hands out its own pixels
   int cached_imgsz_ = 0;
   std::string cached_interp_;
   std::uint64_t cached_budget_ = 0;

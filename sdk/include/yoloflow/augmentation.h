@@ -44,10 +44,12 @@ class YOLOFLOW_SDK_API Augmentation : public Component {
  public:
   ~Augmentation() override;
   virtual void apply(Sample& sample, AugmentContext& context) = 0;
-  // Empty when, as configured, it can plan its pixel work (AugmentContext::plan_pixels); else
-  // why not, in a few words ("rotation is composed on the CPU only"). Asked after each
-  // configure(). By default it cannot.
-  virtual std::string plan_support() const;
+  // Null when, as configured, it can plan its pixel work (AugmentContext::plan_pixels); else
+  // why not, in a few words ("rotation is warped on the CPU only"), text the component keeps
+  // until its next configure(). Asked after each configure(). By default it cannot. (A C
+  // string: no std::string crosses here, so a plugin built with the other C++ string ABI still
+  // loads far enough to be refused with that reason.)
+  virtual const char* plan_support() const;
 };
 
 }  // namespace yoloflow

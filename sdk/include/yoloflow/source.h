@@ -50,6 +50,10 @@ class YOLOFLOW_SDK_API DataSource : public Component {
   // Sample `index`'s labels without decoding its image (labels.jpg, dataset statistics).
   // False where the source cannot tell them so (the default); then the host draws nothing.
   virtual bool labels(std::size_t index, SampleLabels& out) const;
+  // Whether load() may give pixels shared with the source's own store (a RAM cache) instead of
+  // a copy. The host sets it while nothing writes into a sample's pixels (the chain plans them:
+  // AugmentContext::plan_pixels), before the epoch's loads. By default ignored.
+  virtual void share_pixels(bool shared);
 };
 
 // A source's samples by index, as a SampleLoader: what the host hands an augmentation that

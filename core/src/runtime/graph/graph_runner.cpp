@@ -193,14 +193,17 @@ void GraphRunner::prepare(int epoch) {
 }
 
 bool GraphRunner::decide_pixel_plans(int epoch) {
-  if (!sink_->composes_pixel_plans()) return false;
+  if (!sink_->composes_pixel_plans()) {
+    source_->share_pixels(false);
+    return false;
+  }
   std::string why;
   if (!batcher_->collates_pixel_plans()) {
     why = stage_label(stages_[stages_.size() - 2]) + " does not batch planned pixels";
   } else {
     for (std::size_t i = 0; i < augmentations_.size() && why.empty(); ++i) {
-      const std::string reason = augmentations_[i]->plan_support();
-      if (!reason.empty()) why = stage_label(stages_[1 + i]) + ": " + reason;
+      const char* reason = augmentations_[i]->plan_support();
+      if (reason != nullptr) why = stage_label(stages_[1 + i]) + ": " + (*reason ? reason : "it cannot plan its pixels");
     }
   }
   if (!why.empty() && options_.require_pixel_plans) {
@@ -211,6 +214,7 @@ bool GraphRunner::decide_pixel_plans(int epoch) {
   const std::string note = why.empty() ? "augmentations composed on the training device (the CPU workers decode, "
                                          "draw and move the annotations)"
                                        : "augmentations made by the CPU workers: " + why;
+  source_->share_pixels(why.empty());
   if (note != plan_note_) {
     YF_LOG_INFO("epoch " << epoch + 1 << ": " << note);
     plan_note_ = note;
