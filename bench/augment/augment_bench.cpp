@@ -127,6 +127,7 @@ Result run(core::PluginManager& pm, const Options& o, int threads, const std::st
            const std::vector<std::string>& augs = kDefaultChain, int repeat = 1, bool planned = false) {
   json src_params = {{"data", o.data}, {"shrink_interpolation", "linear"}, {"cache", cache}};
   auto source = make<DataSource>(pm, Kind::Source, "yolo_dataset", src_params, o.imgsz);
+  source->share_pixels(planned);  // as the graph runner sets it while the chain plans
   std::vector<std::unique_ptr<Augmentation>> chain;
   for (const auto& n : augs) chain.push_back(make<Augmentation>(pm, Kind::Augmentation, n, json::object(), o.imgsz));
   const int collate_row = static_cast<int>(augs.size()) + 2;

@@ -20,6 +20,7 @@
 #include "support/paths.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
+#include "training/compose/augment_placement.h"
 #include "training/compose/pixel_composer.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/pixel_plan.h"
@@ -294,4 +295,29 @@ TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
   MESSAGE("GPU against the CPU plugins: " << wrong << " of " << 16LL * 640 * 640 * 3 << " bytes differ, mean "
                                           << sum / (16.0 * 640 * 640 * 3) << ", max " << worst);
   CHECK(sum / (16.0 * 640 * 640 * 3) <= 1.0);
+}
+
+TEST_CASE("augment_on auto: on the device at once with few workers, else once an epoch waited for data") {
+  const torch::Device cpu(torch::kCPU);
+  // Where the device composes with its own kernel.
+  core::AugmentPlacement few("auto", cpu, 3, /*composes=*/true);
+  CHECK(few.on_device());
+  core::AugmentPlacement many("auto", cpu, 14, true);
+  CHECK_FALSE(many.on_device());
+  REQUIRE(many.composer() != nullptr);
+  many.waited(4.0);
+  many.epoch_ended(0, 100.0);  // 4% of the epoch: the step kept the pace
+  CHECK_FALSE(many.on_device());
+  many.waited(30.0);
+  many.epoch_ended(1, 100.0);  // 30%: data-bound
+  CHECK(many.on_device());
+  // Elsewhere auto keeps the workers; the explicit settings hold whatever the waits.
+  core::AugmentPlacement elsewhere("auto", cpu, 3, /*composes=*/false);
+  CHECK_FALSE(elsewhere.on_device());
+  CHECK(elsewhere.composer() == nullptr);
+  core::AugmentPlacement workers("workers", cpu, 3, true);
+  workers.waited(90.0);
+  workers.epoch_ended(0, 100.0);
+  CHECK_FALSE(workers.on_device());
+  CHECK(core::AugmentPlacement("device", cpu, 14, false).on_device());
 }

@@ -183,8 +183,10 @@ Schema train_sink_schema() {
       "\"device\": the workers decode, draw every random value and move the annotations, and the training "
       "device composes the batch's pixels from their plans (the mosaic's tiles, hsv, flips; the same bytes: "
       "docs/performance.md); a chain that cannot be planned (rotation, shear, perspective, mixup, letterbox) "
-      "is refused in one line. On the CPU the host's cores compose (for checks). \"auto\": \"device\" on a "
-      "CUDA device where the chain can be planned, otherwise the workers, with an info line.");
+      "is refused in one line. On the CPU the host's cores compose (for checks). \"auto\": on a CUDA device, "
+      "\"device\" from the start when the data path has fewer than 8 workers, else from the epoch after one in "
+      "which the step waited for data a tenth of its time (both make the same bytes); a chain that cannot be "
+      "planned stays on the workers, with an info line naming the stage; elsewhere the workers.");
   s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
   s.add_string("device", "").doc(
       "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");

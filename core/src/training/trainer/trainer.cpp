@@ -7,6 +7,7 @@
 #include <functional>
 #include <ostream>
 
+#include <oneapi/tbb/info.h>
 #include <torch/torch.h>
 
 #include "log/logging.h"
@@ -19,7 +20,7 @@
 #include "runtime/util/process_clock.h"
 #include "runtime/util/text_format.h"
 #include "training/components/batch_targets.h"
-#include "training/compose/pixel_composer.h"
+#include "training/compose/augment_placement.h"
 #include "training/checkpoint/checkpoint.h"
 #include "training/checkpoint/checkpoint_writer.h"
 #include "training/device/cuda_memory.h"
@@ -88,7 +89,7 @@ class Trainer final : public RunDriver, private TrainingView {
     // On a GPU, batches are collated straight into pinned memory (cuda_memory.h says why).
     PixelAllocator pixel_allocator() override { return pinned_pixel_allocator(trainer_.device_); }
     // augment_on: the augmentations' pixels composed here, on the training device.
-    bool composes_pixel_plans() const override { return trainer_.composer_ != nullptr; }
+    bool composes_pixel_plans() const override { return trainer_.placement_ && trainer_.placement_->on_device(); }
 
    private:
     Trainer& trainer_;
@@ -171,7 +172,7 @@ class Trainer final : public RunDriver, private TrainingView {
   std::unique_ptr<ValPlots> val_plots_;
   std::unique_ptr<StepProfile> profile_;  // rank 0 only
   std::unique_ptr<StepEngine> engine_;
-  std::unique_ptr<PixelComposer> composer_;  // set when the training device composes the pixels (augment_on)
+  std::unique_ptr<AugmentPlacement> placement_;  // where the augmented pixels are made (augment_on)
   std::size_t eager_steps_before_ = 0, replays_before_ = 0;  // the captured step's counts when the epoch began
   TrainCallbacks callbacks_;              // rank 0 only
   TrainState state_;
@@ -238,9 +239,10 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   set_training_threads(device_, p_.get_int("cpu_threads"));
   set_cuda_memory_fraction(device_, p_.get_float("cuda_memory_fraction"));
   const std::string augment_on = p_.get_string("augment_on");
-  if (augment_on == "device" || (augment_on == "auto" && PixelComposer::composes_on(device_))) {
-    composer_ = std::make_unique<PixelComposer>(device_);
-  }
+  const int cores = std::max(1, tbb::info::default_concurrency());  // as the graph runner counts them
+  placement_ = std::make_unique<AugmentPlacement>(augment_on, device_,
+                                                  pipeline.workers > 0 ? std::min(pipeline.workers, cores) : cores,
+                                                  PixelComposer::composes_on(device_));
   // The data path first: its stages read their data here, and their failures name them.
   RunnerOptions ro;
   ro.require_pixel_plans = augment_on == "device";
@@ -467,7 +469,8 @@ void Trainer::train_batch(Batch& batch) {
   }
   first_batch_of_epoch_ = false;
   // Composed pixels are copied back for the pictures of an epoch's first batches only.
-  const torch::Tensor pixels = batch_pixels(batch, composer_.get(), state_.step < kPicturedBatches);
+  placement_->waited(waited);
+  const torch::Tensor pixels = batch_pixels(batch, placement_->composer(), state_.step < kPicturedBatches);
   CallbackRequests before;
   callbacks_.batch_start(batch, progress(), before);
   const std::int64_t ni = state_.step + schedule_->batches_per_epoch() * state_.epoch;  // iteration over the run
@@ -544,6 +547,7 @@ void Trainer::end_of_epoch(int epoch) {
   plan_epochs(epoch);  // first: validation, the checkpoint and results know the run's new end
   const double seconds = seconds_since(epoch_start_);
   state_.total_seconds += seconds;
+  placement_->epoch_ended(epoch, seconds);
   const auto loss = ((dp_ ? dp_->mean(state_.loss_sum) : state_.loss_sum) / std::max<std::int64_t>(state_.step, 1))
                         .to(torch::kCPU, torch::kDouble)
                         .contiguous();
