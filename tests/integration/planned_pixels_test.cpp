@@ -217,6 +217,26 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
   }
   // Identical pixels and boxes: identical training, to the printed digit.
   CHECK(losses[0] == losses[1]);
+
+  // Stopped on the device mid-run, resumed on the workers: the uninterrupted run's losses.
+  const std::string run = dir + "/run-moved";
+  const auto first = test::run_cli("train " + pipeline + " --run-dir " + run +
+                                       " stages.train.params.augment_on=device stages.train.params.max_steps=4",
+                                   "OMP_NUM_THREADS=1 ");
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  const auto resumed =
+      test::run_cli("train --resume " + run + " stages.train.params.augment_on=workers", "OMP_NUM_THREADS=1 ");
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  core::ResultsCsv results(run + "/results.csv");
+  results.load();
+  REQUIRE(results.rows().size() == 2);
+  std::vector<double> row;
+  for (const auto& values : results.rows()) {
+    for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) row.push_back(values.at(column));
+  }
+  CHECK(row == losses[0]);
 }
 
 TEST_CASE("train augment_on device: a chain that cannot be planned is refused in one line, auto uses the workers") {
