@@ -189,6 +189,18 @@ std::string write_planned_pipeline(const std::string& dir) {
   return path;
 }
 
+// The run's training losses, epoch by epoch, as results.csv has them.
+std::vector<double> epoch_losses(const std::string& run) {
+  core::ResultsCsv results(run + "/results.csv");
+  results.load();
+  CHECK(results.rows().size() == 2);
+  std::vector<double> out;
+  for (const auto& values : results.rows()) {
+    for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) out.push_back(values.at(column));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("train augment_on device: the same losses as the workers' pixels, pictures of the first batches") {
@@ -205,14 +217,7 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
     if (where == "device") {
       CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
     }
-    core::ResultsCsv results(run + "/results.csv");
-    results.load();
-    REQUIRE(results.rows().size() == 2);
-    std::vector<double> row;
-    for (const auto& values : results.rows()) {
-      for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) row.push_back(values.at(column));
-    }
-    losses.push_back(row);
+    losses.push_back(epoch_losses(run));
     CHECK(test::read_file(run + "/train_batch0.jpg").size() > 1000);
   }
   // Identical pixels and boxes: identical training, to the printed digit.
@@ -229,14 +234,7 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
       test::run_cli("train --resume " + run + " stages.train.params.augment_on=workers", "OMP_NUM_THREADS=1 ");
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  core::ResultsCsv results(run + "/results.csv");
-  results.load();
-  REQUIRE(results.rows().size() == 2);
-  std::vector<double> row;
-  for (const auto& values : results.rows()) {
-    for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) row.push_back(values.at(column));
-  }
-  CHECK(row == losses[0]);
+  CHECK(epoch_losses(run) == losses[0]);
 }
 
 TEST_CASE("train augment_on device: a chain that cannot be planned is refused in one line, auto uses the workers") {

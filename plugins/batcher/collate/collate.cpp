@@ -276,17 +276,24 @@ class Collate final : public Batcher {
     };
     if (planned_) {
       finish_plans(b, rasterise);
-      if (masks_) {
-        if (overlap_mask_) {
-          b.targets["image_masks"] = TargetArray{{b.size, mh, mw}, std::move(mask_values)};
-        } else {
-          b.targets["masks"] = TargetArray{{rows, mh, mw}, std::move(mask_values)};
-        }
-      }
-      clear_targets();
-      ++next_index_;
-      return b;
+    } else {
+      finish_pixels(b, rasterise);
     }
+    if (masks_) {
+      if (overlap_mask_) {
+        b.targets["image_masks"] = TargetArray{{b.size, mh, mw}, std::move(mask_values)};
+      } else {
+        b.targets["masks"] = TargetArray{{rows, mh, mw}, std::move(mask_values)};
+      }
+    }
+    clear_targets();
+    ++next_index_;
+    return b;
+  }
+
+  // The samples' images converted to RGB into the batch buffer, in parallel.
+  template <class Rasterise>
+  void finish_pixels(Batch& b, Rasterise& rasterise) {
     // A full batch's bytes even for the epoch's partial last batch: buffers of one size are
     // reused for every batch.
     const std::size_t bytes = static_cast<std::size_t>(capacity_) * b.height * b.width * 3;
@@ -313,16 +320,6 @@ class Collate final : public Batcher {
       for (std::size_t k = 0; k < images_.size(); ++k) copy(k);
     }
     images_.clear();  // the samples' pixels go now, not at the next batch
-    if (masks_) {
-      if (overlap_mask_) {
-        b.targets["image_masks"] = TargetArray{{b.size, mh, mw}, std::move(mask_values)};
-      } else {
-        b.targets["masks"] = TargetArray{{rows, mh, mw}, std::move(mask_values)};
-      }
-    }
-    clear_targets();
-    ++next_index_;
-    return b;
   }
 
   // A batch of plans: the plans gathered with the decoded images they read (no pixel copied).
