@@ -35,7 +35,6 @@ PlannedPixels plan_batch(const std::vector<const PixelPlan*>& plans, int width, 
   out.images.reserve(plans.size());
   // A decoded image (its pixels, size and row step) -> its place in `sources`.
   std::map<std::tuple<const std::uint8_t*, int, int, std::size_t>, int> source_of;
-  const cv::Rect output(0, 0, width, height);
   for (std::size_t k = 0; k < plans.size(); ++k) {
     const PixelPlan& p = *plans[k];
     if (p.width != width || p.height != height) {
@@ -48,17 +47,23 @@ PlannedPixels plan_batch(const std::vector<const PixelPlan*>& plans, int width, 
     image.first_tile = static_cast<int>(out.tiles.size());
     image.tiles = static_cast<int>(p.tiles.size());
     image.fill = p.fill;
+    image.warped = p.warped;
+    image.warp = p.warp;
     image.hsv = p.hsv;
     image.hsv_tables = p.hsv_tables;
     image.flip_lr = p.flip_lr;
     image.flip_ud = p.flip_ud;
+    // The tiles land on the canvas of a warped plan, else on the output.
+    const cv::Rect output = p.warped ? cv::Rect(0, 0, p.warp.canvas_width, p.warp.canvas_height)
+                                     : cv::Rect(0, 0, width, height);
     for (const ResizedTile& t : p.tiles) {
       const cv::Rect source(0, 0, t.source.cols, t.source.rows);
       if (t.source.type() != CV_8UC3 || t.from.empty() || (t.from & source) != t.from || t.to.empty() ||
           (t.to & output) != t.to) {
         std::ostringstream s;
         s << "image " << k << " of the batch has a tile reading " << t.from << " of a " << t.source.cols << "x"
-          << t.source.rows << " image into " << t.to << " of a " << width << "x" << height << " output";
+          << t.source.rows << " image into " << t.to << " of a " << output.width << "x" << output.height
+          << (p.warped ? " canvas" : " output");
         throw Error(s.str());
       }
       const auto [at, added] = source_of.emplace(std::make_tuple(t.source.data, t.source.rows, t.source.cols, t.source.step[0]),

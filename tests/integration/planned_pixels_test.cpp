@@ -7,6 +7,7 @@
 
 #include <opencv2/imgproc.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -59,7 +60,7 @@ cv::Mat random_image(std::mt19937& g, int w, int h) {
 
 }  // namespace
 
-TEST_CASE("planned pixels: tiles, colours and flips composed as cv::resize, the hsv plugin's tables and cv::flip") {
+TEST_CASE("planned pixels: tiles, warps, colours and flips composed as cv::resize, cv::warpAffine, the hsv plugin's tables and cv::flip") {
   std::mt19937 g(7);
   long long bytes = 0, wrong = 0;
   for (int round = 0; round < 60; ++round) {
@@ -83,6 +84,25 @@ TEST_CASE("planned pixels: tiles, colours and flips composed as cv::resize, the 
       plan.tiles.push_back(ResizedTile{source, from, to});
       cv::Mat roi = expected(to);
       cv::resize(source(from), roi, to.size(), 0, 0, cv::INTER_LINEAR);
+    }
+    if (round % 3 == 1) {
+      // The tiles make a canvas, which an affine matrix warps into an output of another size.
+      PixelPlan warped = plan;
+      warped.warped = true;
+      warped.warp.canvas_width = plan.width;
+      warped.warp.canvas_height = plan.height;
+      warped.warp.border = static_cast<std::uint8_t>(g() % 256);
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      const double scale = std::exp(0.6 * u(g)), angle = round % 2 == 0 ? 0.4 * u(g) : 0.0;
+      warped.warp.matrix = cv::Matx23d(scale * std::cos(angle), -scale * std::sin(angle) + 0.1 * u(g), 80 * u(g),
+                                       scale * std::sin(angle), scale * std::cos(angle), 80 * u(g));
+      warped.width = 32 * (1 + static_cast<int>(g() % 10));
+      warped.height = 16 + static_cast<int>(g() % 300);
+      cv::Mat out;
+      cv::warpAffine(expected, out, cv::Mat(warped.warp.matrix), cv::Size(warped.width, warped.height), cv::INTER_LINEAR,
+                     cv::BORDER_CONSTANT, cv::Scalar::all(warped.warp.border));
+      expected = out;
+      plan = warped;
     }
     if (round % 2 == 0) {
       // The hsv plugin's procedure: BGR -> HSV, a table per channel, back.
@@ -117,32 +137,46 @@ TEST_CASE("planned pixels: tiles, colours and flips composed as cv::resize, the 
   CHECK(wrong == 0);
 }
 
-TEST_CASE("planned pixels: the planned coco128 chain gives the CPU chain's boxes and bytes") {
+TEST_CASE("planned pixels: the planned coco128 chains give the CPU chains' boxes and bytes") {
   core::PluginManager pm;
   const std::string data = test::coco128_dir() + "/data.yaml";
-  for (const bool mosaic : {true, false}) {
-    for (const int imgsz : {320, 640}) {
+  // The fused chain, and Ultralytics' mosaic then random_perspective (with rotation and shear too).
+  for (const std::string chain : {"fused", "two-stage", "two-stage rotated"}) {
+    for (const bool mosaic : {true, false}) {
+      const int imgsz = mosaic ? 640 : 320;
       test::ComponentSetup setup;
       setup.imgsz = imgsz;
       auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset",
                                                      {{"data", data}, {"split", "train"}}, setup);
-      auto mp = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
-                                                   {{"p", mosaic ? 1.0 : 0.0}, {"others", "any"}}, setup);
-      auto hsv = test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup);
-      auto flip = test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup);
-      for (Augmentation* a : {mp.get(), hsv.get(), flip.get()}) CHECK(a->plan_support() == nullptr);
-      core::StageSampleLoaders loaders(*source, {mp.get(), hsv.get(), flip.get()}, /*epoch_seed=*/11, imgsz, 0);
+      std::vector<std::unique_ptr<Augmentation>> stages;
+      if (chain == "fused") {
+        stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
+                                                            {{"p", mosaic ? 1.0 : 0.0}, {"others", "any"}}, setup));
+      } else {
+        stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic",
+                                                            {{"p", mosaic ? 1.0 : 0.0}, {"others", "any"}}, setup));
+        json warp = chain == "two-stage" ? json::object() : json{{"degrees", 10.0}, {"shear", 5.0}};
+        stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "random_perspective", warp, setup));
+      }
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup));
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup));
+      std::vector<Augmentation*> augs;
+      for (auto& a : stages) {
+        CHECK(a->plan_support() == nullptr);
+        augs.push_back(a.get());
+      }
+      core::StageSampleLoaders loaders(*source, augs, /*epoch_seed=*/11, imgsz, 0);
       long long wrong = 0, bytes = 0;
-      for (std::size_t i = 0; i < 12; ++i) {
+      for (std::size_t i = 0; i < 8; ++i) {
+        CAPTURE(chain);
         CAPTURE(mosaic);
-        CAPTURE(imgsz);
         CAPTURE(i);
         Sample made = loaders.load_source(i * 7);
         Rng made_rng(1000 + i);
-        loaders.apply(made, made_rng, 3);
+        loaders.apply(made, made_rng, augs.size());
         Sample planned = loaders.load_source(i * 7);
         Rng planned_rng(1000 + i);
-        loaders.apply(planned, planned_rng, 3, {}, /*plan_pixels=*/true);
+        loaders.apply(planned, planned_rng, augs.size(), {}, /*plan_pixels=*/true);
         REQUIRE(planned.pixel_plan);
         CHECK(planned.image.empty());
         REQUIRE(made.boxes.size() == planned.boxes.size());
@@ -158,15 +192,19 @@ TEST_CASE("planned pixels: the planned coco128 chain gives the CPU chain's boxes
         wrong += differing_bytes(composed_bgr(*planned.pixel_plan), made.image);
         bytes += static_cast<long long>(made.image.total()) * 3;
       }
-      INFO(wrong << " of " << bytes << " bytes differ (mosaic " << mosaic << ", imgsz " << imgsz << ")");
+      INFO(wrong << " of " << bytes << " bytes differ (" << chain << ", mosaic " << mosaic << ")");
       CHECK(wrong == 0);
     }
   }
-  // Rotation is warped on the CPU only: the stage says so.
+  // The fused stage warps rotation on the CPU only, random_perspective perspective: each says so.
   auto rotating = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
                                                      {{"degrees", 10.0}}, {});
   REQUIRE(rotating->plan_support() != nullptr);
   CHECK(std::string(rotating->plan_support()).find("degrees") != std::string::npos);
+  auto projective = test::make_component<Augmentation>(pm, Kind::Augmentation, "random_perspective",
+                                                       {{"perspective", 0.0005}}, {});
+  REQUIRE(projective->plan_support() != nullptr);
+  CHECK(std::string(projective->plan_support()).find("perspective") != std::string::npos);
 }
 
 namespace {
@@ -193,7 +231,6 @@ std::string write_planned_pipeline(const std::string& dir) {
 std::vector<double> epoch_losses(const std::string& run) {
   core::ResultsCsv results(run + "/results.csv");
   results.load();
-  CHECK(results.rows().size() == 2);
   std::vector<double> out;
   for (const auto& values : results.rows()) {
     for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) out.push_back(values.at(column));
@@ -237,20 +274,29 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
   CHECK(epoch_losses(run) == losses[0]);
 }
 
-TEST_CASE("train augment_on device: a chain that cannot be planned is refused in one line, auto uses the workers") {
+TEST_CASE("train augment_on device: the shipped chain trains as on the workers; one that cannot be planned is refused") {
   const auto dir = test::temp_dir("planned-refused");
   const auto data = test::write_coco128_subset(dir, 4);
   const auto run = dir + "/run";
-  // The shipped CPU pipeline warps its mosaic canvas with random_perspective (not planned).
-  const auto refused = test::train_coco128_cpu(data, run, "epochs=1 stages.train.params.augment_on=device");
+  // Perspective is warped on the CPU only.
+  const auto refused = test::train_coco128_cpu(
+      data, run, "epochs=1 stages.train.params.augment_on=device stages.perspective.params.perspective=0.0005");
   INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(refused.output.find("augment_on device: epoch 1 cannot compose its augmentations on the training device: "
-                            "stage 'mosaic'") != std::string::npos);
+                            "stage 'perspective'") != std::string::npos);
   const auto automatic = test::train_coco128_cpu(data, run + "-auto", "epochs=1");
   INFO(automatic.output);
   CHECK(automatic.exit_code == 0);
   CHECK(automatic.output.find("augment_on device") == std::string::npos);
+  // The shipped chain (mosaic, random_perspective, hsv, flip) planned: the workers' training.
+  const auto planned = test::train_coco128_cpu(data, run + "-device", "epochs=1 stages.train.params.augment_on=device");
+  INFO(planned.output);
+  REQUIRE(planned.exit_code == 0);
+  CHECK(planned.output.find("augmentations composed on the training device") != std::string::npos);
+  const std::vector<double> losses = epoch_losses(run + "-device");
+  CHECK(losses.size() == 3);
+  CHECK(losses == epoch_losses(run + "-auto"));
 }
 
 TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
@@ -264,55 +310,72 @@ TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
   setup.imgsz = 640;
   auto source = test::make_component<DataSource>(
       pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "train"}}, setup);
-  auto mp = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective", {{"others", "any"}}, setup);
   auto hsv = test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup);
   auto flip = test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup);
-  core::StageSampleLoaders loaders(*source, {mp.get(), hsv.get(), flip.get()}, 5, 640, 0);
-  std::vector<std::shared_ptr<PixelPlan>> plans;
-  std::vector<const PixelPlan*> views;
-  std::vector<cv::Mat> made;
-  for (std::size_t i = 0; i < 16; ++i) {
-    Sample m = loaders.load_source(i);
-    Rng r1(i);
-    loaders.apply(m, r1, 3);
-    made.push_back(m.image);
-    Sample s = loaders.load_source(i);
-    Rng r2(i);
-    loaders.apply(s, r2, 3, {}, true);
-    plans.push_back(s.pixel_plan);
-    views.push_back(plans.back().get());
+  // The fused chain (resized tiles) and the two-stage one with rotation and shear (a warped canvas).
+  for (const bool fused : {true, false}) {
+    CAPTURE(fused);
+    std::vector<std::unique_ptr<Augmentation>> geometry;
+    if (fused) {
+      geometry.push_back(
+          test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective", {{"others", "any"}}, setup));
+    } else {
+      geometry.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic", {{"others", "any"}}, setup));
+      geometry.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "random_perspective",
+                                                            {{"degrees", 10.0}, {"shear", 5.0}}, setup));
+    }
+    std::vector<Augmentation*> chain;
+    for (auto& a : geometry) chain.push_back(a.get());
+    chain.push_back(hsv.get());
+    chain.push_back(flip.get());
+    core::StageSampleLoaders loaders(*source, chain, 5, 640, 0);
+    std::vector<std::shared_ptr<PixelPlan>> plans;
+    std::vector<const PixelPlan*> views;
+    std::vector<cv::Mat> made;
+    for (std::size_t i = 0; i < 16; ++i) {
+      Sample m = loaders.load_source(i);
+      Rng r1(i);
+      loaders.apply(m, r1, chain.size());
+      made.push_back(m.image);
+      Sample s = loaders.load_source(i);
+      Rng r2(i);
+      loaders.apply(s, r2, chain.size(), {}, true);
+      plans.push_back(s.pixel_plan);
+      views.push_back(plans.back().get());
+    }
+    Batch batch;
+    batch.size = 16;
+    batch.height = batch.width = 640;
+    auto planned = std::make_shared<PlannedPixels>(plan_batch(views, 640, 640));
+    batch.planned = planned;
+    core::PixelComposer composer(cuda);
+    const torch::Tensor on_gpu = composer.compose(batch).cpu();
+    // Its images stay on the device: composing again uploads nothing and gives the same bytes.
+    CHECK(composer.kept_images() == planned->sources.size());
+    CHECK(torch::equal(composer.compose(batch).cpu(), on_gpu));
+    torch::Tensor on_host = torch::empty({16, 640, 640, 3}, torch::kUInt8);
+    core::compose_on_host(*planned, 16, 640, 640, on_host.data_ptr<std::uint8_t>());
+    CHECK(torch::equal(on_gpu, on_host));
+    // And against this machine's OpenCV, through the CPU plugins (its build's resize may round otherwise).
+    long long wrong = 0, worst = 0;
+    double sum = 0;
+    for (std::size_t k = 0; k < made.size(); ++k) {
+      cv::Mat rgb;
+      cv::cvtColor(made[k], rgb, cv::COLOR_BGR2RGB);
+      const cv::Mat gpu(640, 640, CV_8UC3, on_gpu[static_cast<std::int64_t>(k)].data_ptr<std::uint8_t>());
+      cv::Mat diff;
+      cv::absdiff(rgb.reshape(1), gpu.reshape(1), diff);
+      wrong += cv::countNonZero(diff);
+      double lo = 0, hi = 0;
+      cv::minMaxLoc(diff, &lo, &hi);
+      worst = std::max(worst, static_cast<long long>(hi));
+      sum += cv::sum(diff)[0];
+    }
+    MESSAGE((fused ? "fused" : "two-stage") << " chain, GPU against the CPU plugins: " << wrong << " of "
+                                            << 16LL * 640 * 640 * 3 << " bytes differ, mean "
+                                            << sum / (16.0 * 640 * 640 * 3) << ", max " << worst);
+    CHECK(sum / (16.0 * 640 * 640 * 3) <= 1.0);
   }
-  Batch batch;
-  batch.size = 16;
-  batch.height = batch.width = 640;
-  auto planned = std::make_shared<PlannedPixels>(plan_batch(views, 640, 640));
-  batch.planned = planned;
-  core::PixelComposer composer(cuda);
-  const torch::Tensor on_gpu = composer.compose(batch).cpu();
-  // Its images stay on the device: composing again uploads nothing and gives the same bytes.
-  CHECK(composer.kept_images() == planned->sources.size());
-  CHECK(torch::equal(composer.compose(batch).cpu(), on_gpu));
-  torch::Tensor on_host = torch::empty({16, 640, 640, 3}, torch::kUInt8);
-  core::compose_on_host(*planned, 16, 640, 640, on_host.data_ptr<std::uint8_t>());
-  CHECK(torch::equal(on_gpu, on_host));
-  // And against this machine's OpenCV, through the CPU plugins (its build's resize may round otherwise).
-  long long wrong = 0, worst = 0;
-  double sum = 0;
-  for (std::size_t k = 0; k < made.size(); ++k) {
-    cv::Mat rgb;
-    cv::cvtColor(made[k], rgb, cv::COLOR_BGR2RGB);
-    const cv::Mat gpu(640, 640, CV_8UC3, on_gpu[static_cast<std::int64_t>(k)].data_ptr<std::uint8_t>());
-    cv::Mat diff;
-    cv::absdiff(rgb.reshape(1), gpu.reshape(1), diff);
-    wrong += cv::countNonZero(diff);
-    double lo = 0, hi = 0;
-    cv::minMaxLoc(diff, &lo, &hi);
-    worst = std::max(worst, static_cast<long long>(hi));
-    sum += cv::sum(diff)[0];
-  }
-  MESSAGE("GPU against the CPU plugins: " << wrong << " of " << 16LL * 640 * 640 * 3 << " bytes differ, mean "
-                                          << sum / (16.0 * 640 * 640 * 3) << ", max " << worst);
-  CHECK(sum / (16.0 * 640 * 640 * 3) <= 1.0);
 }
 
 TEST_CASE("augment_on auto: on the device at once with few workers, else once an epoch waited for data") {

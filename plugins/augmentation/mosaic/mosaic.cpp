@@ -12,6 +12,7 @@
 #include "geometry/mosaic_layout.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -32,11 +33,22 @@ class Mosaic final : public Augmentation {
     where_ = context.node;
   }
 
+  const char* plan_support() const override { return nullptr; }
+
   void apply(Sample& sample, AugmentContext& ctx) override {
     const int s = ctx.imgsz;
     const MosaicDraw d = draw_mosaic(ctx.rng, settings_, s, ctx, "mosaic '" + where_ + "'");
     if (!d.apply) return;
-    cv::Mat canvas(2 * s, 2 * s, CV_8UC3, cv::Scalar(pad_value_, pad_value_, pad_value_));
+    // Planned: the four tiles are placed on a canvas that is described, not made.
+    std::shared_ptr<PixelPlan> plan;
+    cv::Mat canvas;
+    if (ctx.plan_pixels) {
+      plan = std::make_shared<PixelPlan>();
+      plan->width = plan->height = 2 * s;
+      plan->fill = static_cast<std::uint8_t>(pad_value_);
+    } else {
+      canvas = cv::Mat(2 * s, 2 * s, CV_8UC3, cv::Scalar(pad_value_, pad_value_, pad_value_));
+    }
     Sample mosaic;
     Geometry geometry = sample.geometry;
     for (int i = 0; i < 4; ++i) {
@@ -47,7 +59,13 @@ class Mosaic final : public Augmentation {
         throw Error("mosaic '" + where_ + "': sample '" + tile.path + "' is not an 8-bit BGR image");
       }
       const TilePlacement t = place_tile(i, d.xc, d.yc, tile.image.cols, tile.image.rows, s);
-      if (!t.canvas.empty()) tile.image(t.tile).copyTo(canvas(t.canvas));
+      if (!t.canvas.empty()) {
+        if (plan) {
+          plan->tiles.push_back(ResizedTile{tile.image, t.tile, t.canvas});  // the same size: a copy
+        } else {
+          tile.image(t.tile).copyTo(canvas(t.canvas));
+        }
+      }
       if (i == 0) {
         geometry.pad_x += t.shift.x;
         geometry.pad_y += t.shift.y;
@@ -55,6 +73,7 @@ class Mosaic final : public Augmentation {
       place_instances(tile, t, mosaic);
     }
     sample.image = canvas;
+    sample.pixel_plan = std::move(plan);
     sample.boxes = std::move(mosaic.boxes);
     sample.polygons = std::move(mosaic.polygons);
     sample.keypoints = std::move(mosaic.keypoints);

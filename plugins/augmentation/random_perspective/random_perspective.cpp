@@ -12,10 +12,14 @@
 // shape: Ultralytics letterboxes to it before its RandomPerspective, whose output keeps that
 // size). A 2*imgsz mosaic is therefore cropped around its centre as Ultralytics does with its
 // mosaic border of -imgsz/2; an imgsz input keeps its size.
+// Planned (AugmentContext::plan_pixels, perspective 0): the affine warp goes into the sample's
+// PixelPlan, over the canvas its tiles make, for the training device to compose.
 #include <opencv2/imgproc.hpp>
 
 #include "geometry/perspective_matrix.h"
 #include "yoloflow/augmentation.h"
+#include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -41,10 +45,18 @@ class RandomPerspective final : public Augmentation {
     width_ = p.is_null("width") ? 0 : static_cast<int>(p.get_int("width"));
   }
 
+  const char* plan_support() const override {
+    return ranges_.perspective != 0 ? "perspective is warped on the CPU only (perspective must be 0)" : nullptr;
+  }
+
   void apply(Sample& sample, AugmentContext& ctx) override {
     const int out_w = width_ > 0 ? width_ : ctx.imgsz, out_h = height_ > 0 ? height_ : ctx.imgsz;
-    const PerspectiveDraw d =
-        draw_perspective(ctx.rng, ranges_, sample.image.cols, sample.image.rows, out_w, out_h);
+    const cv::Size in = image_size(sample);
+    const PerspectiveDraw d = draw_perspective(ctx.rng, ranges_, in.width, in.height, out_w, out_h);
+    if (ctx.plan_pixels) {
+      plan_warp(sample, d, out_w, out_h);
+      return;
+    }
     cv::Mat out;
     const cv::Scalar pad(pad_value_, pad_value_, pad_value_);
     if (d.projective) {
@@ -62,6 +74,26 @@ class RandomPerspective final : public Augmentation {
   }
 
  private:
+  // Planned: the warp of what the plan's tiles make, described (its instances move as above).
+  void plan_warp(Sample& sample, const PerspectiveDraw& d, int out_w, int out_h) const {
+    if (d.projective) throw Error("random_perspective: perspective is warped on the CPU only, not planned");
+    PixelPlan& plan = plan_of(sample);
+    if (plan.warped || plan.hsv || plan.flip_lr || plan.flip_ud) {
+      throw Error("random_perspective: the sample's planned pixels are already warped, recoloured or flipped; a "
+                  "planned warp comes right after the tiles (mosaic)");
+    }
+    plan.warped = true;
+    plan.warp.matrix = cv::Matx23d(d.M(0, 0), d.M(0, 1), d.M(0, 2), d.M(1, 0), d.M(1, 1), d.M(1, 2));
+    plan.warp.canvas_width = plan.width;
+    plan.warp.canvas_height = plan.height;
+    plan.warp.border = static_cast<std::uint8_t>(pad_value_);
+    plan.width = out_w;
+    plan.height = out_h;
+    const InstanceFilter filter;
+    move_instances(sample, pixel_map(d, out_w, out_h), &filter);
+    warp_geometry(sample.geometry, d);
+  }
+
   PerspectiveRanges ranges_;
   int pad_value_ = 114;
   int height_ = 0, width_ = 0;  // 0: imgsz

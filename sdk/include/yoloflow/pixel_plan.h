@@ -9,9 +9,11 @@
 // Each operation is the arithmetic of the CPU plugins', reproduced exactly:
 //   tiles    cv::resize(source(from), output(to), INTER_LINEAR) with OpenCV's 11-bit fixed-point
 //            weights, in order (a later tile over an earlier), `fill` where no tile lands;
+//   warp     optionally, the tiles make a canvas instead, which cv::warpAffine (INTER_LINEAR,
+//            BORDER_CONSTANT) maps into the output (a mosaic's canvas under random_perspective);
 //   hsv      cvtColor(BGR2HSV) -> a lookup table per channel -> cvtColor(HSV2BGR);
 //   flips    the image mirrored left-right and/or upside down, after the colours.
-// A stage needing anything else (a rotation, a blend of two images) says so in
+// A stage needing anything else (a perspective warp, a blend of two images) says so in
 // Augmentation::plan_support(), and the whole chain then works on pixels as usual.
 #include <array>
 #include <cstddef>
@@ -35,10 +37,20 @@ struct ResizedTile {
   cv::Rect to;     // where it lands in the output
 };
 
+// cv::warpAffine of the canvas the tiles make into the output.
+struct AffineWarp {
+  cv::Matx23d matrix;  // canvas pixel -> output pixel, as warpAffine takes it
+  int canvas_width = 0, canvas_height = 0;
+  std::uint8_t border = 114;  // outside the canvas
+};
+
 struct PixelPlan {
   int width = 0, height = 0;  // the output image
   std::uint8_t fill = 114;    // grey where no tile lands
   std::vector<ResizedTile> tiles;
+  // Set: the tiles land on the canvas (their `to` in its pixels), which this warps into the output.
+  bool warped = false;
+  AffineWarp warp;
   // Lookup tables of OpenCV's 8-bit HSV (hue 0..179; saturation, value 0..255), applied when
   // `hsv` is set: hue, saturation, value, 256 entries each.
   bool hsv = false;
@@ -58,6 +70,8 @@ struct PlannedPixels {
   struct Image {
     int first_tile = 0, tiles = 0;  // its tiles in `tiles`
     std::uint8_t fill = 114;
+    bool warped = false;
+    AffineWarp warp;
     bool hsv = false;
     std::array<std::uint8_t, 3 * 256> hsv_tables{};
     bool flip_lr = false, flip_ud = false;

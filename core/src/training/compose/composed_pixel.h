@@ -10,6 +10,11 @@
 // The vertical pass is OpenCV's vector one, which every element of an 8-bit row takes on x86:
 // ((h0 >> 4) * b0 >> 16) + ((h1 >> 4) * b1 >> 16), rounded by 2 bits and saturated
 // (tests/unit/composed_pixel_test.cpp checks it against cv::resize over random sizes).
+// A warp is cv::warpAffine(INTER_LINEAR, BORDER_CONSTANT) of the canvas the tiles make: the
+// inverse matrix as OpenCV inverts it, each output pixel's source position in 1/32 pixel
+// (cvRound of (m * x) * 1024 per column and (m * y + m) * 1024 per row, plus 16, shifted by 5),
+// weights (32 - f) * (32 - g) * 32 ... summing to 2^15, rounded by 15 bits; the canvas is the
+// tiles over `fill`, the border outside it (checked against cv::warpAffine in the same test).
 // Colours go through two tables made by cv::cvtColor itself (hsv_tables.h).
 #include <cmath>
 #include <cstdint>
@@ -30,9 +35,11 @@ struct ComposeTile {
 };
 
 struct ComposeImage {
+  double inverse[6] = {};  // the warp's output -> canvas matrix, as OpenCV inverts it (warp set)
   int first_tile = 0, tiles = 0;
   int fill = 114;
   int hsv = 0, flip_lr = 0, flip_ud = 0;
+  int warp = 0, canvas_w = 0, canvas_h = 0, border = 114;
 };
 
 // The two source pixels and 11-bit weights of output position d on an axis resized from n
@@ -46,6 +53,23 @@ YF_HOST_DEVICE inline double mul_exact(double a, double b) {
   return __dmul_rn(a, b);  // never fused with the subtraction below (OpenCV's x86 code is not)
 #else
   return a * b;
+#endif
+}
+
+YF_HOST_DEVICE inline double add_exact(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+// cvRound of a double: to nearest, ties to even.
+YF_HOST_DEVICE inline int round_int(double v) {
+#ifdef __CUDA_ARCH__
+  return __double2int_rn(v);
+#else
+  return static_cast<int>(__builtin_nearbyint(v));
 #endif
 }
 
@@ -86,6 +110,8 @@ YF_HOST_DEVICE inline ResizeTap resize_tap(int d, int n, int m, bool clamp_fract
 
 // Channel c of the tile's pixel (lx, ly) in its output rectangle.
 YF_HOST_DEVICE inline int tile_value(const ComposeTile& t, int lx, int ly, int c) {
+  // The same size (a mosaic's tile on its canvas): cv::resize copies, and so do the taps below.
+  if (t.from_w == t.to_w && t.from_h == t.to_h) return t.data[ly * t.stride + lx * 3 + c];
   const ResizeTap tx = resize_tap(lx, t.from_w, t.to_w, true);
   const ResizeTap ty = resize_tap(ly, t.from_h, t.to_h, false);
   const std::uint8_t* r0 = t.data + ty.s0 * t.stride;
@@ -101,6 +127,39 @@ YF_HOST_DEVICE inline int tile_value(const ComposeTile& t, int lx, int ly, int c
   return v < 0 ? 0 : (v > 255 ? 255 : v);
 }
 
+// The BGR pixel (x, y) the tiles make: the last tile holding it, else `fill`.
+YF_HOST_DEVICE inline void tiles_pixel(const ComposeTile* tiles, const ComposeImage& im, int x, int y, int* bgr) {
+  bgr[0] = bgr[1] = bgr[2] = im.fill;
+  for (int k = im.tiles - 1; k >= 0; --k) {  // a later tile lies over an earlier one
+    const ComposeTile& t = tiles[im.first_tile + k];
+    if (x < t.to_x || y < t.to_y || x >= t.to_x + t.to_w || y >= t.to_y + t.to_h) continue;
+    for (int c = 0; c < 3; ++c) bgr[c] = tile_value(t, x - t.to_x, y - t.to_y, c);
+    return;
+  }
+}
+
+// The BGR pixel (x, y) of the warped canvas.
+YF_HOST_DEVICE inline void warped_pixel(const ComposeTile* tiles, const ComposeImage& im, int x, int y, int* bgr) {
+  const double* m = im.inverse;
+  const int x0 = round_int(add_exact(mul_exact(m[1], y), m[2]) * 1024) + 16;
+  const int y0 = round_int(add_exact(mul_exact(m[4], y), m[5]) * 1024) + 16;
+  const int px = (x0 + round_int(mul_exact(m[0], x) * 1024)) >> 5;
+  const int py = (y0 + round_int(mul_exact(m[3], x) * 1024)) >> 5;
+  const int sx = px >> 5, sy = py >> 5, fx = px & 31, fy = py & 31;
+  const int w[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
+  int sum[3] = {1 << 14, 1 << 14, 1 << 14};
+  for (int k = 0; k < 4; ++k) {
+    const int cx = sx + (k & 1), cy = sy + (k >> 1);
+    int tap[3] = {im.border, im.border, im.border};
+    if (cx >= 0 && cy >= 0 && cx < im.canvas_w && cy < im.canvas_h) tiles_pixel(tiles, im, cx, cy, tap);
+    for (int c = 0; c < 3; ++c) sum[c] += tap[c] * w[k];
+  }
+  for (int c = 0; c < 3; ++c) {
+    const int v = sum[c] >> 15;
+    bgr[c] = v < 0 ? 0 : (v > 255 ? 255 : v);
+  }
+}
+
 // Output pixel (x, y) of an image `width` x `height`, written as RGB into out[0..2].
 // `hsv_tables`: the image's 3 x 256 tables; `bgr_to_hsv`: 2^24 x 3 bytes indexed by
 // (b << 16 | g << 8 | r); `hsv_to_bgr`: 180 x 256 x 256 x 3 bytes indexed by (h, s, v).
@@ -110,12 +169,11 @@ YF_HOST_DEVICE inline void composed_pixel(const ComposeTile* tiles, const Compos
                                           std::uint8_t* out) {
   const int sx = im.flip_lr ? width - 1 - x : x;
   const int sy = im.flip_ud ? height - 1 - y : y;
-  int bgr[3] = {im.fill, im.fill, im.fill};
-  for (int k = im.tiles - 1; k >= 0; --k) {  // a later tile lies over an earlier one
-    const ComposeTile& t = tiles[im.first_tile + k];
-    if (sx < t.to_x || sy < t.to_y || sx >= t.to_x + t.to_w || sy >= t.to_y + t.to_h) continue;
-    for (int c = 0; c < 3; ++c) bgr[c] = tile_value(t, sx - t.to_x, sy - t.to_y, c);
-    break;
+  int bgr[3];
+  if (im.warp) {
+    warped_pixel(tiles, im, sx, sy, bgr);
+  } else {
+    tiles_pixel(tiles, im, sx, sy, bgr);
   }
   if (im.hsv) {
     const std::int64_t i = (static_cast<std::int64_t>(bgr[0]) << 16 | bgr[1] << 8 | bgr[2]) * 3;

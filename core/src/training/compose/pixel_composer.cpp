@@ -39,6 +39,22 @@ struct SourcePixels {
   std::int64_t stride = 0;
 };
 
+// The inverse of an affine matrix as cv::warpAffine computes it (in this order, in double).
+void invert_as_opencv(const cv::Matx23d& a, double* m) {
+  m[0] = a(0, 0), m[1] = a(0, 1), m[2] = a(0, 2), m[3] = a(1, 0), m[4] = a(1, 1), m[5] = a(1, 2);
+  double d = m[0] * m[4] - m[1] * m[3];
+  d = d != 0 ? 1. / d : 0;
+  const double a11 = m[4] * d, a22 = m[0] * d;
+  m[0] = a11;
+  m[1] *= -d;
+  m[3] *= -d;
+  m[4] = a22;
+  const double b1 = -m[0] * m[2] - m[1] * m[5];
+  const double b2 = -m[3] * m[2] - m[4] * m[5];
+  m[2] = b1;
+  m[5] = b2;
+}
+
 template <class Where>
 Layout layout_of(const PlannedPixels& p, std::int64_t n, Where&& where) {
   if (static_cast<std::int64_t>(p.images.size()) != n) {
@@ -71,6 +87,13 @@ Layout layout_of(const PlannedPixels& p, std::int64_t n, Where&& where) {
     c.hsv = im.hsv ? 1 : 0;
     c.flip_lr = im.flip_lr ? 1 : 0;
     c.flip_ud = im.flip_ud ? 1 : 0;
+    if (im.warped) {
+      c.warp = 1;
+      c.canvas_w = im.warp.canvas_width;
+      c.canvas_h = im.warp.canvas_height;
+      c.border = im.warp.border;
+      invert_as_opencv(im.warp.matrix, c.inverse);
+    }
     l.hsv = l.hsv || im.hsv;
     l.images.push_back(c);
     std::copy(im.hsv_tables.begin(), im.hsv_tables.end(), l.tables.begin() + static_cast<std::ptrdiff_t>(i * 768));
