@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -221,7 +222,8 @@ std::string write_planned_pipeline(const std::string& dir) {
     "flip": {"plugin": "flip", "input": "hsv"},
     "batch": {"plugin": "collate", "input": "flip", "params": {"batch": 2}},
     "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml", "model": {"plugin": "yolo11", "params": {"scale": "n"}},
-      "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"}, "val_every": 0, "callbacks": [{"plugin": "train_batch_images"}]}}
+      "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"}, "val_every": 0,
+      "callbacks": [{"plugin": "train_batch_images", "params": {"batches": 4}}]}}
   }
 })");
   return path;
@@ -242,7 +244,7 @@ std::vector<double> epoch_losses(const std::string& run) {
 
 TEST_CASE("train augment_on device: the same losses as the workers' pixels, pictures of the first batches") {
   const auto dir = test::temp_dir("planned-train");
-  test::write_coco128_subset(dir, 6);
+  test::write_coco128_subset(dir, 8);
   const std::string pipeline = write_planned_pipeline(dir);
   std::vector<std::vector<double>> losses;
   for (const std::string where : {"workers", "device"}) {
@@ -256,6 +258,14 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
     }
     losses.push_back(epoch_losses(run));
     CHECK(test::read_file(run + "/train_batch0.jpg").size() > 1000);
+    // A fourth picture asked for: the device's composed pixels are copied back for the first three
+    // batches only, so it is left out with a warning and the run goes on.
+    if (where == "device") {
+      CHECK_FALSE(std::filesystem::exists(run + "/train_batch3.jpg"));
+      CHECK(r.output.find("were not copied back (only the first 3 batches of an epoch are)") != std::string::npos);
+    } else {
+      CHECK(std::filesystem::exists(run + "/train_batch3.jpg"));
+    }
   }
   // Identical pixels and boxes: identical training, to the printed digit.
   CHECK(losses[0] == losses[1]);
@@ -263,7 +273,7 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
   // Stopped on the device mid-run, resumed on the workers: the uninterrupted run's losses.
   const std::string run = dir + "/run-moved";
   const auto first = test::run_cli("train " + pipeline + " --run-dir " + run +
-                                       " stages.train.params.augment_on=device stages.train.params.max_steps=4",
+                                       " stages.train.params.augment_on=device stages.train.params.max_steps=6",
                                    "OMP_NUM_THREADS=1 ");
   INFO(first.output);
   REQUIRE(first.exit_code == 0);

@@ -8,7 +8,6 @@
 // graph's one serial batcher node, so a per-sample copy there would cap the whole data path.
 // Samples whose pixels are planned (yoloflow/pixel_plan.h) make a batch of plans, which carries
 // the decoded images they read (no pixel is copied here).
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -308,17 +307,7 @@ class Collate final : public Batcher {
       cv::cvtColor(images_[k], dst, cv::COLOR_BGR2RGB);
       rasterise(k);
     };
-    if (images_.size() >= kParallelFrom) {
-      // Isolated: while this thread waits for the copies it runs only copies, not another
-      // sample's augmentations, which would hold the batch back.
-      tbb::this_task_arena::isolate([&] {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, images_.size(), 1), [&](const auto& r) {
-          for (std::size_t k = r.begin(); k != r.end(); ++k) copy(k);
-        });
-      });
-    } else {
-      for (std::size_t k = 0; k < images_.size(); ++k) copy(k);
-    }
+    for_each_sample(images_.size(), copy);
     images_.clear();  // the samples' pixels go now, not at the next batch
   }
 
@@ -333,16 +322,24 @@ class Collate final : public Batcher {
     } catch (const Error& e) {
       throw Error("collate '" + where_ + "': " + e.what());
     }
-    if (masks_ && plans_.size() >= kParallelFrom) {
-      tbb::this_task_arena::isolate([&] {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, plans_.size(), 1), [&](const auto& r) {
-          for (std::size_t k = r.begin(); k != r.end(); ++k) rasterise(k);
-        });
-      });
-    } else {
-      for (std::size_t k = 0; k < plans_.size(); ++k) rasterise(k);
-    }
+    if (masks_) for_each_sample(plans_.size(), rasterise);
     plans_.clear();
+  }
+
+  // fn(k) for each of the batch's n samples, in parallel from kParallelFrom on. Isolated: while
+  // this thread waits for them it runs only these, not another sample's augmentations, which
+  // would hold the batch back.
+  template <class Fn>
+  static void for_each_sample(std::size_t n, Fn& fn) {
+    if (n < kParallelFrom) {
+      for (std::size_t k = 0; k < n; ++k) fn(k);
+      return;
+    }
+    tbb::this_task_arena::isolate([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1), [&](const auto& r) {
+        for (std::size_t k = r.begin(); k != r.end(); ++k) fn(k);
+      });
+    });
   }
 
   // Below this many images a batch is copied on the calling thread (tasks would cost more).

@@ -177,7 +177,7 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
   // The batch's decoded images on the device: those kept from earlier batches, the others
   // uploaded now, in one copy from pinned memory.
   std::vector<SourcePixels> where(p.sources.size());
-  std::vector<std::size_t> missing;
+  std::vector<std::size_t> missing, offsets;  // sources to upload, and their place in the upload
   std::size_t missing_bytes = 0;
   for (std::size_t k = 0; k < p.sources.size(); ++k) {
     const cv::Mat& s = p.sources[k];
@@ -188,17 +188,11 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
       where[k] = it->second.pixels;
     } else {
       missing.push_back(k);
+      offsets.push_back(missing_bytes);
       missing_bytes += static_cast<std::size_t>(s.rows) * s.cols * 3;
     }
   }
   if (!missing.empty()) {
-    std::vector<std::size_t> offsets(missing.size());
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < missing.size(); ++i) {
-      offsets[i] = at;
-      const cv::Mat& s = p.sources[missing[i]];
-      at += static_cast<std::size_t>(s.rows) * s.cols * 3;
-    }
     torch::Tensor staging = torch::empty({static_cast<std::int64_t>(missing_bytes)}, u8.pinned_memory(true));
     std::uint8_t* host = staging.data_ptr<std::uint8_t>();
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, missing.size(), 1), [&](const auto& r) {

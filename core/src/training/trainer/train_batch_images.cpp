@@ -30,11 +30,12 @@ class TrainBatchImages final : public Callback {
   }
   void on_batch_start(const Batch& batch, const TrainProgress& progress, TrainControl&) override {
     if (progress.epoch != 0 || progress.step >= batches_) return;
-    auto samples = samples_of_batch(batch);
-    if (static_cast<std::int64_t>(samples.size()) > max_images_) samples.resize(static_cast<std::size_t>(max_images_));
     const std::string path = run_dir_ + "/train_batch" + std::to_string(progress.step) + ".jpg";
-    // Not worth failing a run over.
+    // Not worth failing a run over (a batch composed on the training device past the first
+    // kPicturedBatches has no pixels on the host: samples_of_batch says so).
     try {
+      auto samples = samples_of_batch(batch);
+      if (static_cast<std::int64_t>(samples.size()) > max_images_) samples.resize(static_cast<std::size_t>(max_images_));
       write_image_file(path, draw_sample_grid(samples, names_, max_side_));
     } catch (const Error& e) {
       YF_LOG_WARN("train: " << e.what());
