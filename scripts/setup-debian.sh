@@ -18,6 +18,8 @@ PACKAGES=(
   zlib1g-dev                   # unpacking fetched datasets (zip)
   python3-torch                # tests check that Python's torch.load reads our exports
   python3-onnx                 # tests read exported ONNX files' metadata as Python tools do
+  pybind11-dev python3-dev     # the Python module (from yoloflow import YOLO), for Debian's python3
+  python3-pytest python3-numpy # its tests
 )
 
 missing=()

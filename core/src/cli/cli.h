@@ -13,6 +13,7 @@ namespace yoloflow::cli {
 
 struct CliContext {
   std::vector<std::string> plugin_paths;  // --plugin-path, repeatable
+  std::vector<std::string> host_plugin_paths;  // named by a program that runs commands in-process
   std::string log_level = "info";
   // Loads plugins once, on first use, from the default folders plus --plugin-path.
   core::PluginManager& plugins();

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "cli/command_observer.h"
 #include "yoloflow/error.h"
 #ifdef YOLOFLOW_WITH_ONNX
 #include "cli/export_int8.h"
@@ -125,6 +126,7 @@ int run_export(CliContext& ctx, ExportCommand c) {
             << "\n  ONNX opset " << c.opset << ", " << r.nodes << " nodes, " << r.initializers << " initializers, "
             << std::fixed << std::setprecision(1) << static_cast<double>(r.bytes) / 1e6
             << " MB; checked by the ONNX checker and shape inference" << std::endl;
+  if (CommandObserver* observer = command_observer()) observer->exported(out);
   return kExitOk;
 #endif
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/command_observer.h"
 #include "training/model/fetched_weights.h"
 #include "training/model/flop_counter.h"
 #include "training/model/model_factory.h"
@@ -94,11 +95,13 @@ void add_info_command(CLI::App& app, CliContext& ctx, Action& selected) {
     selected = [&ctx, o, imgsz_given]() -> int {
       std::unique_ptr<Model> model;
       int nc = o->nc;
+      std::vector<std::string> names;  // the weights' class names (none for an architecture)
       if (!o->weights.empty()) {
         o->weights = core::locate_weights_file(o->weights);  // yolo11n.pt: fetched on first use
         core::LoadedCheckpointModel loaded = core::load_checkpoint_model(
             ctx.plugins().registry(), o->weights, torch::Device(torch::kCPU), "--weights", o->model, "--model");
         print_about(o->weights, loaded);
+        names = loaded.described.names;
         if (!imgsz_given) o->imgsz = core::default_imgsz(loaded);  // the size it was trained at
         model = std::move(loaded.model);
         nc = model->head().nc;
@@ -128,6 +131,18 @@ void add_info_command(CLI::App& app, CliContext& ctx, Action& selected) {
       std::cout << model->architecture() << " summary: " << model->layers().size() << " layers, "
                 << thousands(params) << " parameters, " << thousands(grads) << " gradients, " << gf.str()
                 << " GFLOPs at " << o->imgsz << "x" << o->imgsz << " (nc " << nc << ")" << std::endl;
+      if (CommandObserver* observer = command_observer()) {
+        nlohmann::ordered_json d;
+        d["architecture"] = model->architecture();
+        d["layers"] = model->layers().size();
+        d["parameters"] = params;
+        d["gradients"] = grads;
+        d["gflops"] = gflops;
+        d["imgsz"] = o->imgsz;
+        d["nc"] = nc;
+        d["names"] = names;
+        observer->described(d.dump());
+      }
       return kExitOk;
     };
   });

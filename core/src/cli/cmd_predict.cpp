@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
 #include <opencv2/imgcodecs.hpp>
 
 #include "cli/cli.h"
+#include "cli/command_observer.h"
 #include "cli/interrupt.h"
 #include "cli/predict_media.h"
 #include "training/model/fetched_weights.h"
@@ -65,15 +67,27 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
   }
   const std::unique_ptr<core::Predictor> made = make_predictor(ctx, r);
   core::Predictor& predictor = *made;
-  core::RunFolder folder = r.out.empty() ? core::RunFolder::claim_numbered("predict") : core::RunFolder::open(r.out);
-  const std::string out = folder.path();
+  // A host that takes the predictions itself may ask for no run folder (Python's save=False).
+  CommandObserver* const observer = command_observer();
+  const bool saves = observer == nullptr || observer->saves_predictions();
+  core::RunFolder folder;
+  if (saves) folder = r.out.empty() ? core::RunFolder::claim_numbered("predict") : core::RunFolder::open(r.out);
+  const std::string out = saves ? folder.path() : std::string();
   core::PredictionOutputs outputs = r.outputs;
   outputs.images = !r.no_images;
   outputs.box_labels = !r.hide_labels;
   outputs.box_conf = !r.hide_conf;
   outputs.boxes = !r.hide_boxes;
-  core::PredictionWriter writer(out, predictor.names(), outputs);
-  folder.commit();
+  std::optional<core::PredictionWriter> writer;
+  if (saves) writer.emplace(out, predictor.names(), outputs);
+  if (saves) {
+    folder.commit();
+    if (observer != nullptr) observer->run_folder(out);
+  }
+  const auto stop = [] {
+    const CommandObserver* o = command_observer();
+    return InterruptScope::requested() || (o != nullptr && o->stop_requested());
+  };
   // Ctrl-C: the image or frame in hand is finished and predictions.json written for those
   // done, so the folder holds complete outputs of them.
   InterruptScope interrupt("interrupt: stopping after this image and writing predictions.json for the images done "
@@ -88,15 +102,15 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
 
   PredictTally tally;
   std::size_t visited = 0;
-  for (std::size_t k = 0; k < sources.size() && !InterruptScope::requested(); ++k, ++visited) {
+  core::PredictionWriter* const written_to = writer ? &*writer : nullptr;
+  for (std::size_t k = 0; k < sources.size() && !stop(); ++k, ++visited) {
     if (sources[k].video) {
-      predict_video(predictor, writer, sources[k].path, r.vid_stride, k + 1, sources.size(), &InterruptScope::requested,
-                    tally);
+      predict_video(predictor, written_to, sources[k].path, r.vid_stride, k + 1, sources.size(), +stop, tally);
     } else {
-      predict_image(predictor, writer, sources[k].path, k + 1, sources.size(), tally);
+      predict_image(predictor, written_to, sources[k].path, k + 1, sources.size(), tally);
     }
   }
-  writer.finish();
+  if (writer) writer->finish();
   const bool interrupted = InterruptScope::requested();
   const std::size_t done = tally.predicted;
   if (done > 0) {
@@ -111,7 +125,8 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
   if (outputs.crops) written += (written.empty() ? "" : ", ") + std::string("crops/");
   written += (written.empty() ? "" : ", ") + std::string("predictions.json");
   std::cout << done << (videos > 0 ? " images and frames" : done == 1 ? " image" : " images") << ", "
-            << tally.detections << " detections; results in " << out << ": " << written << std::endl;
+            << tally.detections << " detections"
+            << (saves ? "; results in " + out + ": " + written : std::string("; nothing written")) << std::endl;
   if (!tally.skipped.empty()) {
     std::cout << "skipped " << tally.skipped.size() << " unreadable file" << (tally.skipped.size() == 1 ? "" : "s")
               << ":" << std::endl;
@@ -119,7 +134,7 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
   }
   if (interrupted) {
     std::cout << "interrupted by " << InterruptScope::signal_name() << " after " << visited << " of " << sources.size()
-              << " files; " << out << " holds the outputs of those" << std::endl;
+              << " files" << (saves ? "; " + out + " holds the outputs of those" : std::string()) << std::endl;
     return kExitInterrupted;
   }
   if (done == 0) {

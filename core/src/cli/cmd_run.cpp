@@ -21,6 +21,7 @@
 #include "cli/distributed_run.h"
 #include "cli/pipeline_plugins.h"
 #include "cli/run_args_yaml.h"
+#include "cli/command_observer.h"
 #include "cli/run_folder_words.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/run/epoch_loop.h"
@@ -146,6 +147,10 @@ void log_resume_changes(const std::string& file, const json& now, const core::Re
 
 int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   RunRequest request = request_in;
+  // A process may run several commands (the Python module): each starts unstopped.
+  g_stop_requested.store(false);
+  g_stop_signal.store(0);
+  g_last_checkpoint[0] = 0;
   // Ultralytics' project=, name= and exist_ok= (cli/run_folder_words.h): the run folder.
   const RunFolderWords folder_words = take_run_folder_words(request.overrides);
   if (folder_words.exist_ok_given) request.exist_ok = folder_words.exist_ok;
@@ -268,6 +273,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     folder.keep_earlier_run();
     folder.commit();
     std::cout << "run folder: " << printable(run_dir) << std::endl;
+    if (CommandObserver* observer = command_observer()) observer->run_folder(run_dir);
     // The resolved pipeline (overrides applied, defaults filled, paths absolute): what
     // `train --resume` reads back.
     core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
@@ -284,6 +290,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   // A run that ended, or stopped itself (max_steps, a time budget), ran as asked; one stopped
   // by a signal before its first step leaves the earlier run as it was.
   const bool stopped_by_signal = outcome.interrupted && outcome.stop_reason.empty();
+  if (CommandObserver* observer = command_observer()) observer->run_ended(stopped_by_signal);
   if (!stopped_by_signal) folder.first_step_taken();
   if (stopped_by_signal && folder.restore_earlier_run()) {
     std::cout << "stopped before the first optimizer step: " << printable(run_dir)

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/command_observer.h"
 #include "cli/interrupt.h"
 #include "runtime/fetch/builtin_datasets.h"
 #include "runtime/run/run_folder.h"
@@ -127,6 +128,7 @@ int run_val(CliContext& ctx, ValCommand& c) {
     if (!plots.empty()) written += ", " + std::to_string(plots.size()) + " plots (confusion_matrix.png, BoxPR_curve.png, ...)";
   }
   std::cout << "results in " << dir << ": " << written << std::endl;
+  if (CommandObserver* observer = command_observer()) observer->validated(j.dump(), dir);
   return kExitOk;
 }
 

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include <opencv2/imgcodecs.hpp>
+
+#include "cli/command_observer.h"
 #if YOLOFLOW_WITH_VIDEO
 #include <opencv2/videoio.hpp>
 #endif
@@ -32,7 +34,7 @@ void count(const core::ImagePrediction& p, PredictTally& tally) {
 
 }  // namespace
 
-void predict_image(core::Predictor& predictor, core::PredictionWriter& writer, const std::string& path, std::size_t k,
+void predict_image(core::Predictor& predictor, core::PredictionWriter* writer, const std::string& path, std::size_t k,
                    std::size_t n, PredictTally& tally) {
   std::cout << "image " << k << "/" << n << " " << path << ": ";
   // The header first, as training reads images: a file over the byte budget or an image over the
@@ -54,13 +56,14 @@ void predict_image(core::Predictor& predictor, core::PredictionWriter& writer, c
     return;
   }
   const core::ImagePrediction p = predictor.predict(image);
-  writer.add(path, image, p);
+  if (writer != nullptr) writer->add(path, image, p);
+  if (CommandObserver* observer = command_observer()) observer->predicted(path, 0, image, p, predictor.names());
   std::cout << p.width << "x" << p.height << ", " << core::count_summary(p, predictor.names()) << ", "
             << ms(p.preprocess_ms + p.inference_ms + p.postprocess_ms) << std::endl;
   count(p, tally);
 }
 
-void predict_video(core::Predictor& predictor, core::PredictionWriter& writer, const std::string& path, int vid_stride,
+void predict_video(core::Predictor& predictor, core::PredictionWriter* writer, const std::string& path, int vid_stride,
                    std::size_t k, std::size_t n, bool (*stop)(), PredictTally& tally) {
 #if !YOLOFLOW_WITH_VIDEO
   (void)predictor, (void)writer, (void)vid_stride, (void)stop;
@@ -109,7 +112,8 @@ void predict_video(core::Predictor& predictor, core::PredictionWriter& writer, c
     if (!more || !capture.retrieve(image) || image.empty()) break;
     ++frame;
     const core::ImagePrediction p = predictor.predict(image);
-    writer.add_frame(path, frame, fps, image, p);
+    if (writer != nullptr) writer->add_frame(path, frame, fps, image, p);
+    if (CommandObserver* observer = command_observer()) observer->predicted(path, frame, image, p, predictor.names());
     std::cout << "video " << k << "/" << n << " (frame " << frame;
     if (total > 0) std::cout << "/" << total;
     std::cout << ") " << path << ": " << p.width << "x" << p.height << ", " << core::count_summary(p, predictor.names())

@@ -17,11 +17,12 @@ struct PredictTally {
   std::vector<std::string> skipped;  // files that could not be decoded
 };
 
-// `k` of `n` is where the file stands among the sources, for the progress line.
-void predict_image(core::Predictor& predictor, core::PredictionWriter& writer, const std::string& path, std::size_t k,
+// `k` of `n` is where the file stands among the sources, for the progress line. `writer` null:
+// nothing written (the command observer, command_observer.h, still gets each prediction).
+void predict_image(core::Predictor& predictor, core::PredictionWriter* writer, const std::string& path, std::size_t k,
                    std::size_t n, PredictTally& tally);
 // Stops between frames once `stop()` is true.
-void predict_video(core::Predictor& predictor, core::PredictionWriter& writer, const std::string& path, int vid_stride,
+void predict_video(core::Predictor& predictor, core::PredictionWriter* writer, const std::string& path, int vid_stride,
                    std::size_t k, std::size_t n, bool (*stop)(), PredictTally& tally);
 
 }  // namespace yoloflow::cli

@@ -123,6 +123,11 @@ nlohmann::ordered_json PredictionWriter::entry(const std::string& path, const Im
 }
 
 cv::Mat PredictionWriter::drawn(const cv::Mat& image, const ImagePrediction& p) const {
+  return draw_prediction(image, p, names_, outputs_);
+}
+
+cv::Mat draw_prediction(const cv::Mat& image, const ImagePrediction& p, const std::vector<std::string>& names,
+                        const PredictionOutputs& outputs) {
   cv::Mat out = image.clone();
   // A segmentation model's masks first, filled in their class's colour at half opacity (as
   // Ultralytics draws them), the strongest detection on top; then the boxes.
@@ -146,17 +151,17 @@ cv::Mat PredictionWriter::drawn(const cv::Mat& image, const ImagePrediction& p) 
     cv::addWeighted(out, 0.5, colour, 0.5, 0.0, blended);
     blended.copyTo(out, inside);
   }
-  if (!outputs_.boxes) return out;
+  if (!outputs.boxes) return out;
   // Line width grows with the image, as Ultralytics' annotator does; text scales with it.
-  const int lw = outputs_.line_width > 0 ? outputs_.line_width
+  const int lw = outputs.line_width > 0 ? outputs.line_width
                                          : std::max(static_cast<int>(std::lround((p.width + p.height) / 2.0 * 0.003)), 2);
   // Lowest confidence first, so the strongest boxes end on top.
   for (auto it = p.detections.rbegin(); it != p.detections.rend(); ++it) {
     std::ostringstream label;
-    if (outputs_.box_labels) {
+    if (outputs.box_labels) {
       label.precision(2);
-      label << class_name(it->cls, names_);
-      if (outputs_.box_conf) label << ' ' << std::fixed << it->confidence;
+      label << class_name(it->cls, names);
+      if (outputs.box_conf) label << ' ' << std::fixed << it->confidence;
     }
     draw_labelled_box(out, cv::Point(static_cast<int>(std::lround(it->x1)), static_cast<int>(std::lround(it->y1))),
                       cv::Point(static_cast<int>(std::lround(it->x2)), static_cast<int>(std::lround(it->y2))), it->cls,

@@ -64,6 +64,11 @@ class PredictionWriter {
   std::unique_ptr<Videos> videos_;  // the open video writers, by output file
 };
 
+// `image` (8-bit BGR) with `prediction` drawn as predict draws it: masks, boxes, their tags (by
+// `outputs`' boxes, box_labels, box_conf, line_width).
+cv::Mat draw_prediction(const cv::Mat& image, const ImagePrediction& prediction, const std::vector<std::string>& names,
+                        const PredictionOutputs& outputs);
+
 // "3 persons, 1 dog" (Ultralytics' per-image summary); "no detections" when empty.
 std::string count_summary(const ImagePrediction& prediction, const std::vector<std::string>& names);
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "runtime/pipeline/component_factory.h"
+#include "training/trainer/host_callbacks.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {
@@ -22,9 +23,8 @@ void CallbackRequests::request_stop(const std::string& reason) {
 
 TrainCallbacks::TrainCallbacks(const Registry& registry, const json& specs, const std::string& path,
                                const StageContext& context) {
-  if (!specs.is_array()) return;
   std::map<std::string, int> seen;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
+  for (std::size_t i = 0; specs.is_array() && i < specs.size(); ++i) {
     Entry e;
     e.path = path + "." + std::to_string(i);
     const std::string plugin = specs[i].value("plugin", std::string());
@@ -34,6 +34,16 @@ TrainCallbacks::TrainCallbacks(const Registry& registry, const json& specs, cons
     sub.node = e.path;
     e.callback = create_component<Callback>(registry, Kind::Callback, specs[i], e.path, sub);
     e.file = registry.find(Kind::Callback, plugin)->file;  // made, so registered
+    entries_.push_back(std::move(e));
+  }
+  // Those the program running this training added (host_callbacks.h), after the pipeline's.
+  for (const HostCallback& h : host_callbacks()) {
+    Entry e;
+    const int n = ++seen[h.name];
+    e.name = n == 1 ? h.name : h.name + "#" + std::to_string(n);
+    e.path = "added by the host program";
+    e.file = "<host>";
+    e.callback = h.make();
     entries_.push_back(std::move(e));
   }
 }
