@@ -28,7 +28,23 @@ def _check_torch():
         )
 
 
+def _load_libstdcxx_globally():
+    # The C++ standard library first in the process's global scope, as a C++ program has it: a
+    # library built against a static third-party archive may carry (and export) copies of its
+    # template code, which would otherwise be found before the real one for this module's
+    # libraries (they are loaded in a local scope) and crash on the first stream write.
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("stdc++") or "libstdc++.so.6"
+    try:
+        ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        pass
+
+
 _check_torch()
+_load_libstdcxx_globally()
 
 from . import _yoloflow  # noqa: E402
 from .callbacks import EVENTS  # noqa: E402
