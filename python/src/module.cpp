@@ -278,6 +278,21 @@ void save_image(const std::string& path, py::array_t<std::uint8_t, py::array::c_
   if (!written) throw py::value_error("cannot write the image " + path + " (no such folder, or no image file extension)");
 }
 
+py::bytes encode_image(const std::string& extension, py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast> image) {
+  if (image.ndim() != 3 || image.shape(2) != 3) throw py::value_error("image: an (H, W, 3) uint8 BGR array is encoded");
+  const cv::Mat view(static_cast<int>(image.shape(0)), static_cast<int>(image.shape(1)), CV_8UC3,
+                     const_cast<std::uint8_t*>(image.data()));
+  std::vector<unsigned char> encoded;
+  bool done = false;
+  try {
+    done = cv::imencode(extension, view, encoded);
+  } catch (const cv::Exception&) {
+    done = false;
+  }
+  if (!done) throw py::value_error("cannot encode an image as " + extension);
+  return py::bytes(reinterpret_cast<const char*>(encoded.data()), encoded.size());
+}
+
 }  // namespace
 }  // namespace yoloflow::python
 
@@ -292,6 +307,8 @@ PYBIND11_MODULE(_yoloflow, m) {
   m.def("draw", &yoloflow::python::draw, py::arg("image"), py::arg("boxes"), py::arg("outlines"), py::arg("names"),
         py::arg("line_width") = 0, py::arg("boxes_shown") = true, py::arg("labels") = true, py::arg("conf") = true,
         "An image with detections drawn as `yoloflow predict` draws them");
+  m.def("encode_image", &yoloflow::python::encode_image, py::arg("extension"), py::arg("image"),
+        "An (H, W, 3) BGR image encoded as a file of that extension ('.png', '.jpg') would hold it");
   m.def("save_image", &yoloflow::python::save_image, py::arg("path"), py::arg("image"),
         "Writes an (H, W, 3) BGR image; the format by the file's extension");
 }

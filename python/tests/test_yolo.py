@@ -273,3 +273,37 @@ def test_an_interpreter_with_another_torch_is_refused_in_one_line(tmp_path):
     assert p.returncode != 0
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: yoloflow was built with LibTorch") and "torch is 9.1.0" in last
+
+
+def test_a_url_a_pillow_image_and_an_array_are_sources_too(workdir, tmp_path, monkeypatch):
+    import functools
+    import http.server
+    import threading
+
+    image = coco128_images(1)[0]
+    folder, name = os.path.split(image)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=folder)
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("YOLOFLOW_SOURCES_DIR", str(tmp_path / "sources"))
+    model = trained()
+    try:
+        # Ultralytics' documents: model("https://ultralytics.com/images/bus.jpg")
+        fetched = model("http://127.0.0.1:%d/%s" % (server.server_address[1], name), imgsz=320)[0]
+    finally:
+        server.shutdown()
+    assert fetched.path.startswith(str(tmp_path / "sources")) and fetched.path.endswith(name)
+    local = model(image, imgsz=320)[0]
+    assert len(local) > 0 and np.asarray(fetched.boxes.data) == pytest.approx(np.asarray(local.boxes.data), abs=1e-4)
+    from_array = model(local.orig_img, imgsz=320)[0]
+    assert np.asarray(from_array.boxes.data) == pytest.approx(np.asarray(local.boxes.data), abs=1e-3)
+    pil = pytest.importorskip("PIL.Image")
+    from_pil = model(pil.open(image), imgsz=320)[0]
+    assert np.asarray(from_pil.boxes.data) == pytest.approx(np.asarray(local.boxes.data), abs=1e-3)
+    assert from_pil.orig_img.shape == local.orig_img.shape
+    # show() outside a notebook goes to Pillow's viewer; without a display it is its business
+    shown = []
+    monkeypatch.setattr(pil.Image, "show", lambda self, *a, **k: shown.append(self.size))
+    local.show()
+    assert shown == [(local.orig_img.shape[1], local.orig_img.shape[0])]

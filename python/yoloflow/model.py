@@ -305,8 +305,8 @@ class YOLO:
 
     def predict(self, source=None, stream=False, **kwargs):
         """Detects objects as ``yoloflow predict`` does; returns a list of Results (a generator
-        with stream=True). ``source``: a file, folder, glob, video, .txt list, a list of those,
-        or an (H, W, 3) BGR numpy array. Nothing is written unless save=True (then the annotated
+        with stream=True). ``source``: a file, folder, glob, video, .txt list, an http(s) URL of
+        an image or video, a list of those, an (H, W, 3) BGR numpy array or a Pillow image. Nothing is written unless save=True (then the annotated
         images go to the run folder, as the command writes them)."""
         kwargs = dict(kwargs)
         save = bool(kwargs.pop("save", False))
@@ -346,15 +346,22 @@ class YOLO:
         return command.exported_file
 
 
+def _is_pil_image(item):
+    return type(item).__module__.startswith("PIL.") and hasattr(item, "convert")
+
+
 def _source_word(source, folder):
-    """A source as the command's --source: arrays written as PNG files, lists as a .txt list."""
+    """A source as the command's --source: arrays (BGR, as OpenCV's) and Pillow images (RGB)
+    written as PNG files, lists as a .txt list; paths, folders, globs and URLs as they are."""
     import numpy as np
 
-    if isinstance(source, np.ndarray):
+    if isinstance(source, np.ndarray) or _is_pil_image(source):
         source = [source]
     if isinstance(source, (list, tuple)):
         lines = []
         for i, item in enumerate(source):
+            if _is_pil_image(item):
+                item = np.asarray(item.convert("RGB"))[:, :, ::-1]
             if isinstance(item, np.ndarray):
                 path = os.path.join(folder, "image%d.png" % i)
                 _yoloflow.save_image(path, item)

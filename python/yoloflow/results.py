@@ -132,6 +132,25 @@ class Results:
         _yoloflow.save_image(os.fspath(filename), self.plot(**plot_args))
         return os.fspath(filename)
 
+    def show(self, **plot_args):
+        """Shows plot(): in a notebook's cell, else in Pillow's image viewer."""
+        drawn = self.plot(**plot_args)
+        try:
+            from IPython import get_ipython
+            from IPython.display import Image, display
+
+            if get_ipython() is not None:
+                display(Image(data=_yoloflow.encode_image(".png", drawn)))
+                return
+        except ImportError:
+            pass
+        try:
+            from PIL import Image as PILImage
+        except ImportError:
+            raise RuntimeError("show() needs a notebook (IPython) or Pillow to show the image; save() writes it "
+                               "to a file") from None
+        PILImage.fromarray(np.ascontiguousarray(drawn[:, :, ::-1])).show()
+
     def verbose(self):
         """'2 persons, 1 dog, ' as Ultralytics' log line has it ('(no detections), ' when none)."""
         if len(self) == 0:

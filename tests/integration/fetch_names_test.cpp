@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/fetch/builtin_datasets.h"
 #include "runtime/fetch/named_assets.h"
 #include "runtime/fetch/sha256.h"
@@ -272,6 +274,41 @@ TEST_CASE("fetch: a stalled server is left within the stall time; the part is ke
   CHECK(e.find("the transfer stalled (under 1024 bytes/s for 1 s) after 3000 bytes") != std::string::npos);
   CHECK(seconds < 10);
   CHECK(folder_entries(f.weights) == std::vector<std::string>{"yolo11n.pt.part"});
+}
+
+TEST_CASE("fetch: predict source=URL fetches the image once into the sources folder and predicts it") {
+  Fixture f("fetch-source");
+  const std::string sources = f.dir + "/sources";
+  const std::string image = test::coco128_dir() + "/images/train2017/000000000009.jpg";
+  const std::string bytes = test::read_file(image);
+  f.server.route("/images/bus.jpg?raw=1", serving(bytes));  // the query is the server's; the name is bus.jpg
+  const std::string env = f.cli_env() + "YOLOFLOW_SOURCES_DIR=" + sources + " ";
+  const std::string url = f.server.url() + "/images/bus.jpg?raw=1";
+  const std::string out = f.dir + "/predicted";
+  auto r = test::run_cli("predict model=" + checkpoint_path() + " source=" + url + " imgsz=160 --out " + out, env);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto entries = nlohmann::json::parse(test::read_file(out + "/predictions.json"));
+  REQUIRE(entries.size() == 1);
+  const std::string kept = entries[0]["file"].get<std::string>();
+  CHECK(kept.rfind(sources + "/", 0) == 0);
+  CHECK(fs::path(kept).filename() == "bus.jpg");
+  CHECK(test::read_file(kept) == bytes);
+  CHECK(entries[0]["width"] == 640);
+  // The same URL again: read from the sources folder, no second request.
+  r = test::run_cli("predict model=" + checkpoint_path() + " source=" + url + " imgsz=160 --no-images", env);
+  CHECK(r.exit_code == 0);
+  CHECK(f.server.requests().size() == 1);
+  // A URL that names no image or video, and one nothing answers, are refused in one line.
+  r = test::run_cli("predict model=" + checkpoint_path() + " source=" + f.server.url() + "/page", env);
+  CHECK(r.exit_code == kExitInvalid);
+  CHECK(r.output.find("not an image or a video") != std::string::npos);
+  const std::string nothing = "http://127.0.0.1:" + std::to_string(test::free_port()) + "/bus.jpg";
+  r = test::run_cli("predict model=" + checkpoint_path() + " source=" + nothing, env);
+  CHECK(r.exit_code == kExitInvalid);
+  const auto lines = error_lines(r.output);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind("error: cannot fetch " + nothing + ": cannot connect to", 0) == 0);
 }
 
 TEST_CASE("fetch: offline, train model=yolo11n.pt says in one line where to put the file, exit code 2") {

@@ -381,7 +381,7 @@ TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
       worst = std::max(worst, static_cast<long long>(hi));
       sum += cv::sum(diff)[0];
     }
-    MESSAGE((fused ? "fused" : "two-stage") << " chain, GPU against the CPU plugins: " << wrong << " of "
+    MESSAGE(std::string(fused ? "fused" : "two-stage") << " chain, GPU against the CPU plugins: " << wrong << " of "
                                             << 16LL * 640 * 640 * 3 << " bytes differ, mean "
                                             << sum / (16.0 * 640 * 640 * 3) << ", max " << worst);
     CHECK(sum / (16.0 * 640 * 640 * 3) <= 1.0);

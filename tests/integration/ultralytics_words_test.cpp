@@ -819,9 +819,8 @@ TEST_CASE("ultralytics words on predict: a video the test writes, globs, .txt li
   CHECK(contains(unknown.output, "classes: 'unicorn' is not a class name of this model"));
   // Ultralytics' other sources get their own line, not "no such file".
   for (const auto& [source, line] : std::vector<std::pair<std::string, std::string>>{
-           {"0", "camera 0 is not supported; predict reads files here"},
-           {"https://ultralytics.com/images/bus.jpg", "predict does not download its sources: fetch the file first (curl -O "
-                                                      "https://ultralytics.com/images/bus.jpg)"},
+           {"0", "camera 0 is not supported; predict reads images, videos"},
+           {"ftp://example.com/bus.jpg", "this kind of URL is not supported (http:// and https:// are)"},
            {"rtsp://example.com/media.mp4", "streams are not supported"},
            {"screen", "screenshots are not supported"}}) {
     CAPTURE(source);

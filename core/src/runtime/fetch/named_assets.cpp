@@ -52,6 +52,11 @@ std::string datasets_folder() {
   return v.empty() ? cache_root() + "/datasets" : v;
 }
 
+std::string sources_folder() {
+  const std::string v = env("YOLOFLOW_SOURCES_DIR");
+  return v.empty() ? cache_root() + "/sources" : v;
+}
+
 std::string assets_base_url() {
   std::string v = env("YOLOFLOW_ASSETS_URL");
   if (v.empty()) v = "https://github.com/ultralytics/assets/releases/download";
@@ -111,6 +116,26 @@ void fetch_file(const std::string& url, const std::string& dest, const FileCheck
   if (ec) throw InvalidInput("cannot rename " + part + " to " + dest + ": " + ec.message());
   sync_folder(folder);
   YF_LOG_INFO("fetched " << name << ": " << got.bytes << " bytes, SHA-256 " << sha << ", kept as " << dest);
+}
+
+std::string locate_source_url(const std::string& url, const FileCheck& check) {
+  // The last path segment, without a query or a fragment, is the file's name.
+  std::string path = url.substr(url.find("://") + 3);
+  path = path.substr(0, path.find_first_of("?#"));
+  const auto slash = path.find('/');
+  const std::string name = slash == std::string::npos ? std::string() : path.substr(path.rfind('/') + 1);
+  if (name.empty() || name == "." || name == "..") {
+    throw InvalidInput(url + ": names no file (predict fetches a URL that ends in a file name, e.g. "
+                             "https://ultralytics.com/images/bus.jpg)");
+  }
+  Sha256 digest;
+  digest.update(url.data(), url.size());
+  const std::string folder = sources_folder() + "/" + digest.hex().substr(0, 16);
+  const std::string kept = folder + "/" + name;
+  std::error_code ec;
+  if (fs::is_regular_file(kept, ec)) return kept;
+  fetch_file(url, kept, check, "download it by hand and give its path as the source");
+  return kept;
 }
 
 std::string locate_weights(const std::string& value, const FileCheck& check) {

@@ -7,6 +7,7 @@
 // Where files go (created when missing):
 //   weights:  $YOLOFLOW_WEIGHTS_DIR,  else <cache>/weights
 //   datasets: $YOLOFLOW_DATASETS_DIR, else <cache>/datasets
+//   sources:  $YOLOFLOW_SOURCES_DIR,  else <cache>/sources (predict source=https://.../bus.jpg)
 //   <cache>:  $XDG_CACHE_HOME/yoloflow, else ~/.cache/yoloflow
 // From: $YOLOFLOW_ASSETS_URL (a mirror, or a test server), else Ultralytics' release assets
 // https://github.com/ultralytics/assets/releases/download, with the release's folder after it.
@@ -17,6 +18,7 @@ namespace yoloflow::core {
 
 std::string weights_folder();
 std::string datasets_folder();
+std::string sources_folder();
 std::string assets_base_url();
 
 // yolo11{n,s,m,l,x}.pt and yolo11{n,s,m,l,x}-seg.pt: the names fetched.
@@ -34,6 +36,12 @@ using FileCheck = std::function<void(const std::string& path)>;
 // InvalidInput in one line naming the URL: offline, HTTP errors, a wrong size, a failed check
 // (the part is removed then: fetching it again would only resume the same bytes).
 void fetch_file(const std::string& url, const std::string& dest, const FileCheck& check, const std::string& hint);
+
+// predict source=http(s)://host/path/NAME (Ultralytics' URL sources): the file fetched once into
+// <sources>/<the URL's digest>/NAME (so that two URLs ending in the same name stay apart, and the
+// same URL is fetched once) and its path returned. `check` reads the fetched file. Throws
+// InvalidInput in one line naming the URL (offline, HTTP errors, a URL that names no file).
+std::string locate_source_url(const std::string& url, const FileCheck& check);
 
 // What model=VALUE means as a weights file: VALUE itself when it exists; for a released name
 // given bare (no folder), the file in the weights folder, fetched there first when missing

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "runtime/fetch/named_assets.h"
 #include "runtime/util/ascii_lower.h"
 #include "training/predict/prediction_outputs.h"
 #include "yoloflow/directory_walk.h"
@@ -95,6 +96,16 @@ std::vector<PredictSource> list_predict_sources(const std::string& source, const
   const char* kKinds = "(images: .jpg, .png, .bmp, .tif, .webp; videos: .mp4, .avi, .mkv, .mov, ...)";
   std::error_code ec;
   std::vector<PredictSource> out;
+  if (source.rfind("http://", 0) == 0 || source.rfind("https://", 0) == 0) {
+    // A file on the web (Ultralytics' model("https://ultralytics.com/images/bus.jpg")):
+    // fetched once into the sources folder, then read as a file.
+    if (!is_media(source.substr(0, source.find_first_of("?#")))) {
+      throw InvalidInput(what + ": not an image or a video " + std::string(kKinds) +
+                         " by its name; predict fetches image and video files by URL");
+    }
+    const std::string file = locate_source_url(source, [](const std::string&) {});
+    return {{file, has_video_extension(file)}};
+  }
   if (ascii_lower(fs::path(source).extension().string()) == ".txt" && fs::is_regular_file(source, ec)) {
     const fs::path dir = fs::absolute(source).parent_path();
     // A line at a time, each line and the count bounded: a list is never read whole.
@@ -115,15 +126,14 @@ std::vector<PredictSource> list_predict_sources(const std::string& source, const
   }
   if (!fs::exists(source, ec)) {
     // Ultralytics' other sources, said as such rather than as a missing file.
-    const std::string reads = "; predict reads files here: images, videos, folders, globs and .txt lists";
+    const std::string reads = "; predict reads images, videos, folders, globs, .txt lists and http(s) URLs of files";
     if (!source.empty() && std::all_of(source.begin(), source.end(), ::isdigit)) {
       throw InvalidInput(what + ": camera " + source + " is not supported" + reads);
     }
     if (source.find("://") != std::string::npos) {
       const bool stream = source.rfind("rtsp://", 0) == 0 || source.rfind("rtmp://", 0) == 0 ||
                           source.rfind("tcp://", 0) == 0;
-      throw InvalidInput(what + ": " + (stream ? "streams are not supported" : "predict does not download its sources: fetch the file "
-                                                                                 "first (curl -O " + source + ")") +
+      throw InvalidInput(what + ": " + (stream ? "streams are not supported" : "this kind of URL is not supported (http:// and https:// are)") +
                          reads);
     }
     if (source == "screen") throw InvalidInput(what + ": screenshots are not supported" + reads);
