@@ -124,6 +124,8 @@ class Observer final : public cli::CommandObserver {
     if (!stop.empty()) stop_.store(true);
   }
   bool stop_requested() const override { return stop_.load() || calls_.failed(); }
+  // Python's process (a notebook's kernel) goes on: a second Ctrl-C waits for the stop asked.
+  bool second_interrupt_ends_process() const override { return false; }
 
  private:
   PythonCalls calls_;

@@ -208,6 +208,7 @@ def test_an_interrupt_stops_training_resumably(workdir):
     def interrupt(trainer):
         if trainer.epoch == 1 and trainer.step == 2:
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, or a notebook's interrupt button
+            os.kill(os.getpid(), signal.SIGINT)  # pressed twice: the process (a kernel) goes on
 
     model.add_callback("on_train_batch_end", interrupt)
     with pytest.raises(KeyboardInterrupt, match="resume=True"):

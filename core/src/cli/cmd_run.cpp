@@ -52,6 +52,11 @@ char g_last_checkpoint[4096] = {0};
 extern "C" void on_stop_signal(int sig) {
   // Async-signal-safe: atomics, access(2) and write(2) only.
   if (g_stop_requested.exchange(true)) {
+    if (!second_interrupt_ends_process()) {  // a host's process goes on (command_observer.h)
+      static const char kAgain[] = "\ninterrupt: already stopping after the current step and saving\n";
+      (void)!write(STDERR_FILENO, kAgain, sizeof kAgain - 1);
+      return;
+    }
     // The second: give up now. Checkpoints are written atomically, so a save cut short
     // leaves the previous last.pt whole.
     static const char kKept[] = "\nsecond interrupt: stopping now without saving; weights/last.pt keeps its last complete save\n";

@@ -40,7 +40,14 @@ class CommandObserver {
   }
   // predict stops between images (and video frames) once this is true.
   virtual bool stop_requested() const { return false; }
+  // Whether a second SIGINT/SIGTERM ends the process at once, as it does the program's; a host
+  // whose process must go on (a notebook's kernel) says no: the stop already asked for finishes.
+  virtual bool second_interrupt_ends_process() const { return true; }
 };
+
+// What the observer of the command running now said of a second interrupt (true without one).
+// Async-signal-safe: the signal handlers read it.
+bool second_interrupt_ends_process();
 
 // The observer of the command running now; null when there is none.
 CommandObserver* command_observer();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cli/command_observer.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {
@@ -27,6 +28,11 @@ void copy_line(char* dst, std::size_t size, const std::string& line) {
 extern "C" void on_interrupt(int sig) {
   // Async-signal-safe: atomics and write(2) only.
   if (g_requested.exchange(true)) {
+    if (!second_interrupt_ends_process()) {  // a host's process goes on (command_observer.h)
+      static const char kAgain[] = "\ninterrupt: already stopping after the item in hand\n";
+      (void)!write(STDERR_FILENO, kAgain, sizeof kAgain - 1);
+      return;
+    }
     (void)!write(STDERR_FILENO, g_second, std::strlen(g_second));
     _exit(kExitInterrupted);
   }
