@@ -7,8 +7,9 @@
 //            step waited for data at least a tenth of the time, then composed there from the next
 //            epoch on; made by the workers elsewhere.
 // Both make the same bytes from the same draws, so switching changes no result. (YOLO11n b32 at 640
-// on an H100, `taskset -c 0-3 bash bench/gpu/planned-pixels.sh`: 4 cores, 3 workers, 492 -> 914
-// img/s; 16 cores, 14 workers, the step bound either way: 1,067 -> 985.)
+// on an H100: `taskset -c 0-3 bash bench/gpu/planned-pixels.sh`, 4 cores and 3 workers, 492 -> 914
+// img/s; `WORKERS=14 bash bench/gpu/planned-pixels.sh`, 16 cores, the step bound either way,
+// 1,067 -> 985: hence the 8 workers. docs/performance.md, "augment_on", has the other machines.)
 #include <memory>
 #include <string>
 
