@@ -202,7 +202,7 @@ def test_export_writes_the_onnx_file(workdir):
         YOLO(ULTRALYTICS_BEST).export(format="tflite")
 
 
-def test_an_interrupt_stops_training_resumably(workdir):
+def test_an_interrupt_stops_training_resumably(workdir, capfd):
     model = YOLO(ULTRALYTICS_BEST)
 
     def interrupt(trainer):
@@ -213,6 +213,9 @@ def test_an_interrupt_stops_training_resumably(workdir):
     model.add_callback("on_train_batch_end", interrupt)
     with pytest.raises(KeyboardInterrupt, match="resume=True"):
         model.train(epochs=3, project="runs", name="interrupted", **SMALL)
+    said = capfd.readouterr().err
+    assert "interrupt: stopping after the current step and saving\n" in said
+    assert "interrupt: already stopping" in said and "interrupt again to stop at once" not in said
     run = os.path.join(os.getcwd(), "runs", "detect", "runs", "interrupted")
     last = os.path.join(run, "weights", "last.pt")
     assert os.path.isfile(last)

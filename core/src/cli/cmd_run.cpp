@@ -74,10 +74,16 @@ extern "C" void on_stop_signal(int sig) {
   g_stop_signal.store(sig);
   static const char kSaving[] = "\ninterrupt: stopping after the current step and saving (interrupt again to stop at once)\n";
   static const char kStopping[] = "\ninterrupt: stopping after the current batch (interrupt again to stop at once)\n";
+  // A host's process that a second interrupt does not end is not told that it would.
+  static const char kSavingHost[] = "\ninterrupt: stopping after the current step and saving\n";
+  static const char kStoppingHost[] = "\ninterrupt: stopping after the current batch\n";
+  const bool ends = second_interrupt_ends_process();
   if (g_last_checkpoint[0] != 0) {
-    (void)!write(STDERR_FILENO, kSaving, sizeof kSaving - 1);
+    if (ends) (void)!write(STDERR_FILENO, kSaving, sizeof kSaving - 1);
+    else (void)!write(STDERR_FILENO, kSavingHost, sizeof kSavingHost - 1);
   } else {
-    (void)!write(STDERR_FILENO, kStopping, sizeof kStopping - 1);
+    if (ends) (void)!write(STDERR_FILENO, kStopping, sizeof kStopping - 1);
+    else (void)!write(STDERR_FILENO, kStoppingHost, sizeof kStoppingHost - 1);
   }
 }
 

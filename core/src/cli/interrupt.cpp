@@ -43,7 +43,12 @@ extern "C" void on_interrupt(int sig) {
 // The handler, its lines set and the flag cleared before it is installed.
 using Handler = void (*)(int);
 Handler prepared_handler(const std::string& first_line, const std::string& second_line) {
-  copy_line(g_first, sizeof g_first, first_line);
+  // A host's process that a second interrupt does not end is not told that it would.
+  std::string first = first_line;
+  if (const auto again = first.find(" (interrupt again"); again != std::string::npos && !second_interrupt_ends_process()) {
+    first.erase(again);
+  }
+  copy_line(g_first, sizeof g_first, first);
   copy_line(g_second, sizeof g_second, second_line);
   g_requested.store(false);
   return on_interrupt;
