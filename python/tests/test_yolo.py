@@ -311,3 +311,15 @@ def test_a_url_a_pillow_image_and_an_array_are_sources_too(workdir, tmp_path, mo
     monkeypatch.setattr(pil.Image, "show", lambda self, *a, **k: shown.append(self.size))
     local.show()
     assert shown == [(local.orig_img.shape[1], local.orig_img.shape[0])]
+
+
+def test_a_pipeline_file_is_trained_with_the_words_as_its_overrides(workdir):
+    from conftest import SOURCE
+
+    model = YOLO("yolo11n")
+    pipeline = os.path.join(SOURCE, "pipelines", "train-coco128-cpu.json")
+    metrics = model.train(pipeline=pipeline, data=COCO128_YAML, epochs=1, imgsz=64, workers=2)
+    assert os.path.basename(os.path.dirname(metrics.save_dir)) == "train-coco128-cpu"
+    rows = results_rows(metrics.save_dir)
+    assert len(rows) == 1 and rows[0]["imgsz"] == "64"
+    assert model.ckpt_path == os.path.join(metrics.save_dir, "weights", "best.pt")
