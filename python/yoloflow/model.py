@@ -207,6 +207,15 @@ class YOLO:
             return [word("model", self._weights), "--model", self._architecture()]
         return [word("model", self.model_name)]
 
+    def _run_verb(self, verb, kwargs):
+        """val or export with these words, its output shown through Python; what it handed back."""
+        kwargs = dict(kwargs)
+        verbose = kwargs.pop("verbose", True)
+        args = [verb] + self._task_words(kwargs) + self._model_words(kwargs) + words(kwargs)
+        command = _Command()
+        _execute(args, command, capture=True, show=bool(verbose))
+        return command
+
     def _task_words(self, kwargs):
         # task= is the command's task word (detect or segment); the model says its own otherwise.
         return [word("task", kwargs.pop("task"))] if "task" in kwargs else []
@@ -293,12 +302,7 @@ class YOLO:
     def val(self, **kwargs):
         """Validates as ``yoloflow val`` does; returns DetMetrics (box.map, box.map50, ... and
         per-class arrays) and writes its folder (metrics.json, plots)."""
-        kwargs = dict(kwargs)
-        verbose = kwargs.pop("verbose", True)
-        args = ["val"] + self._task_words(kwargs) + self._model_words(kwargs)
-        args += words(kwargs)
-        command = _Command()
-        _execute(args, command, capture=True, show=bool(verbose))
+        command = self._run_verb("val", kwargs)
         document = command.metrics or {}
         self.metrics = DetMetrics(document, command.metrics_dir)
         return self.metrics
@@ -337,13 +341,7 @@ class YOLO:
 
     def export(self, **kwargs):
         """Exports as ``yoloflow export`` does (format=onnx); returns the file written."""
-        kwargs = dict(kwargs)
-        verbose = kwargs.pop("verbose", True)
-        args = ["export"] + self._task_words(kwargs) + self._model_words(kwargs)
-        args += words(kwargs)
-        command = _Command()
-        _execute(args, command, capture=True, show=bool(verbose))
-        return command.exported_file
+        return self._run_verb("export", kwargs).exported_file
 
 
 def _is_pil_image(item):
