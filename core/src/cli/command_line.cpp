@@ -120,8 +120,9 @@ class ErrorLines final : public std::streambuf {
     if (line_.rfind(kError, 0) == 0) {
       keep(errors_, line_.substr(kError.size()));
     } else if (!line_.empty() && line_[0] != '[' && line_[0] != ' ' && line_[0] != '\r') {
-      if (!errors_.empty() && errors_.size() < kLines) {
-        errors_.back() += "\n" + line_;  // a refusal's second line (what to do instead)
+      if (!errors_.empty()) {
+        // A refusal's further lines (what to do instead), a few of them.
+        if (errors_.back().size() < 4 * kLineBytes) errors_.back() += "\n" + line_;
       } else {
         keep(plain_, line_);
       }
