@@ -172,6 +172,65 @@ TEST_CASE("--resume amp=False on a run trained with AMP's parameters continues i
   test::remove_tree(t.dir);
 }
 
+TEST_CASE("precision_schedule: bf16 autocast, then fp32 from epoch 2; resumed before or after the switch, and resumed "
+          "with precision=fp32 by hand at that epoch, a run ends with the uninterrupted run's weights") {
+  const auto t = make_tiny("train-precision-schedule");
+  const std::string bf16 = R"(, "precision": {"plugin": "amp_bf16"})";
+  const std::string scheduled = bf16 + R"(, "precision_schedule": {"1": "fp32"})";
+  const auto train = [&](const std::string& name, const std::string& extra) {
+    test::write_file(t.dir + "/" + name + ".json", tiny_pipeline(3, extra));
+    auto r = test::run_cli("train " + t.dir + "/" + name + ".json --run-dir " + t.run(name));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return r.output;
+  };
+  const auto resume = [&](const std::string& name, const std::string& words) {
+    auto r = test::run_cli("train --resume " + t.run(name) + " stages.train.params.max_steps=0" + words);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return r.output;
+  };
+  const auto last = [&](const std::string& name) { return core::load_checkpoint(t.run(name) + "/weights/last.pt"); };
+
+  const std::string whole = train("whole", scheduled);
+  CHECK(whole.find("epoch 2: precision amp_bf16 -> fp32 (precision_schedule)") != std::string::npos);
+  train("bf16", bf16);
+  MESSAGE("scheduled vs bf16 throughout: " << max_difference(last("whole"), last("bf16")));
+  CHECK(max_difference(last("whole"), last("bf16")) > 1e-4);  // the switch changed the training
+
+  // Stopped in epoch 1 (bf16): the resumed run switches at epoch 2 as the whole one did.
+  train("before", scheduled + R"(, "max_steps": 3)");
+  CHECK(resume("before", "").find("epoch 2: precision amp_bf16 -> fp32") != std::string::npos);
+  CHECK(max_difference(last("whole"), last("before")) < 1e-5);
+  // Stopped in epoch 2 (fp32): the resumed run starts in fp32, the strategy its checkpoint holds.
+  train("after", scheduled + R"(, "max_steps": 6)");
+  CHECK(last("after").epoch == 1);
+  const std::string after = resume("after", "");
+  CHECK(after.find("precision fp32") != std::string::npos);
+  CHECK(max_difference(last("whole"), last("after")) < 1e-5);
+  // The switch keeps the weights, the optimizer's state and the EMA: the same as stopping after
+  // epoch 1 and resuming with precision=fp32.
+  train("by-hand", bf16 + R"(, "max_steps": 4)");
+  resume("by-hand", " precision=fp32");
+  CHECK(max_difference(last("whole"), last("by-hand")) < 1e-5);
+  test::remove_tree(t.dir);
+}
+
+TEST_CASE("precision_schedule: epochs that are no epochs and strategies that do not exist are refused at their paths") {
+  const auto t = make_tiny("train-precision-schedule-refused");
+  test::write_file(t.dir + "/p.json",
+                   tiny_pipeline(2, R"(, "precision_schedule": {"one": "fp32", "1": "fp16", "-1": {"plugin": "amp", "params": {"init_scal": 8}}})"));
+  auto r = test::run_cli("train " + t.dir + "/p.json --run-dir " + t.run("r"));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("stages.train.params.precision_schedule.one: 'one' is no epoch") != std::string::npos);
+  CHECK(r.output.find("stages.train.params.precision_schedule.1.plugin: unknown precision plugin 'fp16'; did you mean 'fp32'?") !=
+        std::string::npos);
+  CHECK(r.output.find("precision_schedule.-1.params.init_scal: unknown parameter 'init_scal'") != std::string::npos);
+  CHECK(!fs::exists(t.run("r")));
+  test::remove_tree(t.dir);
+}
+
 TEST_CASE("SIGINT during training saves, exits 0 with the resume command, and the run completes on resume") {
   // 16 images, 8 batches an epoch: a signal sent at batch 2 lands well inside the epoch even
   // when a fast machine runs a few more batches before it is delivered.

@@ -79,7 +79,7 @@ StepEngine::StepEngine(Model& model, Loss& loss, PrecisionStrategy& precision, d
                        StepProfile* profile, torch::Device device, double clip_grad, std::function<void()> after_step)
     : model_(model),
       loss_(loss),
-      precision_(precision),
+      precision_(&precision),
       dp_(dp),
       profile_(profile),
       device_(device),
@@ -162,7 +162,7 @@ torch::Tensor StepEngine::forward_backward(TrainState& state, const torch::Tenso
       // NHWC memory seen as NCHW: a channels-last tensor.
       auto images = device_pixels.narrow(0, chunk.start, chunk.size).permute({0, 3, 1, 2}).to(torch::kFloat).div_(255.0);
       if (size > 0) images = resize_for_multi_scale(images, size);
-      auto scope = precision_.autocast(device_);
+      auto scope = precision_->autocast(device_);
       const ModelOutput output = model_.forward_train(images);
       loss = loss_.compute(output, narrow_targets(targets, chunk.start, chunk.size), share);
     }
@@ -187,7 +187,7 @@ torch::Tensor StepEngine::forward_backward(TrainState& state, const torch::Tenso
     }
     // The window's last backward reduces across ranks: the last chunk of its last batch.
     if (dp_) dp_->before_backward(state.micro + 1 >= accumulate && c + 1 == chunks.size());
-    precision_.scale_loss(objective).backward();
+    precision_->scale_loss(objective).backward();
     if (profile_) profile_->end_phase(StepProfile::kBackward);
   }
   if (!exact) return items;
@@ -235,10 +235,10 @@ void StepEngine::optimizer_step(TrainState& state) {
       if (p.grad().defined()) grads.push_back(p.grad());
     }
   }
-  torch::Tensor found_inf = precision_.unscale(grads);
+  torch::Tensor found_inf = precision_->unscale(grads);
   clip_gradients(grads, clip_grad_);
   optimizer_->step(found_inf);
-  precision_.update(found_inf);
+  precision_->update(found_inf);
   if (captured_) {
     at::_foreach_zero_(grads);  // captured graphs accumulate into these tensors; one launch, not ~250
   } else {

@@ -44,6 +44,9 @@ class StepEngine {
   ~StepEngine();
 
   void set_optimizer(Optimizer& optimizer) { optimizer_ = &optimizer; }
+  // Another strategy from the next batch on (precision_schedule); it must outlive the engine's
+  // use of it. Graphs are per `key`: the caller's key names the strategy.
+  void set_precision(PrecisionStrategy& precision) { precision_ = &precision; }
   // Batches then run as a captured graph where they can (no micro-batches, no multi-scale).
   void enable_capture(std::unique_ptr<CapturedStep> captured) { captured_ = std::move(captured); }
   // The train sink's cuda_graph: captures where this device and run allow it, otherwise says
@@ -78,7 +81,7 @@ class StepEngine {
 
   Model& model_;
   Loss& loss_;
-  PrecisionStrategy& precision_;
+  PrecisionStrategy* precision_;
   dist::DataParallel* dp_;
   StepProfile* profile_;
   torch::Device device_;

@@ -1,6 +1,7 @@
 #include "training/trainer/train_sink_checks.h"
 
 #include "training/trainer/ema_callback.h"
+#include "training/trainer/precision_plan.h"
 #include "training/trainer/train_setup.h"
 #include "training/eval/validation_plan.h"
 #include "yoloflow/error.h"
@@ -28,6 +29,7 @@ void check_train_params(const json& params, const std::string& path, const Regis
   }
   collect(out, [&] { check_validation_transform(registry, params.value("val_transform", json()), path + ".val_transform"); });
   collect(out, [&] { check_validation_batcher(registry, params.value("val_batcher", json()), path + ".val_batcher"); });
+  check_precision_schedule(params.value("precision_schedule", json()), path + ".precision_schedule", registry, out);
   collect(out, [&] {
     callbacks_with_ema(params.value("callbacks", json::array()), params.value("ema", true), path + ".callbacks",
                        path + ".ema");

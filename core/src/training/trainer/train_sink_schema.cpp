@@ -23,6 +23,12 @@ Schema train_sink_schema() {
   add_defaulted_component(s, "optimizer", "optimizer", "Optimizer plugin.");
   add_defaulted_component(s, "precision", "precision",
                           "Precision strategy: any precision plugin (`yoloflow plugins` lists them).");
+  s.add_json("precision_schedule", json::object())
+      .doc("Precision strategies from an epoch on: {\"80\": \"fp32\"} trains epochs 0-79 with `precision` and "
+           "epoch 80 on in fp32. Keys are 0-based epochs, a negative one counting from the end (\"-20\": the last "
+           "20 epochs), as the other schedules count; each value a precision plugin's name or {\"plugin\", "
+           "\"params\"}. At a switch the weights, the optimizer's state and the EMA carry on; the new strategy "
+           "starts afresh (a loss scale at its init_scale) and a captured step is captured again.");
   s.add_path("data").required().role(ParamRole::Dataset).doc("data.yaml of the dataset: class names and the validation split.");
   s.add_string("val_split", "val").role(ParamRole::ValidationSplit).doc("Split of `data` used for validation.");
   s.add_component("val_source", "source", nullptr)

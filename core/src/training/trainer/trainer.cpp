@@ -30,6 +30,7 @@
 #include "training/trainer/frozen_layers.h"
 #include "training/trainer/multi_scale.h"
 #include "training/trainer/optimizer_schedule.h"
+#include "training/trainer/precision_plan.h"
 #include "training/trainer/scheduled_loss.h"
 #include "training/trainer/step_engine.h"
 #include "training/trainer/step_profile.h"
@@ -99,6 +100,8 @@ class Trainer final : public RunDriver, private TrainingView {
   void build(const Registry& registry);
   // The scheduled values of `epoch` (the loss's gains, imgsz, the stage's schedules).
   void at_epoch(int epoch);
+  // precision_schedule: the strategy of `epoch` made current (precision_plan.h).
+  void use_precision(int epoch);
 
   // The epoch, batch by batch (StepSink).
   void begin_epoch(int epoch);
@@ -160,6 +163,8 @@ class Trainer final : public RunDriver, private TrainingView {
   FrozenLayers frozen_;  // the `freeze` layers
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<PrecisionStrategy> precision_;
+  PrecisionPlan precision_plan_;
+  json precision_spec_;  // precision_'s
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<OptimizerSchedule> schedule_;
   std::unique_ptr<ScheduledLoss> loss_;
@@ -291,7 +296,10 @@ void Trainer::build(const Registry& registry) {
   }
   run_dir_ = ctx_.run_dir.empty() ? std::string("runs/train") : ctx_.run_dir;
   checkpoints_ = std::make_unique<CheckpointWriter>(p_.get_bool("save_async"));
-  precision_ = builder_->precision(device_);
+  // The strategy of the epoch the run starts in: a resumed run's may be a scheduled one, whose
+  // state its checkpoint holds.
+  precision_plan_ = PrecisionPlan(p_.get_json("precision"), p_.get_json("precision_schedule"));
+  use_precision(resume_ ? resume_->epoch : 0);
   scheduler_ = builder_->scheduler();
   set_cuda_kernels(device_, p_.get_bool("cudnn_benchmark"), p_.get_bool("tf32"));
   model_->module().to(device_);
@@ -344,16 +352,31 @@ void Trainer::build(const Registry& registry) {
     engine_->share_graph_pool(p_.get_bool("cuda_graph_shared_pool"));
   }
   YF_LOG_INFO("train: " << model_->architecture() << " on " << device_.str() << ", precision "
-                        << p_.get_json("precision").at("plugin").get<std::string>() << ", " << at::get_num_threads()
+                        << precision_spec_.value("plugin", std::string()) << ", " << at::get_num_threads()
                         << " CPU thread" << (at::get_num_threads() == 1 ? "" : "s") << ", run folder " << run_dir_);
 }
 
 void Trainer::at_epoch(int epoch) {
   ctx_ = runner_->context(stage_.name, epoch);
   ctx_.device = device_.str();
+  use_precision(epoch);
   StageContext loss_context = ctx_;
   loss_context.node = p_.where() + ".loss";
   loss_->at_epoch(pipeline_.stage_params(stage_.name, epoch).at("loss"), loss_context);
+}
+
+void Trainer::use_precision(int epoch) {
+  std::string key;
+  const json spec = precision_plan_.spec_at(epoch, ctx_.epochs, &key);
+  if (precision_ && spec == precision_spec_) return;
+  auto next = key.empty() ? builder_->precision(device_) : builder_->precision(device_, spec, "precision_schedule." + key);
+  if (precision_) {
+    YF_LOG_INFO("epoch " << epoch + 1 << ": precision " << precision_spec_.value("plugin", std::string()) << " -> "
+                         << spec.value("plugin", std::string()) << " (precision_schedule)");
+    engine_->set_precision(*next);
+  }
+  precision_ = std::move(next);
+  precision_spec_ = spec;
 }
 
 RunOutcome Trainer::run(std::ostream& out) {
@@ -484,7 +507,9 @@ void Trainer::train_batch(Batch& batch) {
   if (profile_) profile_->begin(state_.epoch, state_.step, state_.global_step, waited);
 
   const LossTargets targets = (*targets_)(batch, engine_->captured() != nullptr, state_.epoch, state_.step);
-  engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(), loss_->key());
+  // A captured graph bakes in the loss's parameters and the precision's autocast.
+  engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(),
+                 loss_->key() + "|" + precision_spec_.dump());
   if (profile_) {
     profile_->end_phase(StepProfile::kOptimizer);
     profile_->end_step();

@@ -40,9 +40,14 @@ FrozenLayers TrainingPartsBuilder::freeze(Model& model) const {
 }
 
 std::unique_ptr<PrecisionStrategy> TrainingPartsBuilder::precision(const torch::Device& device) const {
-  auto precision = make<PrecisionStrategy>(Kind::Precision, "precision", params_.get_json("precision"));
+  return precision(device, params_.get_json("precision"), "precision");
+}
+
+std::unique_ptr<PrecisionStrategy> TrainingPartsBuilder::precision(const torch::Device& device, const json& spec,
+                                                                   const std::string& param) const {
+  auto precision = make<PrecisionStrategy>(Kind::Precision, param, spec);
   std::string why;
-  if (!precision->supports(device, why)) throw InvalidInput(params_.where() + ".precision: " + why);
+  if (!precision->supports(device, why)) throw InvalidInput(params_.where() + "." + param + ": " + why);
   return precision;
 }
 

@@ -44,8 +44,11 @@ class TrainingPartsBuilder {
   // The stage's `freeze` layers of `model` frozen (frozen_layers.h); refused at the `freeze`
   // path when a layer does not exist or nothing would be left to train.
   FrozenLayers freeze(Model& model) const;
-  // Refused (InvalidInput at the `precision` path) when it cannot run on `device`.
+  // Refused (InvalidInput at the `precision` path) when it cannot run on `device`. `spec` and
+  // `param`: another strategy than `precision` (a `precision_schedule` entry, at that path).
   std::unique_ptr<PrecisionStrategy> precision(const torch::Device& device) const;
+  std::unique_ptr<PrecisionStrategy> precision(const torch::Device& device, const json& spec,
+                                               const std::string& param) const;
   // Set up on `head`; refused when it names no components.
   std::unique_ptr<ScheduledLoss> loss(const HeadDescription& head) const;
   std::unique_ptr<Scheduler> scheduler() const;
