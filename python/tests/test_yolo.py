@@ -323,3 +323,13 @@ def test_a_pipeline_file_is_trained_with_the_words_as_its_overrides(workdir):
     rows = results_rows(metrics.save_dir)
     assert len(rows) == 1 and rows[0]["imgsz"] == "64"
     assert model.ckpt_path == os.path.join(metrics.save_dir, "weights", "best.pt")
+
+
+def test_verbose_false_keeps_the_trainers_lines_and_info_logs_away(workdir, capfd):
+    model = YOLO(ULTRALYTICS_BEST)
+    metrics = model.train(epochs=1, verbose=False, **SMALL)
+    assert metrics is not None and len(results_rows(metrics.save_dir)) == 1
+    model.val(data=COCO128_YAML, imgsz=64, verbose=False)
+    said = capfd.readouterr()
+    assert "epoch 1/1" not in said.out and "Class" not in said.out
+    assert " info] " not in said.err  # warnings (coco128's data issues) may still be said

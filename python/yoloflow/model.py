@@ -136,10 +136,12 @@ class _Hooks:
             self.error = value.with_traceback(trace) if value is not None else kind()
 
 
-def _execute(args, command, saves=True, hooks=None, capture=False, show=True):
+def _execute(args, command, saves=True, hooks=None, capture=False, show=True, quiet=False):
     """Runs one command. `capture`: what it prints comes back through Python (printed when
-    `show`), so that a notebook shows it; otherwise it goes to the process's stdout as it comes."""
-    code, error, output = _yoloflow.run(list(args), command, saves, hooks, _plugin_dirs(), capture)
+    `show`), so that a notebook shows it; otherwise it goes to the process's stdout as it comes.
+    `quiet` (verbose=False): its log shows warnings and errors only."""
+    args = (["--log-level", "warn"] if quiet else []) + list(args)
+    code, error, output = _yoloflow.run(args, command, saves, hooks, _plugin_dirs(), capture)
     if capture and show and output:
         print(output, end="" if output.endswith("\n") else "\n", flush=True)
     if command.error is not None:
@@ -148,9 +150,10 @@ def _execute(args, command, saves=True, hooks=None, capture=False, show=True):
         raise hooks.error
     if code == 0:
         return
+    verb = args[2] if quiet else args[0]
     if code == _EXIT_INTERRUPTED:
-        raise KeyboardInterrupt(error or "yoloflow %s was interrupted" % args[0])
-    message = error or "yoloflow %s failed with exit code %d (its output above says why)" % (args[0], code)
+        raise KeyboardInterrupt(error or "yoloflow %s was interrupted" % verb)
+    message = error or "yoloflow %s failed with exit code %d (its output above says why)" % (verb, code)
     raise (InvalidArgument if code == _EXIT_INVALID else YoloflowError)(message, code)
 
 
@@ -213,7 +216,7 @@ class YOLO:
         verbose = kwargs.pop("verbose", True)
         args = [verb] + self._task_words(kwargs) + self._model_words(kwargs) + words(kwargs)
         command = _Command()
-        _execute(args, command, capture=True, show=bool(verbose))
+        _execute(args, command, capture=True, show=bool(verbose), quiet=not verbose)
         return command
 
     def _task_words(self, kwargs):
@@ -224,7 +227,7 @@ class YOLO:
     def _described(self):
         if self._model is None:
             command = _Command()
-            _execute(["info"] + self._model_words({}), command, capture=True, show=False)
+            _execute(["info"] + self._model_words({}), command, capture=True, show=False, quiet=True)
             self._model = command.model
         return self._model
 
@@ -241,7 +244,7 @@ class YOLO:
         if imgsz is not None:
             args.append(word("imgsz", imgsz))
         command = _Command()
-        _execute(args, command, capture=True, show=verbose)
+        _execute(args, command, capture=True, show=verbose, quiet=not verbose)
         self._model = command.model if imgsz is None else self._model
         m = command.model
         return m["layers"], m["parameters"], m["gradients"], m["gflops"]
@@ -279,7 +282,8 @@ class YOLO:
         command = _Command()
         hooks = _Hooks(self.callbacks, Progress(enabled=bool(verbose) and in_notebook()))
         try:
-            _execute(args, command, hooks=hooks)
+            # verbose=False: the trainer's lines kept from the terminal, its log warnings only.
+            _execute(args, command, hooks=hooks, capture=not verbose, show=False, quiet=not verbose)
         finally:
             hooks.progress.close()
             self.trainer = hooks.state
@@ -329,7 +333,7 @@ class YOLO:
             results = []
             command = _Command(on_prediction=lambda r: results.append(r))
             try:
-                _execute(args, command, saves=save, capture=True, show=bool(verbose))
+                _execute(args, command, saves=save, capture=True, show=bool(verbose), quiet=not verbose)
             finally:
                 temporary.cleanup()
             for r in results:
@@ -394,7 +398,7 @@ def _stream(args, save, verbose, temporary):
     def work():
         try:
             # Its lines go to stdout as they come (or nowhere when not verbose).
-            _execute(args, command, saves=save, capture=not verbose, show=False)
+            _execute(args, command, saves=save, capture=not verbose, show=False, quiet=not verbose)
         except BaseException as e:
             failure.append(e)
         finally:
