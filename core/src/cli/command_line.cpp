@@ -85,6 +85,7 @@ class ErrorLines final : public std::streambuf {
  public:
   explicit ErrorLines(std::streambuf* out) : out_(out) {}
   std::string errors() const {
+    std::lock_guard<std::mutex> lock(mutex_);
     const std::deque<std::string>& lines = errors_.empty() ? plain_ : errors_;
     std::string all;
     for (const auto& l : lines) all += (all.empty() ? "" : "\n") + l;
@@ -106,7 +107,9 @@ class ErrorLines final : public std::streambuf {
 
  private:
   static constexpr std::size_t kLines = 20, kLineBytes = 4096;
+  // A plugin may write to std::cerr from a worker thread.
   void take(const char* s, std::streamsize n) {
+    std::lock_guard<std::mutex> lock(mutex_);
     for (std::streamsize i = 0; i < n; ++i) {
       if (s[i] == '\n') {
         end_line();
@@ -134,6 +137,7 @@ class ErrorLines final : public std::streambuf {
     if (lines.size() > kLines) lines.pop_front();
   }
   std::streambuf* out_;
+  mutable std::mutex mutex_;
   std::string line_;
   std::deque<std::string> errors_, plain_;
 };
@@ -143,6 +147,8 @@ class ErrorLines final : public std::streambuf {
 class KeptOutput final : public std::streambuf {
  public:
   explicit KeptOutput(std::string& text) : text_(text) {}
+  KeptOutput(const KeptOutput&) = delete;
+  KeptOutput& operator=(const KeptOutput&) = delete;
 
  protected:
   int overflow(int c) override {
@@ -154,6 +160,7 @@ class KeptOutput final : public std::streambuf {
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
     static constexpr std::size_t kLimit = std::size_t{8} << 20;
+    std::lock_guard<std::mutex> lock(mutex_);  // std::cout may be written from worker threads
     if (text_.size() < kLimit) {
       text_.append(s, std::min<std::size_t>(static_cast<std::size_t>(n), kLimit - text_.size()));
       if (text_.size() == kLimit) text_ += "\n... (the rest of the output was left out: 8 MiB kept)\n";
@@ -162,6 +169,7 @@ class KeptOutput final : public std::streambuf {
   }
 
  private:
+  std::mutex mutex_;
   std::string& text_;
 };
 
