@@ -311,6 +311,12 @@ def test_a_url_a_pillow_image_and_an_array_are_sources_too(workdir, tmp_path, mo
     monkeypatch.setattr(pil.Image, "show", lambda self, *a, **k: shown.append(self.size))
     local.show()
     assert shown == [(local.orig_img.shape[1], local.orig_img.shape[0])]
+    # predict(show=True) shows each result as it comes (the command opens no window)
+    shown.clear()
+    model(coco128_images(2), imgsz=320, show=True)
+    assert len(shown) == 2
+    summary = json.loads(local.to_json())
+    assert len(summary) == len(local) and summary[0]["name"] == local.names[int(np.asarray(local.boxes.cls)[0])]
 
 
 def test_a_pipeline_file_is_trained_with_the_words_as_its_overrides(workdir):

@@ -319,6 +319,9 @@ class YOLO:
         kwargs = dict(kwargs)
         save = bool(kwargs.pop("save", False))
         verbose = kwargs.pop("verbose", True)
+        # show=True: each result shown as it comes (Results.show: a notebook's cell, else Pillow's
+        # viewer); the command itself opens no window.
+        show = bool(kwargs.pop("show", False))
         if source is None:
             raise InvalidArgument("predict(source=...): give an image, a folder, a glob, a video or a list of them", 2)
         temporary = tempfile.TemporaryDirectory(prefix="yoloflow-source-")
@@ -331,7 +334,12 @@ class YOLO:
         args += words(kwargs) + [word("source", source_word)]
         if not stream:
             results = []
-            command = _Command(on_prediction=lambda r: results.append(r))
+            def keep(result):
+                results.append(result)
+                if show:
+                    result.show()
+
+            command = _Command(on_prediction=keep)
             try:
                 _execute(args, command, saves=save, capture=True, show=bool(verbose), quiet=not verbose)
             finally:
@@ -339,7 +347,7 @@ class YOLO:
             for r in results:
                 r.save_dir = command.run_dir
             return results
-        return _stream(args, save, bool(verbose), temporary)
+        return _stream(args, save, bool(verbose), temporary, show)
 
     __call__ = predict
 
@@ -377,7 +385,7 @@ def _source_word(source, folder):
     return os.fspath(source)
 
 
-def _stream(args, save, verbose, temporary):
+def _stream(args, save, verbose, temporary, show=False):
     """Results one at a time: the command runs on a thread, at most two results ahead."""
     ready = queue.Queue(maxsize=2)
     closed = threading.Event()
@@ -418,6 +426,8 @@ def _stream(args, save, verbose, temporary):
             if item is done:
                 break
             item.save_dir = command.run_dir
+            if show:
+                item.show()
             yield item
     finally:
         closed.set()

@@ -172,6 +172,12 @@ class Results:
                                 "y2": round(y2, decimals)}})
         return out
 
+    def to_json(self, normalize=False, decimals=5):
+        """summary() as a JSON text."""
+        import json
+
+        return json.dumps(self.summary(normalize=normalize, decimals=decimals), indent=2)
+
     def __repr__(self):
         return "Results(path=%r, %d detections)" % (self.path, len(self))
 
