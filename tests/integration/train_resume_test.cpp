@@ -194,6 +194,12 @@ TEST_CASE("precision_schedule: bf16 autocast, then fp32 from epoch 2; resumed be
 
   const std::string whole = train("whole", scheduled);
   CHECK(whole.find("epoch 2: precision amp_bf16 -> fp32 (precision_schedule)") != std::string::npos);
+  {  // results.csv says which epochs trained with autocast
+    core::ResultsCsv csv(t.run("whole") + "/results.csv", {});
+    csv.load();
+    CHECK(csv.series("precision_bits") == std::vector<double>{16, 32, 32});
+    CHECK(csv.series("cuda_device") == std::vector<double>{-1, -1, -1});
+  }
   train("bf16", bf16);
   MESSAGE("scheduled vs bf16 throughout: " << max_difference(last("whole"), last("bf16")));
   CHECK(max_difference(last("whole"), last("bf16")) > 1e-4);  // the switch changed the training
@@ -211,8 +217,20 @@ TEST_CASE("precision_schedule: bf16 autocast, then fp32 from epoch 2; resumed be
   // The switch keeps the weights, the optimizer's state and the EMA: the same as stopping after
   // epoch 1 and resuming with precision=fp32.
   train("by-hand", bf16 + R"(, "max_steps": 4)");
-  resume("by-hand", " precision=fp32");
+  resume("by-hand", " precision=fp32 workers=1");
   CHECK(max_difference(last("whole"), last("by-hand")) < 1e-5);
+  {  // the resume's changes in the rows of the epochs after it (epoch 1's row is written by the
+     // resumed process, which ended that epoch: the settings at an epoch's end)
+    core::ResultsCsv csv(t.run("by-hand") + "/results.csv", {});
+    csv.load();
+    const auto bits = csv.series("precision_bits"), workers = csv.series("workers");
+    REQUIRE(bits.size() == 3);
+    REQUIRE(workers.size() == 3);
+    CHECK(bits[1] == 32);
+    CHECK(bits[2] == 32);
+    CHECK(workers[1] == 1);
+    CHECK(workers[2] == 1);
+  }
   test::remove_tree(t.dir);
 }
 

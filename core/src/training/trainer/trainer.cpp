@@ -584,6 +584,12 @@ void Trainer::end_of_epoch(int epoch) {
                    named_losses(state_.loss_names, std::vector<double>(loss.data_ptr<double>(), loss.data_ptr<double>() + loss.numel())),
                    ctx_.imgsz, schedule_->target_accumulate(), ctx_.schedule};
   ResultsRow row = EpochReport::training_row(facts, state_, optimizer_->groups(), profile_.get());
+  // What the run trains with at this epoch's end, so that results.csv shows where a resume or
+  // precision_schedule changed course: the workers, the autocast's bits (32: none), the CUDA
+  // device (-1: the CPU).
+  row["workers"] = static_cast<double>(runner_->workers());
+  row["precision_bits"] = precision_->compute_dtype() == at::kFloat ? 32.0 : 16.0;
+  row["cuda_device"] = device_.is_cuda() ? static_cast<double>(std::max<int>(device_.index(), 0)) : -1.0;
   EpochSummary summary;
   summary.last = epoch + 1 == ctx_.epochs;
   summary.epochs_per_validation = std::max(static_cast<int>(p_.get_int("val_every")), 1);
