@@ -45,7 +45,18 @@ def _plugin_dirs():
     return found
 
 
-class _Command:
+class _KeepsError:
+    """Where C++ calls into Python: the first Python exception raised there (module.cpp hands it
+    to _keep_error), raised again once the command returns."""
+
+    error = None
+
+    def _keep_error(self, kind, value, trace):
+        if self.error is None:
+            self.error = value.with_traceback(trace) if value is not None else kind()
+
+
+class _Command(_KeepsError):
     """What one command hands back (cli/command_observer.h), and a Python exception raised in it."""
 
     def __init__(self, on_prediction=None):
@@ -79,12 +90,8 @@ class _Command:
             return None
         return self._on_prediction(Results(image, path, names, arrays[0], arrays[1], speed, frame))
 
-    def _keep_error(self, kind, value, trace):
-        if self.error is None:
-            self.error = value.with_traceback(trace) if value is not None else kind()
 
-
-class _Hooks:
+class _Hooks(_KeepsError):
     """The trainer's hooks as Ultralytics' events, with the progress shown."""
 
     def __init__(self, callbacks, progress):
@@ -131,15 +138,12 @@ class _Hooks:
             except BaseException as e:  # KeyboardInterrupt too: the run stops and saves, then it is raised
                 self.error = e
 
-    def _keep_error(self, kind, value, trace):
-        if self.error is None:
-            self.error = value.with_traceback(trace) if value is not None else kind()
-
 
 def _execute(args, command, saves=True, hooks=None, capture=False, show=True, quiet=False):
     """Runs one command. `capture`: what it prints comes back through Python (printed when
     `show`), so that a notebook shows it; otherwise it goes to the process's stdout as it comes.
     `quiet` (verbose=False): its log shows warnings and errors only."""
+    verb = args[0]
     args = (["--log-level", "warn"] if quiet else []) + list(args)
     code, error, output = _yoloflow.run(args, command, saves, hooks, _plugin_dirs(), capture)
     if capture and show and output:
@@ -150,7 +154,6 @@ def _execute(args, command, saves=True, hooks=None, capture=False, show=True, qu
         raise hooks.error
     if code == 0:
         return
-    verb = args[2] if quiet else args[0]
     if code == _EXIT_INTERRUPTED:
         raise KeyboardInterrupt(error or "yoloflow %s was interrupted" % verb)
     message = error or "yoloflow %s failed with exit code %d (its output above says why)" % (verb, code)

@@ -79,8 +79,8 @@ int run_predict(CliContext& ctx, PredictRequest& r) {
   outputs.box_conf = !r.hide_conf;
   outputs.boxes = !r.hide_boxes;
   std::optional<core::PredictionWriter> writer;
-  if (saves) writer.emplace(out, predictor.names(), outputs);
   if (saves) {
+    writer.emplace(out, predictor.names(), outputs);
     folder.commit();
     if (observer != nullptr) observer->run_folder(out);
   }

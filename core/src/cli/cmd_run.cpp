@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -77,14 +78,9 @@ extern "C" void on_stop_signal(int sig) {
   // A host's process that a second interrupt does not end is not told that it would.
   static const char kSavingHost[] = "\ninterrupt: stopping after the current step and saving\n";
   static const char kStoppingHost[] = "\ninterrupt: stopping after the current batch\n";
-  const bool ends = second_interrupt_ends_process();
-  if (g_last_checkpoint[0] != 0) {
-    if (ends) (void)!write(STDERR_FILENO, kSaving, sizeof kSaving - 1);
-    else (void)!write(STDERR_FILENO, kSavingHost, sizeof kSavingHost - 1);
-  } else {
-    if (ends) (void)!write(STDERR_FILENO, kStopping, sizeof kStopping - 1);
-    else (void)!write(STDERR_FILENO, kStoppingHost, sizeof kStoppingHost - 1);
-  }
+  const bool saving = g_last_checkpoint[0] != 0;
+  const char* line = second_interrupt_ends_process() ? (saving ? kSaving : kStopping) : (saving ? kSavingHost : kStoppingHost);
+  (void)!write(STDERR_FILENO, line, std::strlen(line));
 }
 
 void print_summary(core::GraphRunner& runner, const std::string& run_summary, const core::RunOutcome& outcome) {

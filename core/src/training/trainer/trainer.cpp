@@ -165,6 +165,7 @@ class Trainer final : public RunDriver, private TrainingView {
   std::unique_ptr<PrecisionStrategy> precision_;
   PrecisionPlan precision_plan_;
   json precision_spec_;  // precision_'s
+  std::string precision_key_;  // precision_spec_ in a captured graph's key, made once per switch
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<OptimizerSchedule> schedule_;
   std::unique_ptr<ScheduledLoss> loss_;
@@ -377,6 +378,7 @@ void Trainer::use_precision(int epoch) {
   }
   precision_ = std::move(next);
   precision_spec_ = spec;
+  precision_key_ = "|" + spec.dump();
 }
 
 RunOutcome Trainer::run(std::ostream& out) {
@@ -509,7 +511,7 @@ void Trainer::train_batch(Batch& batch) {
   const LossTargets targets = (*targets_)(batch, engine_->captured() != nullptr, state_.epoch, state_.step);
   // A captured graph bakes in the loss's parameters and the precision's autocast.
   engine_->train(state_, pixels, targets, batch.pixels, step_size_, schedule_->accumulate(),
-                 loss_->key() + "|" + precision_spec_.dump());
+                 loss_->key() + precision_key_);
   if (profile_) {
     profile_->end_phase(StepProfile::kOptimizer);
     profile_->end_step();
