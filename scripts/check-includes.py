@@ -17,6 +17,7 @@ ROOMS = [
     "runtime/dist",
     "runtime/plugin",
     "runtime/pipeline",
+    "runtime/words",  # Ultralytics' arguments and the command line's words as pipeline overrides
     "runtime/graph",
     "runtime/run",
     "runtime/sweep",
@@ -28,6 +29,9 @@ ROOMS = [
     "training/parallel",
     "training/checkpoint",
     "training/eval",
+    "training/step",  # one training step and the parts it is made of (the trainer and auto batch share it)
+    "training/autobatch",
+    "training/callbacks",  # the callbacks host and the built-in ones (ema)
     "training/trainer",
     "training/predict",
     "training/export",

@@ -49,6 +49,7 @@
 #include "bench_components.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "training/builtin_components.h"
 #include "runtime/plugin/plugin_manager.h"
 #include "yoloflow/augmentation.h"

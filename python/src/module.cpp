@@ -1,7 +1,7 @@
 // yoloflow._yoloflow: the commands of the `yoloflow` program run inside Python (the same words,
 // defaults, checks and one-line refusals), with what they produce handed to Python objects
 // (cli/command_observer.h) and Python functions called at the trainer's hooks
-// (training/trainer/host_callbacks.h). The Python package (yoloflow/) builds Ultralytics'
+// (training/callbacks/host_callbacks.h). The Python package (yoloflow/) builds Ultralytics'
 // calls on these few functions. C++ runs with the GIL released; every call into Python takes it.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -19,7 +19,7 @@
 #include "cli/command_line.h"
 #include "cli/command_observer.h"
 #include "training/predict/prediction_outputs.h"
-#include "training/trainer/host_callbacks.h"
+#include "training/callbacks/host_callbacks.h"
 #include "yoloflow/callback.h"
 #include "yoloflow/version.h"
 

@@ -3,6 +3,8 @@
 // failures that end the run with the stage's name instead of hanging.
 #include <doctest/doctest.h>
 
+#include <atomic>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 
 #include "runtime/graph/graph_runner.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"
@@ -249,6 +252,40 @@ TEST_CASE("end_epoch_early drains the running epoch, ends it with end_epoch, and
     CHECK(next.samples == 100);
     summary = runner.sink().summary();
     CHECK(summary_value(summary, "epochs_ended") == 2);
+  });
+}
+
+TEST_CASE("the driver's run control is what the runner obeys: its stop with the reason, its planned epochs") {
+  within(60, [] {
+    auto p = make(synthetic_pipeline("\"workers\": 2, \"epochs\": 3", "\"count\": 400", "\"batch\": 2",
+                                     "\"delay_ms\": 10"));
+    std::atomic<bool> signal_flag{false};
+    core::RunControl control(p.epochs, &signal_flag);
+    core::RunnerOptions options;
+    options.control = &control;
+    core::GraphRunner runner(p, synthetic_plugins().registry(), options);
+    CHECK(&runner.control() == &control);
+    CHECK(runner.context("sink", 0).epochs == 3);
+    control.plan_epochs(5);  // a time budget's new plan reaches every stage's context
+    CHECK(runner.context("sink", 0).epochs == 5);
+
+    std::thread stopper([&control] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      control.request_stop("max_steps: 8 batches trained in this process");
+    });
+    const auto s = runner.run_epoch(0);
+    stopper.join();
+    CHECK(s.interrupted);
+    CHECK(s.samples < 400);
+    CHECK(runner.stop_requested());
+    CHECK(runner.stop_reason() == "max_steps: 8 batches trained in this process");
+
+    // A signal reaches it through the flag the control reads, without a reason.
+    core::RunControl signalled(1, &signal_flag);
+    CHECK_FALSE(signalled.stop_requested());
+    signal_flag.store(true);
+    CHECK(signalled.stop_requested());
+    CHECK(signalled.stop_reason().empty());
   });
 }
 

@@ -141,8 +141,11 @@ TEST_CASE("an optimizer that leaves a learning rate at 0 after setup() is refuse
                                std::string(YOLOFLOW_SOURCE_DIR) + "/pipelines/train-coco128-cpu.json --run-dir " + dir +
                                "/run data=" + data + " epochs=1 imgsz=64 batch=2 stages.train.params.optimizer.plugin=test_zero_lr");
   INFO(r.output);
-  CHECK(r.exit_code == 1);
+  // The optimizer is set up while the run is built: refused as bad input, nothing trained or written.
+  CHECK(r.exit_code == 2);
   CHECK(r.output.find("stages.train.params.optimizer: ZeroLr() left the 'weights' group with learning rate 0") !=
         std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/run/weights"));
+  CHECK_FALSE(fs::exists(dir + "/run/results.csv"));
   test::remove_tree(dir);
 }

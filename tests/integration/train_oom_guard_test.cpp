@@ -15,6 +15,7 @@
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
 #include "training/checkpoint/checkpoint.h"
+#include "training/step/train_state.h"
 #include "runtime/run/results_csv.h"
 
 using namespace yoloflow;
@@ -84,7 +85,7 @@ TEST_CASE("micro_batch half the batch trains on the whole batch's loss, with the
   const auto b = core::load_checkpoint(dir + "/micro/weights/last.pt");
   CHECK(a.global_step == 2);
   CHECK(b.global_step == a.global_step);  // the optimizer steps per nominal batch as before
-  CHECK(b.meta.value("micro_batch", 0) == 2);
+  CHECK(core::read_saved_train_state(b.meta).micro_batch == 2);
   core::ResultsCsv ra(dir + "/whole/results.csv"), rb(dir + "/micro/results.csv");
   ra.load();
   rb.load();
@@ -130,7 +131,7 @@ TEST_CASE("a batch that does not fit in memory is retried at a halved micro-batc
     const auto ck = core::load_checkpoint(oom_dir + "/weights/" + file);
     CHECK(ck.epoch == 1);
     CHECK(ck.global_step == 1);
-    CHECK(ck.meta.value("micro_batch", 0) == static_cast<int>(micro));
+    CHECK(core::read_saved_train_state(ck.meta).micro_batch == micro);
   }
 
   // A resume keeps the lowered micro-batch although the pipeline says 0, and needs no retry

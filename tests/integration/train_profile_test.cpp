@@ -16,7 +16,7 @@
 #include "support/paths.h"
 #include "support/run_cli.h"
 #include "runtime/run/results_csv.h"
-#include "training/trainer/step_profile.h"
+#include "training/step/step_profile.h"
 
 using namespace yoloflow;
 

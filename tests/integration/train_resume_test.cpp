@@ -19,6 +19,7 @@
 #include "support/run_cli.h"
 #include "support/train_pipeline.h"
 #include "training/checkpoint/checkpoint.h"
+#include "training/step/train_state.h"
 #include "runtime/run/results_csv.h"
 
 using namespace yoloflow;
@@ -90,11 +91,42 @@ TEST_CASE("train --resume after a mid-epoch stop ends with the same weights as a
   CHECK(mid.step_in_epoch == 3);
   CHECK(mid.next_sequence == 6);
   CHECK_FALSE(mid.grads.empty());  // the accumulated half-step travels in the checkpoint
+  // The loop's own state is one typed record, mid-epoch with the epoch's running totals.
+  REQUIRE(mid.meta.contains("train_state"));
+  const core::SavedTrainState saved = core::read_saved_train_state(mid.meta);
+  CHECK(saved.micro == 1);
+  CHECK(saved.images == 6);
+  CHECK(saved.batch == 2);
+  CHECK(saved.loss_sum.size() == 3);
+  CHECK(saved.loss_sum[0] > 0.0);
+  for (const char* gone : {"epoch_loss_sum", "micro", "epoch_images", "batch", "freeze"}) CHECK_FALSE(mid.meta.contains(gone));
+
+  // A checkpoint written before the record (the same values as separate meta keys) resumes the same.
+  fs::copy(t.run("split"), t.run("earlier"), fs::copy_options::recursive);
+  {
+    core::Checkpoint earlier = mid;
+    earlier.meta.erase("train_state");
+    earlier.meta["epoch_loss_sum"] = saved.loss_sum;
+    earlier.meta["epoch_images"] = saved.images;
+    earlier.meta["epoch_oom_retries"] = saved.oom_retries;
+    earlier.meta["epoch_seconds"] = saved.epoch_seconds;
+    earlier.meta["micro"] = saved.micro;
+    earlier.meta["batch"] = saved.batch;
+    earlier.meta["micro_batch"] = saved.micro_batch;
+    earlier.meta["total_seconds"] = saved.total_seconds;
+    earlier.meta["freeze"] = saved.frozen_layers;
+    core::save_checkpoint(t.run("earlier") + "/weights/last.pt", earlier);
+  }
 
   auto rest = test::run_cli("train --resume " + t.run("split") + " stages.train.params.max_steps=0");
   INFO(rest.output);
   REQUIRE(rest.exit_code == 0);
   CHECK(rest.output.find("resuming from") != std::string::npos);
+  auto rest_earlier = test::run_cli("train --resume " + t.run("earlier") + " stages.train.params.max_steps=0");
+  INFO(rest_earlier.output);
+  REQUIRE(rest_earlier.exit_code == 0);
+  CHECK(max_difference(core::load_checkpoint(t.run("split") + "/weights/last.pt"),
+                       core::load_checkpoint(t.run("earlier") + "/weights/last.pt")) == 0.0);
 
   const auto a = core::load_checkpoint(t.run("whole") + "/weights/last.pt");
   const auto b = core::load_checkpoint(t.run("split") + "/weights/last.pt");
@@ -169,6 +201,13 @@ TEST_CASE("--resume amp=False on a run trained with AMP's parameters continues i
   INFO(bf16.output);
   REQUIRE(bf16.exit_code == 0);
   CHECK(bf16.output.find("precision amp_bf16") != std::string::npos);
+  // results.csv says what each epoch trained with: AMP on the CPU runs fp32 (no fp16 autocast
+  // there), fp32, then bf16 autocast.
+  core::ResultsCsv results(t.run("one") + "/results.csv");
+  results.load();
+  REQUIRE(results.rows().size() == 3);
+  CHECK(results.series("precision_bits") == std::vector<double>{32, 32, 16});
+  CHECK(results.series("cuda_device") == std::vector<double>{-1, -1, -1});
   test::remove_tree(t.dir);
 }
 

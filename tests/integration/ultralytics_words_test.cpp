@@ -19,8 +19,8 @@
 #include <opencv2/videoio.hpp>
 #endif
 
-#include "runtime/pipeline/ultralytics_arguments.h"
 #include "runtime/run/results_csv.h"
+#include "runtime/words/ultralytics_arguments.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
 #include "support/run_cli.h"

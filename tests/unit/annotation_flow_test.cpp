@@ -10,6 +10,7 @@
 
 #include "runtime/pipeline/annotation_flow.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "runtime/plugin/plugin_manager.h"
 #include "runtime/plugin/stage_flow.h"
 #include "support/paths.h"

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "support/synthetic_pipeline.h"
 
 using namespace yoloflow;

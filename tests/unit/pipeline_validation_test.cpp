@@ -6,6 +6,7 @@
 
 #include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "support/run_cli.h"
 #include "support/synthetic_pipeline.h"
 

@@ -1,4 +1,4 @@
-// Auto batch's profiling loop (training/trainer/auto_batch_profiler.h) on the CPU with the real YOLO11n,
+// Auto batch's profiling loop (training/autobatch/auto_batch_profiler.h) on the CPU with the real YOLO11n,
 // fp32 strategy and loss: each profiled batch runs a real forward + loss + backward before it is
 // measured, gradients are gone afterwards, and an allocation failure ends the profile with the
 // batches measured so far. (The CUDA measurement itself, peak reserved bytes, needs the GPU.)
@@ -8,10 +8,11 @@
 #include <new>
 
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "runtime/plugin/plugin_manager.h"
 #include "support/paths.h"
 #include "support/plugins.h"
-#include "training/trainer/auto_batch_profiler.h"
+#include "training/autobatch/auto_batch_profiler.h"
 #include "yoloflow/error.h"
 #include "yoloflow/loss.h"
 #include "yoloflow/model.h"

@@ -1,4 +1,4 @@
-// Auto batch's choice from profiled peaks (training/trainer/auto_batch.h): the least-squares fit, the
+// Auto batch's choice from profiled peaks (training/autobatch/auto_batch.h): the least-squares fit, the
 // largest batch within the target, and every fallback, with numbers shaped like real
 // measurements (GiB-sized peaks growing linearly with the batch).
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "training/trainer/auto_batch.h"
+#include "training/autobatch/auto_batch.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "support/plugins.h"
-#include "training/trainer/train_callbacks.h"
+#include "training/callbacks/train_callbacks.h"
 #include "yoloflow/error.h"
 
 using namespace yoloflow;

@@ -6,8 +6,8 @@
 
 #include <torch/torch.h>
 
-#include "training/trainer/captured_step.h"
-#include "training/trainer/step_engine.h"
+#include "training/step/captured_step.h"
+#include "training/step/step_engine.h"
 
 using namespace yoloflow::core;
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "training/trainer/model_ema.h"
+#include "training/callbacks/model_ema.h"
 
 using namespace yoloflow::core;
 

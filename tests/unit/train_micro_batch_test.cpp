@@ -11,7 +11,7 @@
 
 #include "loss/yolo11_detection/detection_loss.h"
 #include "training/components/batch_targets.h"
-#include "training/trainer/micro_batches.h"
+#include "training/step/micro_batches.h"
 #include "training/device/oom_guard.h"
 #include "yoloflow/error.h"
 
@@ -129,7 +129,7 @@ double relative_difference(const std::vector<torch::Tensor>& a, const std::vecto
 }  // namespace
 
 TEST_CASE("micro-batches rescaled by the batch's score sum give the whole batch's losses and gradient") {
-  // What the train sink does in one process (trainer/step_engine.cpp), on the loss alone.
+  // What the train sink does in one process (step/step_engine.cpp), on the loss alone.
   LossCase t(torch::tensor({0.f, 2.f, 0.3f, 0.4f, 0.3f, 0.2f,   //
                             1.f, 1.f, 0.6f, 0.6f, 0.5f, 0.4f,   //
                             2.f, 3.f, 0.5f, 0.5f, 0.9f, 0.9f,   //

@@ -1,10 +1,10 @@
-// Multi-scale training's size draw (training/trainer/multi_scale.h): Ultralytics' range, multiples of the
+// Multi-scale training's size draw (training/step/multi_scale.h): Ultralytics' range, multiples of the
 // stride, every size of the range reached, and the same size for the same (seed, iteration).
 #include <doctest/doctest.h>
 
 #include <set>
 
-#include "training/trainer/multi_scale.h"
+#include "training/step/multi_scale.h"
 
 using namespace yoloflow;
 

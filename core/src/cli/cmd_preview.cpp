@@ -17,6 +17,7 @@
 #include "training/detect/sample_grid.h"
 #include "runtime/graph/augmented_samples.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "yoloflow/error.h"
 #include "yoloflow/printable.h"
 

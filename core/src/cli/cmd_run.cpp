@@ -5,8 +5,6 @@
 // saves its state and exits 0 with the resume command, any other run exits 130. A second
 // signal stops at once (exit 130) without saving: checkpoints are written atomically, so the
 // last complete one stays.
-#include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,24 +16,24 @@
 #include <map>
 #include <sstream>
 
+#include "cli/interrupt.h"
 #include "cli/cli.h"
 #include "cli/distributed_run.h"
 #include "cli/pipeline_plugins.h"
-#include "cli/run_args_yaml.h"
 #include "cli/command_observer.h"
-#include "cli/run_folder_words.h"
 #include "runtime/graph/graph_runner.h"
 #include "runtime/run/epoch_loop.h"
 #include "runtime/run/run_driver.h"
 #include "runtime/pipeline/json_text.h"
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/run/run_folder.h"
-#include "training/trainer/auto_batch_profiler.h"
 #include "runtime/util/atomic_file.h"
 #include "runtime/util/file_checks.h"
 #include "runtime/util/path_words.h"
-#include "runtime/util/stop_signal_scope.h"
 #include "runtime/util/text_format.h"
+#include "runtime/words/pipeline_loading.h"
+#include "runtime/words/run_args_yaml.h"
+#include "runtime/words/run_folder_words.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 #include "yoloflow/printable.h"
@@ -44,44 +42,6 @@ namespace yoloflow::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::atomic<bool> g_stop_requested{false};
-std::atomic<int> g_stop_signal{0};
-// The checkpoint a training run keeps, for the second interrupt's message ("" outside training).
-char g_last_checkpoint[4096] = {0};
-
-extern "C" void on_stop_signal(int sig) {
-  // Async-signal-safe: atomics, access(2) and write(2) only.
-  if (g_stop_requested.exchange(true)) {
-    if (!second_interrupt_ends_process()) {  // a host's process goes on (command_observer.h)
-      static const char kAgain[] = "\ninterrupt: already stopping after the current step and saving\n";
-      (void)!write(STDERR_FILENO, kAgain, sizeof kAgain - 1);
-      return;
-    }
-    // The second: give up now. Checkpoints are written atomically, so a save cut short
-    // leaves the previous last.pt whole.
-    static const char kKept[] = "\nsecond interrupt: stopping now without saving; weights/last.pt keeps its last complete save\n";
-    static const char kNone[] = "\nsecond interrupt: stopping now without saving; no checkpoint was saved yet, so this run cannot be resumed\n";
-    static const char kPlain[] = "\nsecond interrupt: stopping now\n";
-    if (g_last_checkpoint[0] == 0) {
-      (void)!write(STDERR_FILENO, kPlain, sizeof kPlain - 1);
-    } else if (access(g_last_checkpoint, F_OK) == 0) {
-      (void)!write(STDERR_FILENO, kKept, sizeof kKept - 1);
-    } else {
-      (void)!write(STDERR_FILENO, kNone, sizeof kNone - 1);
-    }
-    _exit(kExitInterrupted);
-  }
-  g_stop_signal.store(sig);
-  static const char kSaving[] = "\ninterrupt: stopping after the current step and saving (interrupt again to stop at once)\n";
-  static const char kStopping[] = "\ninterrupt: stopping after the current batch (interrupt again to stop at once)\n";
-  // A host's process that a second interrupt does not end is not told that it would.
-  static const char kSavingHost[] = "\ninterrupt: stopping after the current step and saving\n";
-  static const char kStoppingHost[] = "\ninterrupt: stopping after the current batch\n";
-  const bool saving = g_last_checkpoint[0] != 0;
-  const char* line = second_interrupt_ends_process() ? (saving ? kSaving : kStopping) : (saving ? kSavingHost : kStoppingHost);
-  (void)!write(STDERR_FILENO, line, std::strlen(line));
-}
 
 void print_summary(core::GraphRunner& runner, const std::string& run_summary, const core::RunOutcome& outcome) {
   std::cout << "done: " << outcome.samples << " images in " << core::format_fixed(outcome.seconds, 2) << " s ("
@@ -154,14 +114,10 @@ void log_resume_changes(const std::string& file, const json& now, const core::Re
 
 int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   RunRequest request = request_in;
-  // A process may run several commands (the Python module): each starts unstopped.
-  g_stop_requested.store(false);
-  g_stop_signal.store(0);
-  g_last_checkpoint[0] = 0;
-  // Ultralytics' project=, name= and exist_ok= (cli/run_folder_words.h): the run folder.
-  const RunFolderWords folder_words = take_run_folder_words(request.overrides);
+  // Ultralytics' project=, name= and exist_ok= (runtime/words/run_folder_words.h): the run folder.
+  const core::RunFolderWords folder_words = core::take_run_folder_words(request.overrides);
   if (folder_words.exist_ok_given) request.exist_ok = folder_words.exist_ok;
-  if (const std::string dir = ultralytics_run_dir(folder_words, request.training ? "train" : "run"); !dir.empty()) {
+  if (const std::string dir = core::ultralytics_run_dir(folder_words, request.training ? "train" : "run"); !dir.empty()) {
     if (!request.run_dir.empty()) {
       throw InvalidInput("--run-dir " + request.run_dir + " and project=/name= both name the run folder; give one");
     }
@@ -224,8 +180,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     }
   }
   const std::string run_dir = dist.is_main() ? folder.path() : request.run_dir;
-  // Records the number chosen in the pipeline.json written below.
-  core::resolve_auto_batch(p, registry, request.device);
+  // What the run's driver settles first (an auto batch): the pipeline.json written below records it.
+  core::prepare_run_pipeline(p, registry, request.device);
   // Every plugin folder this run loads from besides the default ones, absolute: what
   // `train --resume` loads again.
   json plugin_paths = json::array();
@@ -243,17 +199,26 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   p.document["plugin_path"] = plugin_paths;
   if (request.print_resolved) std::cout << p.document.dump(2) << std::endl;
 
-  g_stop_requested.store(false);
-  g_last_checkpoint[0] = 0;
+  // A training run stops after its step and saves last.pt; a second signal stops at once and
+  // says whether a last.pt is there to resume from.
+  InterruptLines lines;
   if (last_stage.driver != nullptr && !run_dir.empty()) {
-    const std::string last = run_dir + "/weights/last.pt";
-    if (last.size() < sizeof g_last_checkpoint) std::copy(last.begin(), last.end() + 1, g_last_checkpoint);
+    lines.first = "interrupt: stopping after the current step and saving (interrupt again to stop at once)";
+    lines.again = "interrupt: already stopping after the current step and saving";
+    lines.second = "second interrupt: stopping now without saving; weights/last.pt keeps its last complete save";
+    lines.kept_file = run_dir + "/weights/last.pt";
+    lines.second_without_kept =
+        "second interrupt: stopping now without saving; no checkpoint was saved yet, so this run cannot be resumed";
+  } else {
+    lines.first = "interrupt: stopping after the current batch (interrupt again to stop at once)";
+    lines.again = "interrupt: already stopping after the current batch";
+    lines.second = "second interrupt: stopping now";
   }
-  core::StopSignalScope signals(on_stop_signal, /*once=*/false);
+  InterruptScope interrupt(lines);
   core::RunOptions options;
   options.run_dir = run_dir;
   options.device = request.device;
-  options.stop_flag = &g_stop_requested;
+  options.stop_flag = InterruptScope::flag();
   options.resume_checkpoint = request.resume_checkpoint;
   // From the first optimizer step on, the new run's files replace the earlier run's for good.
   options.on_first_step = [&folder] { folder.first_step_taken(); };
@@ -286,7 +251,7 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
     core::write_file_atomic(run_dir + "/pipeline.json", p.document.dump(2) + "\n");
     // A new training run's arguments as Ultralytics' args.yaml (a resume keeps the first's).
     if (request.training && request.resume_checkpoint.empty()) {
-      core::write_file_atomic(run_dir + "/args.yaml", run_args_yaml(p.document, p.sink, request.words, run_dir));
+      core::write_file_atomic(run_dir + "/args.yaml", core::run_args_yaml(p.document, p.sink, request.words, run_dir));
     }
     if (const int stale = folder.remove_stale_temporaries(); stale > 0) {
       std::cout << "removed " << stale << " temporary file" << (stale == 1 ? "" : "s")
@@ -310,9 +275,8 @@ int run_pipeline(CliContext& ctx, const RunRequest& request_in) {
   dist.end(!outcome.interrupted || !outcome.stop_reason.empty(), "interrupted by a signal");
   print_summary(driver->graph(), driver->summary(), outcome);
   if (outcome.interrupted) {
-    const int sig = g_stop_signal.load();
     if (!outcome.stop_reason.empty()) std::cout << "stopped: " << outcome.stop_reason;
-    else std::cout << "interrupted by " << (sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    else std::cout << "interrupted by " << InterruptScope::signal_name();
     std::cout << " after " << outcome.epochs_done << " complete epoch" << (outcome.epochs_done == 1 ? "" : "s") << " of "
               << (outcome.epochs > 0 ? outcome.epochs : p.epochs) << std::endl;
     if (driver->resumable()) {

@@ -14,6 +14,7 @@
 #include "runtime/sweep/sweep_summary.h"
 #include "runtime/sweep/run_state.h"
 #include "runtime/util/atomic_file.h"
+#include "runtime/words/pipeline_loading.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::cli {

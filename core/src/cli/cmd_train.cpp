@@ -12,10 +12,10 @@
 
 #include "cli/cli.h"
 #include "cli/default_pipeline.h"
-#include "cli/resume_word.h"
 #include "runtime/fetch/builtin_datasets.h"
 #include "runtime/pipeline/json_text.h"
 #include "runtime/util/path_words.h"
+#include "runtime/words/resume_word.h"
 #include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 
@@ -46,7 +46,7 @@ void add_train_command(CLI::App& app, CliContext& ctx, Action& selected) {
       RunRequest request = *r;
       request.training = true;
       // resume=RUN/weights/last.pt (Ultralytics' word) is --resume.
-      take_resume_word(request.file, request.overrides, *resume_dir);
+      core::take_resume_word(request.file, request.overrides, *resume_dir);
       if (!resume_dir->empty()) {
         namespace fs = std::filesystem;
         // CLI11 fills the first positional first: with --resume it is an override.

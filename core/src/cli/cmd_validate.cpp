@@ -7,6 +7,7 @@
 #include "cli/pipeline_plugins.h"
 #include "runtime/fetch/builtin_datasets.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/words/pipeline_loading.h"
 #include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
 

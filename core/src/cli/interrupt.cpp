@@ -17,6 +17,9 @@ std::atomic<int> g_signal{0};
 // Written before the handler is installed, read only by it (write(2) needs no locking).
 char g_first[256] = {0};
 char g_second[256] = {0};
+char g_again[256] = {0};
+char g_kept_file[4096] = {0};  // "" : none
+char g_second_without_kept[256] = {0};
 
 void copy_line(char* dst, std::size_t size, const std::string& line) {
   const std::string text = "\n" + line + "\n";
@@ -29,11 +32,13 @@ extern "C" void on_interrupt(int sig) {
   // Async-signal-safe: atomics and write(2) only.
   if (g_requested.exchange(true)) {
     if (!second_interrupt_ends_process()) {  // a host's process goes on (command_observer.h)
-      static const char kAgain[] = "\ninterrupt: already stopping after the item in hand\n";
-      (void)!write(STDERR_FILENO, kAgain, sizeof kAgain - 1);
+      (void)!write(STDERR_FILENO, g_again, std::strlen(g_again));
       return;
     }
-    (void)!write(STDERR_FILENO, g_second, std::strlen(g_second));
+    // Files are written atomically, so a save cut short leaves the previous one whole.
+    const bool kept = g_kept_file[0] == 0 || access(g_kept_file, F_OK) == 0;
+    const char* line = kept ? g_second : g_second_without_kept;
+    (void)!write(STDERR_FILENO, line, std::strlen(line));
     _exit(kExitInterrupted);
   }
   g_signal.store(sig);
@@ -42,22 +47,27 @@ extern "C" void on_interrupt(int sig) {
 
 // The handler, its lines set and the flag cleared before it is installed.
 using Handler = void (*)(int);
-Handler prepared_handler(const std::string& first_line, const std::string& second_line) {
+Handler prepared_handler(const InterruptLines& lines) {
   // A host's process that a second interrupt does not end is not told that it would.
-  std::string first = first_line;
+  std::string first = lines.first;
   if (const auto again = first.find(" (interrupt again"); again != std::string::npos && !second_interrupt_ends_process()) {
     first.erase(again);
   }
   copy_line(g_first, sizeof g_first, first);
-  copy_line(g_second, sizeof g_second, second_line);
+  copy_line(g_second, sizeof g_second, lines.second);
+  copy_line(g_again, sizeof g_again, lines.again);
+  copy_line(g_second_without_kept, sizeof g_second_without_kept, lines.second_without_kept);
+  // A path that does not fit is not checked: the second line says the file is kept.
+  g_kept_file[0] = 0;
+  if (lines.kept_file.size() < sizeof g_kept_file) std::memcpy(g_kept_file, lines.kept_file.c_str(), lines.kept_file.size() + 1);
   g_requested.store(false);
+  g_signal.store(0);
   return on_interrupt;
 }
 
 }  // namespace
 
-InterruptScope::InterruptScope(const std::string& first_line, const std::string& second_line)
-    : signals_(prepared_handler(first_line, second_line), /*once=*/false) {}
+InterruptScope::InterruptScope(const InterruptLines& lines) : signals_(prepared_handler(lines), /*once=*/false) {}
 
 InterruptScope::~InterruptScope() = default;
 

@@ -6,12 +6,12 @@
 #include <iostream>
 #include <map>
 
-#include "cli/run_folder_words.h"
-#include "runtime/pipeline/cfg_words.h"
 #include "runtime/pipeline/device_word.h"
 #include "runtime/pipeline/json_text.h"
-#include "runtime/pipeline/ultralytics_arguments.h"
-#include "runtime/pipeline/word_values.h"
+#include "runtime/words/cfg_words.h"
+#include "runtime/words/run_folder_words.h"
+#include "runtime/words/ultralytics_arguments.h"
+#include "runtime/words/word_values.h"
 #include "training/model/model_yaml.h"
 #include "training/trainer/model_word.h"
 #include "yoloflow/error.h"
@@ -274,25 +274,7 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
   }
   const std::string verb = args[at];
   // cfg=FILE.yaml: the file's words first, in its place; the command line's own words win.
-  for (std::size_t i = at + 1; i < args.size(); ++i) {
-    if (args[i].rfind("cfg=", 0) != 0) continue;
-    if (core::is_ultralytics_none(args[i].substr(4))) {  // cfg=None (a replayed args.yaml): no file
-      args.erase(args.begin() + static_cast<long>(i--));
-      continue;
-    }
-    std::vector<std::string> keys;
-    for (const auto& a : args) {
-      if (!a.empty() && a[0] != '-' && a.find('=') != std::string::npos) keys.push_back(a.substr(0, a.find('=')));
-    }
-    const auto words = core::cfg_file_words(args[i].substr(4), args[i], keys);
-    args.erase(args.begin() + static_cast<long>(i));
-    args.insert(args.begin() + static_cast<long>(i), words.begin(), words.end());
-    if (words.empty()) {
-      --i;  // the next word now stands at i
-      continue;
-    }
-    i += words.size() - 1;
-  }
+  core::expand_cfg_words(args, at + 1);
   // Whether args[i], after the verb, is the value of the option before it (`--data D.yaml`).
   auto option_value = [&](std::size_t i) {
     const std::string& before = args[i - 1];
@@ -379,8 +361,8 @@ std::vector<std::string> words_as_options(const std::vector<std::string>& args_i
   }
   if (!folder_words.empty()) {
     if (out_given) throw InvalidInput("--out and project=/name= both name the output folder; give one");
-    const RunFolderWords words = take_run_folder_words(folder_words);
-    const std::string dir = ultralytics_run_dir(words, verb);
+    const core::RunFolderWords words = core::take_run_folder_words(folder_words);
+    const std::string dir = core::ultralytics_run_dir(words, verb);
     if (!dir.empty()) out.insert(out.end(), {"--out", dir});
   }
   return out;

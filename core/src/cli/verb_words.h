@@ -4,7 +4,7 @@
 // means there (model= is --weights, imgsz= --imgsz, save_json=True --save-json, project= and
 // name= the output folder), so the commands keep one set of options and the words are read
 // once, before the command line is parsed. `train` (and validate, run, sweep) take words as
-// pipeline overrides instead (runtime/pipeline/overrides.h). A leading task word, as in
+// pipeline overrides instead (runtime/words/overrides.h). A leading task word, as in
 // `yolo detect val ...`, is taken too.
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 
 #include "runtime/plugin/plugin_manager.h"
 #include "training/predict/predict_sink.h"
-#include "training/trainer/ema_callback.h"
+#include "training/callbacks/ema_callback.h"
 #include "training/trainer/train_batch_images.h"
 #include "training/trainer/trainer.h"
 #include "training/eval/val_sink.h"

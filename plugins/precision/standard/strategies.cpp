@@ -99,6 +99,8 @@ class Amp final : public AmpFp16 {
     on_cuda_ = device.is_cuda();
     return autocast_scope(*this, device, device.is_cuda());
   }
+  // What runs: fp16 autocast on CUDA, none (fp32) on another device once one was seen.
+  torch::ScalarType compute_dtype() const override { return on_cuda_ ? AmpFp16::compute_dtype() : torch::kFloat; }
   // What scale_loss multiplies by: the scaler's scale on CUDA, 1 in fp32 on another device (the
   // scaler is kept, and checkpointed, for a run that moves to CUDA).
   double scale() const override { return on_cuda_ ? AmpFp16::scale() : 1.0; }

@@ -50,13 +50,7 @@ class GraphRunner::Reporter final : public RunReporter {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     for (const auto& kv : values) values_[kv.first] = kv.second;
   }
-  void request_stop(const std::string& reason) override {
-    {
-      std::lock_guard<std::mutex> lock(runner_.stop_mutex_);
-      if (runner_.stop_reason_.empty()) runner_.stop_reason_ = reason.empty() ? "stop requested" : reason;
-    }
-    runner_.request_stop();
-  }
+  void request_stop(const std::string& reason) override { runner_.control_->request_stop(reason); }
   std::map<std::string, double> take() {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     return std::exchange(values_, {});
@@ -70,20 +64,15 @@ class GraphRunner::Reporter final : public RunReporter {
 
 std::map<std::string, double> GraphRunner::take_epoch_values() { return reporter_->take(); }
 
-std::string GraphRunner::stop_reason() const {
-  std::lock_guard<std::mutex> lock(stop_mutex_);
-  return stop_reason_;
-}
-
 GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, RunnerOptions options)
     : pipeline_(pipeline), registry_(registry), options_(std::move(options)) {
+  if (options_.control == nullptr) own_control_ = std::make_unique<RunControl>(pipeline_.epochs, options_.stop_flag);
+  control_ = options_.control != nullptr ? options_.control : own_control_.get();
   if (pipeline_.source.empty() || pipeline_.batcher.empty() || pipeline_.sink.empty()) {
     throw Error("the pipeline has no linear source -> batcher -> sink chain to run");
   }
-  // No more workers than the threads the machine runs at once (Ultralytics caps its workers at
-  // the CPU count too): more only take turns, and oneTBB would warn that it ignores them.
   const int cores = std::max(1, tbb::info::default_concurrency());
-  workers_ = pipeline_.workers > 0 ? std::min(pipeline_.workers, cores) : cores;
+  workers_ = workers_for(pipeline_);
   if (pipeline_.workers > cores) {
     YF_LOG_INFO("workers=" << pipeline_.workers << ": this machine runs " << cores << " threads at once; using "
                            << cores << " workers");
@@ -128,12 +117,19 @@ GraphRunner::GraphRunner(const Pipeline& pipeline, const Registry& registry, Run
 
 GraphRunner::~GraphRunner() = default;
 
+// No more workers than the threads the machine runs at once (Ultralytics caps its workers at
+// the CPU count too): more only take turns, and oneTBB would warn that it ignores them.
+int GraphRunner::workers_for(const Pipeline& pipeline) {
+  const int cores = std::max(1, tbb::info::default_concurrency());
+  return pipeline.workers > 0 ? std::min(pipeline.workers, cores) : cores;
+}
+
 StageContext GraphRunner::context(const std::string& node, int epoch) const {
   StageContext c;
   c.node = node;
-  c.imgsz = pipeline_.imgsz(epoch);
+  c.imgsz = pipeline_.imgsz(epoch, control_->epochs());
   c.epoch = epoch;
-  c.epochs = pipeline_.epochs;
+  c.epochs = control_->epochs();
   c.seed = pipeline_.seed;
   c.deterministic = pipeline_.deterministic;
   c.workers = workers_;
@@ -156,11 +152,11 @@ std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
   std::map<std::string, double> out;
   // A schedule is an object where the resolved value is a number.
   if (pipeline_.document.contains("imgsz") && pipeline_.document["imgsz"].is_object()) {
-    out["imgsz"] = pipeline_.imgsz(epoch);
+    out["imgsz"] = pipeline_.imgsz(epoch, control_->epochs());
   }
   for (const auto& s : stages_) {
     const json& raw = s.spec->params;
-    const json resolved = pipeline_.stage_params(s.spec->name, epoch);
+    const json resolved = pipeline_.stage_params(s.spec->name, epoch, control_->epochs());
     const std::string prefix = "stages." + s.spec->name + ".params.";
     for (auto it = resolved.begin(); it != resolved.end(); ++it) {
       if (!it.value().is_number() || !raw.contains(it.key()) || !raw[it.key()].is_object()) continue;
@@ -178,7 +174,7 @@ std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
       }
       const RegisteredComponent* rc = registry_.find(kind, nested["plugin"].get<std::string>());
       if (rc == nullptr) continue;
-      const json values = rc->info.schema.resolve(nested["params"], epoch, pipeline_.epochs);
+      const json values = rc->info.schema.resolve(nested["params"], epoch, control_->epochs());
       for (const auto& name : rc->info.schema.scheduled(nested["params"])) {
         if (values[name].is_number()) out[prefix + spec.name + ".params." + name] = values[name].get<double>();
       }
@@ -188,7 +184,7 @@ std::map<std::string, double> GraphRunner::scheduled_values(int epoch) const {
 }
 
 void GraphRunner::prepare(int epoch) {
-  for (auto& s : stages_) configure_stage(s, pipeline_.stage_params(s.spec->name, epoch), epoch);
+  for (auto& s : stages_) configure_stage(s, pipeline_.stage_params(s.spec->name, epoch, control_->epochs()), epoch);
   plan_pixels_ = decide_pixel_plans(epoch);
 }
 
@@ -251,7 +247,7 @@ void GraphRunner::call_sink(int epoch, const char* what, const std::function<voi
 
 void GraphRunner::configure_stage(Stage& s, json params, int epoch) {
   if (s.external) return;  // its owner configures it
-  const int imgsz = pipeline_.imgsz(epoch);
+  const int imgsz = pipeline_.imgsz(epoch, control_->epochs());
   std::map<std::string, double> schedule;
   if (s.component == sink_) schedule = scheduled_values(epoch);
   if (s.configured && params == s.last_params && imgsz == s.last_imgsz && schedule == s.last_schedule) return;
@@ -290,7 +286,7 @@ EpochStats GraphRunner::run_epoch(int epoch, std::uint64_t first_sequence) {
   const std::vector<std::size_t> previous_order =
       epoch > 0 ? epoch_order(source_->size(), pipeline_.shuffle, pipeline_.seed, epoch - 1) : std::vector<std::size_t>{};
 
-  end_epoch_.store(false);
+  control_->epoch_started();
   call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
   const auto start = std::chrono::steady_clock::now();
   PassCounts counts;
@@ -321,7 +317,7 @@ EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& 
   const std::size_t limit = std::max<std::size_t>(max_in_flight_for(batch_size), largest);
   stats.max_in_flight = limit;
 
-  end_epoch_.store(false);
+  control_->epoch_started();
   call_sink(epoch, "begin_epoch", [&] { sink_->begin_epoch(epoch); });
   const auto start = std::chrono::steady_clock::now();
   PassCounts counts;
@@ -329,9 +325,9 @@ EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& 
   for (const auto& b : plan) planned_order.insert(planned_order.end(), b.indices.begin(), b.indices.end());
   std::uint64_t sequence = 0;
   for (const auto& b : plan) {
-    if (stop_requested() || end_epoch_.load()) break;
+    if (control_->pass_stopping()) break;
     for (auto& s : stages_) {
-      json params = pipeline_.stage_params(s.spec->name, epoch);
+      json params = pipeline_.stage_params(s.spec->name, epoch, control_->epochs());
       const auto it = b.stage_params.find(s.spec->name);
       if (it != b.stage_params.end()) params.merge_patch(it->second);
       configure_stage(s, std::move(params), epoch);
@@ -346,7 +342,7 @@ EpochStats GraphRunner::run_planned(int epoch, const std::vector<PlannedBatch>& 
 EpochStats GraphRunner::finish_epoch(int epoch, std::chrono::steady_clock::time_point start, EpochStats& stats,
                                      const PassCounts& counts) {
   stats.interrupted = stop_requested();
-  stats.ended_early = !stats.interrupted && end_epoch_.load();
+  stats.ended_early = !stats.interrupted && control_->epoch_ending();
   if (stats.interrupted) {
     call_sink(epoch, "interrupted", [&] { sink_->interrupted(epoch); });
   } else {
@@ -368,7 +364,7 @@ EpochStats GraphRunner::finish_epoch(int epoch, std::chrono::steady_clock::time_
 void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const std::vector<std::size_t>& whole_order,
                            const std::vector<std::size_t>& previous_order, std::size_t limit,
                            std::chrono::steady_clock::time_point start, EpochStats& stats, PassCounts& counts) {
-  const int imgsz = pipeline_.imgsz(epoch);
+  const int imgsz = pipeline_.imgsz(epoch, control_->epochs());
   const std::int64_t batch_size = batcher_->batch_size();
   // The decoded images of the samples loaded last are kept for as long as a mosaic can draw
   // them, plus the samples in flight.
@@ -395,7 +391,7 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
   parts.batcher_stage = stages_.size() - 2;
   parts.plan_pixels = plan_pixels_;
   // The pass stops taking samples, and drains, for a stop of the run and for an epoch ended early.
-  parts.stop_requested = [this] { return stop_requested() || end_epoch_.load(); };
+  parts.stop_requested = [this] { return control_->pass_stopping(); };
   parts.consume = [&, this](Batch& batch) { consume_batch(epoch, batch, start, stats, counts); };
 
   run_graph_pass(plan, parts, stats, counts.next_batch_index, counts.peak_in_flight);

@@ -25,6 +25,7 @@
 #include "runtime/graph/epoch_order.h"
 #include "runtime/graph/epoch_stats.h"
 #include "runtime/graph/recent_images.h"
+#include "runtime/graph/run_control.h"
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/plugin/registry.h"
 #include "yoloflow/augmentation.h"
@@ -46,7 +47,11 @@ struct PlannedBatch {
 struct RunnerOptions {
   std::string run_dir;  // StageContext::run_dir
   std::string device;   // StageContext::device; the pipeline's "device" when empty
-  // Polled between samples; set by a signal handler (see request_stop()).
+  // The run's control (run_control.h), owned by the run's driver: its stop, its end of an
+  // epoch and its planned epochs are obeyed here. Null: the runner keeps its own over the
+  // pipeline's epochs and `stop_flag`.
+  RunControl* control = nullptr;
+  // Polled between samples; set by a signal handler. Read through the runner's own control.
   const std::atomic<bool>* stop_flag = nullptr;
   int first_epoch = 0;  // the epoch components are configured for at construction
   // A sink its owner made and configures, consuming the batches in place of the pipeline's
@@ -90,18 +95,19 @@ class GraphRunner {
   // augmentation, as configured for the prepared epoch, can plan.
   bool pixels_planned() const { return plan_pixels_; }
 
+  // The control this runner obeys (RunnerOptions::control or its own). A stop: the runner
+  // emits no more samples and the running epoch drains. An epoch ended early
+  // (RunControl::end_epoch_early): what the sink is consuming finishes, batches already
+  // assembled and the last partial one are dropped, and the sink's end_epoch follows (not
+  // interrupted); the next run_epoch or run_planned starts afresh. (A time budget ends its last
+  // epoch so.)
+  RunControl& control() { return *control_; }
   // Thread-safe and async-signal-safe: stop emitting samples; the running epoch drains.
-  void request_stop() { stop_.store(true); }
+  void request_stop() { control_->stop_now(); }
   // Why a stage asked to stop (RunReporter::request_stop), "" when it did not.
-  std::string stop_reason() const;
-  bool stop_requested() const {
-    return stop_.load() || (options_.stop_flag != nullptr && options_.stop_flag->load());
-  }
-  // Thread-safe: the running epoch takes no more samples and ends as a whole one, cut short:
-  // what the sink is consuming finishes, batches already assembled and the last partial one are
-  // dropped, and the sink's end_epoch follows (not interrupted). The run goes on: the next
-  // run_epoch or run_planned starts afresh. (A time budget ends its last epoch so.)
-  void end_epoch_early() { end_epoch_.store(true); }
+  std::string stop_reason() const { return control_->stop_reason(); }
+  bool stop_requested() const { return control_->stop_requested(); }
+  void end_epoch_early() { control_->end_epoch_early(); }
 
   const Pipeline& pipeline() const { return pipeline_; }
   DataSource& source() { return *source_; }
@@ -116,6 +122,9 @@ class GraphRunner {
   // The values stages reported for the current epoch (RunReporter::epoch_values), cleared.
   std::map<std::string, double> take_epoch_values();
   int workers() const { return workers_; }
+  // The workers a runner of `pipeline` uses on this machine (its `workers`, at most the threads
+  // the machine runs at once; 0: all of them), known before the runner is built.
+  static int workers_for(const Pipeline& pipeline);
   // The limit for `epoch` (resolves 0 = automatic with that epoch's batch size).
   std::size_t max_in_flight_for(std::int64_t batch_size) const;
   const std::vector<EpochStats>& history() const { return history_; }
@@ -162,10 +171,8 @@ class GraphRunner {
   const Registry& registry_;
   RunnerOptions options_;
   int workers_ = 1;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> end_epoch_{false};  // end_epoch_early(): the running epoch only
-  mutable std::mutex stop_mutex_;
-  std::string stop_reason_;
+  std::unique_ptr<RunControl> own_control_;  // without RunnerOptions::control
+  RunControl* control_ = nullptr;
   std::unique_ptr<DataSource> source_;
   std::vector<std::unique_ptr<Augmentation>> augmentations_;
   std::unique_ptr<Batcher> batcher_;

@@ -1,11 +1,12 @@
 #pragma once
-// A pipeline file, validated and resolved (docs/pipeline-format.md).
+// A pipeline, validated and resolved (docs/pipeline-format.md): what the graph runner
+// (runtime/graph/graph_runner.h) and the training engine build from without further checks.
 //
-// Everything is checked before any component is constructed: JSON syntax, top-level
-// settings, plugins and their parameters (nested components too), ports, edges, cycles,
-// types and the annotation fields each stage needs (annotation_flow.h). Every problem is reported at once, each with its JSON path. The result is either
-// a list of diagnostics or a Pipeline that the graph runner (runtime/graph/graph_runner.h) and the
-// training engine can build without further checks.
+// Everything is checked before any component is constructed (pipeline_validation.h): JSON
+// syntax, top-level settings, plugins and their parameters (nested components too), ports,
+// edges, cycles, types and the annotation fields each stage needs (annotation_flow.h). Every
+// problem is reported at once, each with its JSON path. A pipeline file is read with the command
+// line's words applied by load_pipeline (runtime/words/pipeline_loading.h).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,9 +64,12 @@ struct Pipeline {
   std::vector<std::string> augmentations;
 
   const StageSpec& stage(const std::string& name) const;  // throws Error when unknown
-  int imgsz(int epoch) const;                              // evaluates a schedule
-  // A stage's parameters as its component receives them at `epoch` (schedules evaluated).
-  json stage_params(const std::string& name, int epoch) const;
+  // The image size at `epoch` (a schedule evaluated). `of_epochs`: the run's epoch count as
+  // planned now, which schedules counted from the end follow (0: `epochs`).
+  int imgsz(int epoch, int of_epochs = 0) const;
+  // A stage's parameters as its component receives them at `epoch` (schedules evaluated over
+  // `of_epochs`, as imgsz).
+  json stage_params(const std::string& name, int epoch, int of_epochs = 0) const;
 };
 
 struct LoadedPipeline {
@@ -77,15 +81,6 @@ struct LoadedPipeline {
 
 // The host's schema of the top-level settings (name, epochs, imgsz, seed, ...).
 const Schema& pipeline_schema();
-
-// Reads, overrides ("stages.letterbox.params.auto=true"), validates and resolves a
-// pipeline file. Never throws for bad input: problems come back as diagnostics.
-LoadedPipeline load_pipeline(const std::string& path, const std::vector<std::string>& overrides,
-                             const Registry& registry);
-// The same from text; relative paths are resolved against `base_dir`.
-LoadedPipeline parse_pipeline(const std::string& text, const std::string& base_dir,
-                              const std::vector<std::string>& overrides, const Registry& registry,
-                              const std::string& file = "");
 
 // "file: path: message" lines, one per diagnostic.
 std::string format_diagnostics(const Diagnostics& diagnostics, const std::string& file);

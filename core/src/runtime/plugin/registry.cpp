@@ -25,7 +25,7 @@ void Registry::add(ComponentInfo info, const std::string& file, const std::strin
   }
   const auto key = std::make_pair(static_cast<int>(info.kind), info.name);
   components_.emplace(key, RegisteredComponent{std::move(info), file, plugin, plugin_version, traits.check, traits.driver,
-                                               traits.writes_run_folder});
+                                               traits.writes_run_folder, traits.prepare});
 }
 
 const RegisteredComponent* Registry::find(Kind kind, const std::string& name) const {

@@ -31,11 +31,17 @@ struct RunOptions;
 using RunDriverFactory = std::unique_ptr<RunDriver> (*)(const Pipeline& pipeline, const Registry& registry,
                                                         const RunOptions& options);
 
+// What a driver settles in its pipeline before the run starts and the run folder records it
+// (the trainer: an auto batch measured on the train device). `device`: the command's --device
+// ("" = the pipeline's). Throws InvalidInput for what it cannot settle.
+using PipelinePreparer = void (*)(Pipeline& pipeline, const Registry& registry, const std::string& device);
+
 // What the host knows of a component it builds in itself, beyond its ComponentInfo.
 struct BuiltinTraits {
   ParamsCheck check = nullptr;         // what configure() refuses beyond the schema
   RunDriverFactory driver = nullptr;   // it runs its own loop (then it needs no factory)
   bool writes_run_folder = false;      // a sink that writes outputs: a run gets a numbered folder
+  PipelinePreparer prepare = nullptr;  // its driver settles the pipeline first
 };
 
 // A registered component and where it came from.
@@ -47,6 +53,7 @@ struct RegisteredComponent {
   ParamsCheck check = nullptr;         // built-in components only (BuiltinTraits)
   RunDriverFactory driver = nullptr;
   bool writes_run_folder = false;
+  PipelinePreparer prepare = nullptr;
 };
 
 class Registry {

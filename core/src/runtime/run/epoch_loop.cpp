@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/run/epoch_run.h"
 #include "runtime/plugin/registry.h"
 #include "runtime/util/text_format.h"
 #include "yoloflow/error.h"
@@ -15,6 +16,11 @@ std::unique_ptr<RunDriver> make_run_driver(const Pipeline& pipeline, const Regis
   const StageSpec& sink = pipeline.stage(pipeline.sink);
   if (sink.component != nullptr && sink.component->driver != nullptr) return sink.component->driver(pipeline, registry, options);
   return std::make_unique<EpochLoop>(pipeline, registry, options);
+}
+
+void prepare_run_pipeline(Pipeline& pipeline, const Registry& registry, const std::string& device) {
+  const StageSpec& sink = pipeline.stage(pipeline.sink);
+  if (sink.component != nullptr && sink.component->prepare != nullptr) sink.component->prepare(pipeline, registry, device);
 }
 
 RunEvent run_event(const Pipeline& pipeline, const RunOptions& options) {
@@ -64,33 +70,18 @@ void report_epoch(GraphRunner& runner, const EpochStats& s, int epochs, const st
 }
 
 EpochLoop::EpochLoop(const Pipeline& pipeline, const Registry& registry, const RunOptions& options)
-    : pipeline_(pipeline), options_(options) {
+    : pipeline_(pipeline), options_(options), control_(pipeline.epochs, options.stop_flag) {
   RunnerOptions ro;
   ro.run_dir = options.run_dir;
   ro.device = options.device;
-  ro.stop_flag = options.stop_flag;
+  ro.control = &control_;
   runner_ = std::make_unique<GraphRunner>(pipeline, registry, ro);
 }
 
 RunOutcome EpochLoop::run(std::ostream& out) {
-  const RunEvent event = run_event(pipeline_, options_);
-  for (auto& m : runner_->monitors()) m->on_run_start(event);
-  out << "running '" << pipeline_.name << "': " << pipeline_.epochs << " epoch" << (pipeline_.epochs == 1 ? "" : "s")
-      << ", " << runner_->source().size() << " samples, " << runner_->workers() << " worker"
-      << (runner_->workers() == 1 ? "" : "s") << (pipeline_.ordered ? ", ordered" : "") << std::endl;
-  RunOutcome outcome;
-  for (int epoch = 0; epoch < pipeline_.epochs && !runner_->stop_requested(); ++epoch) {
-    const EpochStats s = runner_->run_epoch(epoch);
-    outcome.samples += s.samples;
-    outcome.seconds += s.seconds;
-    report_epoch(*runner_, s, pipeline_.epochs, {}, out);
-    if (s.interrupted) break;
-    ++outcome.epochs_done;
-  }
-  outcome.interrupted = runner_->stop_requested();
-  outcome.stop_reason = runner_->stop_reason();
-  for (auto& m : runner_->monitors()) m->on_run_end(event);
-  return outcome;
+  EpochRunSteps steps;
+  steps.epoch = [this](int epoch) { return runner_->run_epoch(epoch); };
+  return run_epochs(*runner_, options_, steps, out);
 }
 
 }  // namespace yoloflow::core

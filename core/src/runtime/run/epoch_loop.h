@@ -20,6 +20,7 @@ class EpochLoop final : public RunDriver {
  private:
   const Pipeline& pipeline_;
   RunOptions options_;
+  RunControl control_;  // the run's, obeyed by the graph
   std::unique_ptr<GraphRunner> runner_;
 };
 

@@ -56,6 +56,10 @@ class RunDriver {
 using RunDriverFactory = std::unique_ptr<RunDriver> (*)(const Pipeline& pipeline, const Registry& registry,
                                                         const RunOptions& options);
 
+// What the driver of `pipeline` settles in it before the run folder records it (registry.h,
+// PipelinePreparer): the trainer measures an auto batch. Nothing for other drivers.
+void prepare_run_pipeline(Pipeline& pipeline, const Registry& registry, const std::string& device);
+
 // The driver of `pipeline` (see the top of this file). `pipeline` and `registry` must outlive it.
 std::unique_ptr<RunDriver> make_run_driver(const Pipeline& pipeline, const Registry& registry, const RunOptions& options);
 

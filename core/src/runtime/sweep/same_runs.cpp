@@ -4,7 +4,8 @@
 #include <map>
 
 #include "runtime/pipeline/pipeline.h"
-#include "runtime/pipeline/training_words.h"
+#include "runtime/words/pipeline_loading.h"
+#include "runtime/words/training_words.h"
 
 namespace yoloflow::core {
 namespace {

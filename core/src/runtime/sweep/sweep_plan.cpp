@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "runtime/pipeline/json_text.h"
+#include "runtime/pipeline/override_path.h"
 #include "runtime/util/file_checks.h"
-#include "runtime/pipeline/overrides.h"
-#include "runtime/pipeline/word_values.h"
+#include "runtime/words/word_values.h"
 #include "yoloflow/error.h"
 
 namespace yoloflow::core {

@@ -2,7 +2,7 @@
 // Out-of-memory recovery in the train sink: which exceptions are an allocation failure, and
 // the micro-batch to retry with.
 //
-// What the step engine does on one (trainer/step_engine.cpp):
+// What the step engine does on one (step/step_engine.cpp):
 //  - the failed attempt's autograd graph and activations are freed as the exception unwinds;
 //  - every gradient of the accumulation window is dropped (.grad undefined, window restarted):
 //    an OOM inside backward leaves some parameters with the failed chunk's contribution and

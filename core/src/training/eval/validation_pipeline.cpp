@@ -1,6 +1,7 @@
 #include "training/eval/validation_pipeline.h"
 
 #include "runtime/pipeline/component_factory.h"
+#include "runtime/words/pipeline_loading.h"
 #include "training/components/batch_targets.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"

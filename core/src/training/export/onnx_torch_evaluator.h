@@ -19,6 +19,8 @@
 #include <onnx/onnx_pb.h>
 #include <torch/torch.h>
 
+#include "training/export/onnx_torch_ops.h"
+
 namespace yoloflow::core {
 
 class OnnxTorchEvaluator {
@@ -39,14 +41,7 @@ class OnnxTorchEvaluator {
   bool float16() const { return half_input_; }
 
  private:
-  struct Node {
-    std::string op;
-    std::vector<std::string> inputs, outputs;
-    std::map<std::string, onnx::AttributeProto> attrs;  // copies: the model may go once read
-  };
-  std::vector<torch::Tensor> evaluate(const Node& n, const std::vector<torch::Tensor>& in);
-
-  std::vector<Node> nodes_;
+  std::vector<OnnxNode> nodes_;  // those left to compute on each run, in the file's order
   std::map<std::string, torch::Tensor> initializers_;
   std::set<std::string> half_;       // values stored as float16 in the file (rounded between nodes)
   std::map<std::string, int> uses_;  // how many node inputs read each value: freed after its last use
@@ -56,9 +51,5 @@ class OnnxTorchEvaluator {
   std::set<std::string> watched_;
   Observer observer_;
 };
-
-// An ONNX initializer (or Constant value) as a CPU tensor: float and float16 as float32, the
-// integer types as themselves. Throws Error for other types.
-torch::Tensor onnx_tensor_to_torch(const onnx::TensorProto& t);
 
 }  // namespace yoloflow::core

@@ -1,55 +1,16 @@
-// Python pickle opcodes (protocols 2 to 5), as documented in CPython's Lib/pickletools.py.
+// The opcode machine: Python pickle opcodes (protocols 2 to 5), as documented in CPython's
+// Lib/pickletools.py, read from the bytes onto a stack and a memo. What the values become, and
+// which globals a pickle may name, is pickle_builder.h.
 #include "training/model/restricted_unpickler.h"
 
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <utility>
 
-#include "runtime/util/string_affixes.h"
+#include "training/model/pickle_builder.h"
 
 namespace yoloflow::core {
-
-bool is_allowed_global(const std::string& module, const std::string& name) {
-  // Whole modules whose names are classes or data-only functions (nothing is called anyway).
-  if (module == "ultralytics" || starts_with(module, "ultralytics.")) return true;
-  if (starts_with(module, "torch.nn.modules.") || module == "torch.nn.parameter") return true;
-  if (module == "pathlib" || module == "pathlib._local") {
-    return name == "Path" || name == "PosixPath" || name == "WindowsPath" || name == "PurePath" ||
-           name == "PurePosixPath" || name == "PureWindowsPath";
-  }
-  if (module == "datetime") {
-    return name == "date" || name == "time" || name == "datetime" || name == "timedelta" || name == "timezone";
-  }
-  if (module == "collections") return name == "OrderedDict" || name == "defaultdict";
-  if (module == "builtins" || module == "__builtin__") return name == "set" || name == "frozenset";
-  if (module == "_codecs") return name == "encode";
-  if (module == "numpy") return name == "dtype" || name == "ndarray";
-  if (module == "numpy.core.multiarray" || module == "numpy._core.multiarray") {
-    return name == "scalar" || name == "_reconstruct";
-  }
-  if (module == "torch._utils") {
-    return name == "_rebuild_tensor" || name == "_rebuild_tensor_v2" || name == "_rebuild_parameter" ||
-           name == "_rebuild_parameter_with_state";
-  }
-  if (module == "torch.jit._pickle") {
-    return name == "restore_type_tag" || name == "build_intlist" || name == "build_doublelist" ||
-           name == "build_boollist" || name == "build_tensorlist";
-  }
-  if (module == "torch") {
-    static const char* const names[] = {"Size",     "device",   "float32",    "float",     "float64",   "double",
-                                        "float16",  "half",     "bfloat16",   "int64",     "long",      "int32",
-                                        "int",      "int16",    "short",      "int8",      "uint8",     "bool",
-                                        "complex64", "complex128", "cfloat", "cdouble", "strided"};
-    for (const char* n : names) {
-      if (name == n) return true;
-    }
-    // torch.FloatStorage, torch.HalfStorage...: what a storage's persistent id names.
-    return name.size() > 7 && name.compare(name.size() - 7, 7, "Storage") == 0;
-  }
-  return false;
-}
 
 const PickleValue* PickleValue::get(const std::string& key) const {
   if (kind != Kind::Dict) return nullptr;
@@ -81,18 +42,13 @@ namespace {
 
 using K = PickleValue::Kind;
 
-// Owns every value of one pickle.
-struct Arena {
-  std::deque<PickleValue> values;
-};
-
 class Unpickler {
  public:
-  explicit Unpickler(std::string_view bytes) : in_(bytes), arena_(std::make_shared<Arena>()) {}
+  explicit Unpickler(std::string_view bytes) : in_(bytes) {}
 
   std::shared_ptr<const PickleValue> run() {
     while (true) {
-      at_ = pos_;
+      values_.at(pos_);
       const auto op = static_cast<unsigned char>(byte());
       switch (op) {
         case 0x80: {                                   // PROTO
@@ -102,8 +58,7 @@ class Unpickler {
         }
         case 0x95: take(8); break;                     // FRAME: framing only
         case '.': {                                    // STOP
-          PickleValue* root = pop();
-          return std::shared_ptr<const PickleValue>(arena_, root);
+          return values_.share(pop());
         }
         case '(': marks_.push_back(stack_.size()); break;  // MARK
         case '0': pop(); break;                        // POP
@@ -147,31 +102,31 @@ class Unpickler {
         case 'l': push(sequence(K::List, pop_mark())); break;  // LIST
         case 'a': {                                    // APPEND
           PickleValue* v = pop();
-          append(top(), {v});
+          values_.append(top(), {v});
           break;
         }
         case 'e': {                                    // APPENDS
           auto items = pop_mark();
-          append(top(), items);
+          values_.append(top(), items);
           break;
         }
         case '}': push(make(K::Dict)); break;          // EMPTY_DICT
         case 'd': {                                    // DICT
           auto items = pop_mark();
           PickleValue* d = make(K::Dict);
-          set_items(d, items);
+          values_.set_items(d, items);
           push(d);
           break;
         }
         case 's': {                                    // SETITEM
           PickleValue* v = pop();
           PickleValue* k = pop();
-          set_items(top(), {k, v});
+          values_.set_items(top(), {k, v});
           break;
         }
         case 'u': {                                    // SETITEMS
           auto items = pop_mark();
-          set_items(top(), items);
+          values_.set_items(top(), items);
           break;
         }
         case 0x8f: push(make(K::Set)); break;          // EMPTY_SET
@@ -185,41 +140,41 @@ class Unpickler {
         case 'c': {                                    // GLOBAL
           const std::string module = line();
           const std::string name = line();
-          push_global(module, name);
+          push(values_.global(module, name));
           break;
         }
         case 0x93: {                                   // STACK_GLOBAL
           PickleValue* name = pop();
           PickleValue* module = pop();
           if (module->kind != K::String || name->kind != K::String) fail("STACK_GLOBAL without two strings");
-          push_global(module->s, name->s);
+          push(values_.global(module->s, name->s));
           break;
         }
         case 'R': {                                    // REDUCE
           PickleValue* args = expect(pop(), K::Tuple, "REDUCE");
           PickleValue* fn = expect(pop(), K::Global, "REDUCE");
-          push(reduce(fn->s, args));
+          push(values_.reduce(fn->s, args));
           break;
         }
         case 0x81: {                                   // NEWOBJ: cls.__new__(cls, *args)
           PickleValue* args = expect(pop(), K::Tuple, "NEWOBJ");
           PickleValue* cls = expect(pop(), K::Global, "NEWOBJ");
-          push(construct(cls->s, args, nullptr));
+          push(values_.construct(cls->s, args, nullptr));
           break;
         }
         case 0x92: {                                   // NEWOBJ_EX: cls.__new__(cls, *args, **kwargs)
           PickleValue* kwargs = expect(pop(), K::Dict, "NEWOBJ_EX");
           PickleValue* args = expect(pop(), K::Tuple, "NEWOBJ_EX");
           PickleValue* cls = expect(pop(), K::Global, "NEWOBJ_EX");
-          push(construct(cls->s, args, kwargs));
+          push(values_.construct(cls->s, args, kwargs));
           break;
         }
         case 'b': {                                    // BUILD: __setstate__ or __dict__.update
           PickleValue* state = pop();
-          build(top(), state);
+          values_.build(top(), state);
           break;
         }
-        case 'Q': push(storage(expect(pop(), K::Tuple, "BINPERSID"))); break;  // BINPERSID
+        case 'Q': push(values_.storage(expect(pop(), K::Tuple, "BINPERSID"))); break;  // BINPERSID
         case 'h': push(memo_get(le(1))); break;        // BINGET
         case 'j': push(memo_get(le(4))); break;        // LONG_BINGET
         case 'q': memo_[le(1)] = top(); break;         // BINPUT
@@ -237,18 +192,8 @@ class Unpickler {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw UnsupportedPickle(what, at_);
-  }
-
-  PickleValue* make(K kind) {
-    if (arena_->values.size() >= kMaxPickleValues) {
-      fail("more than " + std::to_string(kMaxPickleValues) + " values (refused as too large)");
-    }
-    PickleValue& v = arena_->values.emplace_back();
-    v.kind = kind;
-    return &v;
-  }
+  [[noreturn]] void fail(const std::string& what) const { values_.fail(what); }
+  PickleValue* make(K kind) { return values_.make(kind); }
 
   char byte() {
     if (pos_ >= in_.size()) fail("the pickle ends without STOP");
@@ -312,10 +257,7 @@ class Unpickler {
     if (it == memo_.end()) fail("unknown memo slot " + std::to_string(k));
     return it->second;
   }
-  PickleValue* expect(PickleValue* v, K kind, const char* where) const {
-    if (v->kind != kind) fail(std::string(where) + " on " + v->describe());
-    return v;
-  }
+  PickleValue* expect(PickleValue* v, K kind, const char* where) const { return values_.expect(v, kind, where); }
 
   void push_bool(bool b) {
     PickleValue* v = make(K::Bool);
@@ -333,179 +275,11 @@ class Unpickler {
     v->s.assign(s.data(), s.size());
     push(v);
   }
-  PickleValue* sequence(K kind, std::vector<PickleValue*> items) {
-    PickleValue* v = make(kind);
-    v->items = std::move(items);
-    return v;
-  }
-
-  void push_global(const std::string& module, const std::string& name) {
-    if (!is_allowed_global(module, name)) fail("global '" + module + "." + name + "' is not allowed");
-    PickleValue* v = make(K::Global);
-    v->s = module + "." + name;
-    push(v);
-  }
-
-  void append(PickleValue* target, const std::vector<PickleValue*>& items) {
-    if (target->kind != K::List && target->kind != K::Object) fail("APPEND to " + target->describe());
-    target->items.insert(target->items.end(), items.begin(), items.end());
-  }
-
-  // Dict keys that stand for themselves, as Python compares them: strings, and ints (with bools).
-  static bool hashable_key(const PickleValue* k, std::string& out) {
-    if (k->kind == K::String) {
-      out = "s" + k->s;
-      return true;
-    }
-    if (k->kind == K::Int || k->kind == K::Bool) {
-      out = "i" + std::to_string(k->kind == K::Bool ? static_cast<std::int64_t>(k->b) : k->i);
-      return true;
-    }
-    return false;
-  }
-
-  void set_items(PickleValue* target, const std::vector<PickleValue*>& kv) {
-    if (kv.size() % 2) fail("an odd number of dict items");
-    if (target->kind == K::Object) {  // a dict subclass: its items, kept as given
-      target->dict_items.insert(target->dict_items.end(), kv.begin(), kv.end());
-      return;
-    }
-    if (target->kind != K::Dict) fail("SETITEM on " + target->describe());
-    // A repeated key replaces the value and keeps the first position (Python's dict); an index
-    // per dict keeps that linear in the number of items.
-    auto& index = target->key_index;
-    std::string key;
-    for (std::size_t k = 0; k < kv.size(); k += 2) {
-      if (hashable_key(kv[k], key)) {
-        const auto [it, fresh] = index.emplace(key, target->items.size());
-        if (!fresh) {
-          target->items[it->second + 1] = kv[k + 1];
-          continue;
-        }
-      }
-      target->items.push_back(kv[k]);
-      target->items.push_back(kv[k + 1]);
-    }
-  }
-
-  void build(PickleValue* target, PickleValue* state) {
-    switch (target->kind) {
-      case K::Object:
-        target->state = state;
-        return;
-      case K::Dict:    // an OrderedDict's attributes (a state dict's _metadata)
-      case K::Tensor:  // a Parameter's or tensor subclass' attributes
-        return;
-      default:
-        fail("BUILD on " + target->describe());
-    }
-  }
-
-  PickleValue* object_of(const std::string& cls, PickleValue* args, PickleValue* kwargs) {
-    PickleValue* v = make(K::Object);
-    v->s = cls;
-    v->args = args;
-    v->kwargs = kwargs;
-    return v;
-  }
-
-  // NEWOBJ(_EX): a dict, a set, or an inert object of that class.
-  PickleValue* construct(const std::string& cls, PickleValue* args, PickleValue* kwargs) {
-    if (cls == "collections.OrderedDict" || cls == "collections.defaultdict") return make(K::Dict);
-    if (cls == "builtins.set" || cls == "__builtin__.set" || cls == "builtins.frozenset" ||
-        cls == "__builtin__.frozenset") {
-      return make(K::Set);
-    }
-    return object_of(cls, args, kwargs);
-  }
-
-  PickleValue* arg(PickleValue* args, std::size_t k, const std::string& fn) const {
-    if (args->items.size() <= k) fail(fn + " with too few arguments");
-    return args->items[k];
-  }
-
-  PickleValue* reduce(const std::string& fn, PickleValue* args) {
-    if (fn == "collections.OrderedDict" || fn == "collections.defaultdict") {
-      PickleValue* d = make(K::Dict);
-      // OrderedDict([(k, v), ...]); defaultdict's argument is its default factory.
-      if (fn == "collections.OrderedDict" && !args->items.empty()) {
-        const PickleValue* pairs = args->items[0];
-        if (pairs->kind != K::List && pairs->kind != K::Tuple) fail("OrderedDict of " + pairs->describe());
-        std::vector<PickleValue*> kv;
-        for (PickleValue* p : pairs->items) {
-          if (p->kind != K::Tuple || p->items.size() != 2) fail("OrderedDict item that is not a pair");
-          kv.push_back(p->items[0]);
-          kv.push_back(p->items[1]);
-        }
-        set_items(d, kv);
-      }
-      return d;
-    }
-    if (fn == "builtins.set" || fn == "__builtin__.set" || fn == "builtins.frozenset" || fn == "__builtin__.frozenset") {
-      PickleValue* s = make(K::Set);
-      if (!args->items.empty()) {
-        const PickleValue* items = args->items[0];
-        if (items->kind != K::List && items->kind != K::Tuple && items->kind != K::Set) {
-          fail("set of " + items->describe());
-        }
-        s->items = items->items;
-      }
-      return s;
-    }
-    // LibTorch: a value with its static type attached, and typed lists.
-    if (fn == "torch.jit._pickle.restore_type_tag") return arg(args, 0, fn);
-    if (starts_with(fn, "torch.jit._pickle.build_")) {
-      PickleValue* list = arg(args, 0, fn);
-      if (list->kind != K::List) fail(fn + " of " + list->describe());
-      return list;
-    }
-    if (fn == "torch._utils._rebuild_parameter" || fn == "torch._utils._rebuild_parameter_with_state") {
-      return expect(arg(args, 0, fn), K::Tensor, fn.c_str());
-    }
-    if (fn == "torch._utils._rebuild_tensor_v2" || fn == "torch._utils._rebuild_tensor") {
-      // (storage, storage_offset, size, stride, ...)
-      PickleValue* storage = expect(arg(args, 0, fn), K::Storage, fn.c_str());
-      PickleValue* v = make(K::Tensor);
-      v->tensor = std::make_unique<PickledTensor>(*storage->tensor);
-      v->tensor->storage_offset = expect(arg(args, 1, fn), K::Int, fn.c_str())->i;
-      v->tensor->sizes = ints(arg(args, 2, fn), fn);
-      v->tensor->strides = ints(arg(args, 3, fn), fn);
-      if (v->tensor->sizes.size() != v->tensor->strides.size()) fail(fn + " with sizes and strides of different lengths");
-      return v;
-    }
-    // Any other allowed global: an inert object holding its arguments (nothing is called).
-    return object_of(fn, args, nullptr);
-  }
-
-  std::vector<std::int64_t> ints(const PickleValue* v, const std::string& fn) const {
-    if (v->kind != K::Tuple) fail(fn + " with sizes that are " + v->describe());
-    std::vector<std::int64_t> out;
-    for (const PickleValue* x : v->items) {
-      if (x->kind != K::Int) fail(fn + " with a size that is " + x->describe());
-      out.push_back(x->i);
-    }
-    return out;
-  }
-
-  // torch.save's persistent id of a storage: ('storage', torch.<Type>Storage, key, location, numel).
-  PickleValue* storage(const PickleValue* pid) {
-    const auto& p = pid->items;
-    if (p.size() < 5 || p[0]->kind != K::String || p[0]->s != "storage") fail("a persistent id that is not a storage");
-    if (p[1]->kind != K::Global || !starts_with(p[1]->s, "torch.")) fail("a storage whose type is " + p[1]->describe());
-    if (p[2]->kind != K::String) fail("a storage whose key is " + p[2]->describe());
-    if (p[4]->kind != K::Int) fail("a storage whose size is " + p[4]->describe());
-    PickleValue* v = make(K::Storage);
-    v->tensor = std::make_unique<PickledTensor>();
-    v->tensor->storage_type = p[1]->s.substr(6);
-    v->tensor->storage_key = p[2]->s;
-    v->tensor->storage_numel = p[4]->i;
-    return v;
-  }
+  PickleValue* sequence(K kind, std::vector<PickleValue*> items) { return values_.sequence(kind, std::move(items)); }
 
   std::string_view in_;
   std::size_t pos_ = 0;
-  std::size_t at_ = 0;  // where the opcode being read starts
-  std::shared_ptr<Arena> arena_;
+  PickleBuilder values_;  // knows where the opcode being read starts, for errors
   std::vector<PickleValue*> stack_;
   std::vector<std::size_t> marks_;
   std::map<std::uint64_t, PickleValue*> memo_;

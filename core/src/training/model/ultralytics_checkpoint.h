@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "training/model/pickle_json.h"
 #include "training/model/torch_file.h"
 #include "training/model/weights_io.h"
 
@@ -57,11 +58,5 @@ bool is_ultralytics_checkpoint(const PickleValue& root);
 // naming the file when it holds anything but a YOLO11 detection or segmentation model as the yolo11 plugin
 // builds it (the released architecture), or its module tree is malformed.
 UltralyticsCheckpoint read_ultralytics_checkpoint(TorchFile& file, const std::string& entry = "");
-
-// A pickled value as JSON, for what a file says of itself: None, bools, numbers, strings,
-// lists, tuples and dicts (in their order) as they are; numpy scalars as numbers; paths as
-// strings; other objects as their class name; tensors as "tensor [sizes]". Nesting beyond
-// `max_depth` and more than `max_values` values are cut (marked "...").
-nlohmann::ordered_json pickle_to_json(const PickleValue& value, int max_depth = 16, std::size_t max_values = 20000);
 
 }  // namespace yoloflow::core

@@ -10,8 +10,8 @@
 
 #include "training/trainer/progress_report.h"
 #include "runtime/run/results_csv.h"
-#include "training/trainer/step_profile.h"
-#include "training/trainer/train_state.h"
+#include "training/step/step_profile.h"
+#include "training/step/train_state.h"
 #include "training/eval/validation_pipeline.h"
 #include "yoloflow/optimizer.h"
 

@@ -2,7 +2,7 @@
 // Which validated epoch becomes best.pt, by Ultralytics' rule: one whose fitness equals or beats
 // the best so far (a tie moves best.pt to the later epoch). Stopping on a fitness that no longer
 // improves is the early_stopping callback's.
-#include "training/trainer/train_state.h"
+#include "training/step/train_state.h"
 
 namespace yoloflow::core {
 

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/pipeline/word_values.h"
 #include "runtime/pipeline/json_text.h"
+#include "runtime/words/word_values.h"
 #include "runtime/util/string_affixes.h"
 #include "training/model/fetched_weights.h"
 #include "training/model/model_yaml.h"

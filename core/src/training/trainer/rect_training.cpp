@@ -47,4 +47,18 @@ RectTrainingPlan plan_rect_training(GraphRunner& runner, const std::vector<std::
   return out;
 }
 
+EpochStats RectEpochs::run(GraphRunner& runner, int epoch, int imgsz, std::uint64_t first_sequence) {
+  runner.prepare(epoch);
+  const std::int64_t batch = runner.batcher().batch_size();
+  if (plan_.imgsz != imgsz || plan_.batch != batch) plan_ = plan_rect_training(runner, stages_, imgsz, batch, stride_, where_);
+  if (first_sequence == 0) return runner.run_planned(epoch, plan_.batches);
+  std::vector<PlannedBatch> rest;
+  std::uint64_t seen = 0;
+  for (const auto& b : plan_.batches) {
+    if (seen >= first_sequence) rest.push_back(b);
+    seen += b.indices.size();
+  }
+  return runner.run_planned(epoch, rest);
+}
+
 }  // namespace yoloflow::core

@@ -28,4 +28,22 @@ struct RectTrainingPlan {
 RectTrainingPlan plan_rect_training(GraphRunner& runner, const std::vector<std::string>& stages, int imgsz,
                                     std::int64_t batch, int stride, const std::string& where);
 
+// The train sink's rectangular epochs: planned again when the epoch's imgsz or batch size
+// differs from the plan's; a resumed epoch goes on with the batches it had not trained.
+class RectEpochs {
+ public:
+  RectEpochs() = default;
+  RectEpochs(std::vector<std::string> stages, int stride, std::string where)
+      : stages_(std::move(stages)), stride_(stride), where_(std::move(where)) {}
+  bool on() const { return !stages_.empty(); }
+  // Epoch `epoch` at `imgsz` from position `first_sequence` of its order.
+  EpochStats run(GraphRunner& runner, int epoch, int imgsz, std::uint64_t first_sequence);
+
+ private:
+  std::vector<std::string> stages_;
+  int stride_ = 32;
+  std::string where_;
+  RectTrainingPlan plan_;
+};
+
 }  // namespace yoloflow::core

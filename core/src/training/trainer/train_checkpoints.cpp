@@ -4,39 +4,34 @@
 #include <vector>
 
 #include "training/model/weights_io.h"
+#include "training/step/frozen_layers.h"
 #include "yoloflow/error.h"
 #include "yoloflow/log.h"
 
 namespace yoloflow::core {
 
 Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& parts, bool mid_epoch,
-                                 double epoch_seconds, nlohmann::json meta, TrainCallbacks::SavedTensors callbacks) {
+                                 double epoch_seconds, nlohmann::json meta) {
   Checkpoint c;
   for (const auto& kv : parts.model.module().named_parameters()) c.model.emplace_back(kv.key(), kv.value());
   for (const auto& kv : parts.model.module().named_buffers()) c.model.emplace_back(kv.key(), kv.value());
+  TrainCallbacks::SavedTensors callbacks = parts.callbacks.save_tensors();
   c.ema = std::move(callbacks.deploy);
   c.ema_updates = callbacks.deploy_averaged_steps;
   c.callbacks = std::move(callbacks.own);
-  if (parts.optimizer != nullptr) c.optimizer = parts.optimizer->state();
+  c.optimizer = parts.optimizer.state();
   c.precision = parts.precision.state();
   c.global_step = state.global_step;
   c.best_fitness = state.best_fitness;
   meta["architecture"] = parts.model.architecture();
   meta["nc"] = parts.model.head().nc;
-  meta["total_seconds"] = state.total_seconds;
-  meta["batch"] = state.batch;
-  meta["micro_batch"] = state.micro_batch;
+  meta["callbacks"] = parts.callbacks.states();
+  meta["train_state"] = to_json(saved_train_state(state, mid_epoch, epoch_seconds, parts.frozen_layers));
   if (mid_epoch) {
     c.epoch = state.epoch;
     c.step_in_epoch = state.step;
     c.next_sequence = state.next_sequence;
-    const auto l = state.loss_sum.to(torch::kCPU, torch::kDouble).contiguous();
-    meta["epoch_loss_sum"] = std::vector<double>(l.data_ptr<double>(), l.data_ptr<double>() + l.numel());
-    meta["epoch_images"] = state.images;
-    meta["epoch_oom_retries"] = state.oom_retries;
-    meta["epoch_seconds"] = epoch_seconds;
-    meta["micro"] = state.micro;
-    if (state.micro > 0 && parts.optimizer != nullptr) {
+    if (state.micro > 0) {
       for (const auto& np : parts.model.module().named_parameters()) {
         if (np.value().grad().defined()) c.grads.emplace_back(np.key(), np.value().grad());
       }
@@ -48,8 +43,15 @@ Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& p
   return c;
 }
 
-void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, const TrainingParts& parts,
-                              TrainState& state) {
+ResumePoint resume_point(const Checkpoint& ck) {
+  return {ck.epoch, ck.next_sequence, ck.meta.value("epochs", 0)};
+}
+
+namespace {
+
+// Refuses what a continuing run cannot take, before anything is copied.
+void check_same_run(const Checkpoint& ck, const std::string& path, const std::string& freeze_where,
+                    const TrainingParts& parts, const SavedTrainState& saved) {
   const std::string arch = ck.meta.value("architecture", std::string());
   Model& model = parts.model;
   if (arch != model.architecture() || ck.meta.value("nc", -1) != model.head().nc) {
@@ -59,6 +61,16 @@ void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, con
                        "classes. To train another model or on other classes, start a new run from these weights "
                        "(weights=" + path + ")");
   }
+  // The optimizer's state is per trained parameter: a resumed run trains the same ones.
+  if (saved.frozen_layers != parts.frozen_layers) {
+    auto text = [](const std::vector<std::int64_t>& l) { return l.empty() ? std::string("none") : layer_list_text(l); };
+    throw InvalidInput(freeze_where + ": " + text(parts.frozen_layers) + " here, but " + path + " trained with " +
+                       text(saved.frozen_layers) + " frozen; a resumed run keeps its frozen layers. To freeze "
+                       "others, start a new run from its weights (weights=" + path + ")");
+  }
+}
+
+void restore_weights(const Checkpoint& ck, const std::string& path, Model& model) {
   torch::NoGradGuard no_grad;
   const auto weights = to_map(ck.model);
   const auto ema = to_map(ck.ema);
@@ -74,50 +86,59 @@ void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, con
   for (const auto& nb : model.module().named_buffers()) check_into(nb.key(), nb.value());
   for (auto& np : model.module().named_parameters()) np.value().copy_(weights.at(np.key()));
   for (auto& nb : model.module().named_buffers()) nb.value().copy_(weights.at(nb.key()));
+}
+
+// The optimizer's state, and the gradients accumulated before the stop so that the pending
+// step sees them all.
+void restore_optimizer(const Checkpoint& ck, const TrainingParts& parts, const torch::Device& device) {
+  // Empty when the previous process stopped before its first batch: nothing to restore.
+  if (!ck.optimizer.empty()) parts.optimizer.load_state(to_map(ck.optimizer));
+  const auto grads = to_map(ck.grads);
+  for (auto& np : parts.model.module().named_parameters()) {
+    const auto it = grads.find(np.key());
+    if (it != grads.end()) np.value().mutable_grad() = it->second.to(device).clone();
+  }
+}
+
+}  // namespace
+
+double restore_train_checkpoint(const Checkpoint& ck, const std::string& path, const std::string& freeze_where,
+                                const TrainingParts& parts, const torch::Device& device, TrainState& state) {
+  const SavedTrainState saved = read_saved_train_state(ck.meta);
+  check_same_run(ck, path, freeze_where, parts, saved);
+  restore_weights(ck, path, parts.model);
   parts.precision.load_state(to_map(ck.precision));
+  restore_optimizer(ck, parts, device);
+  parts.callbacks.load_states(ck.meta.value("callbacks", nlohmann::json::object()));
+  TrainCallbacks::SavedTensors callbacks;
+  callbacks.own = ck.callbacks;
+  callbacks.deploy = ck.ema;
+  callbacks.deploy_averaged_steps = ck.ema_updates;
+  parts.callbacks.load_tensors(callbacks);
+
   state.global_step = ck.global_step;
   state.best_fitness = ck.best_fitness;
-  state.total_seconds = ck.meta.value("total_seconds", 0.0);
+  state.total_seconds = saved.total_seconds;
+  state.epoch = ck.epoch;
+  state.step = ck.step_in_epoch;
+  state.next_sequence = ck.next_sequence;
+  state.images = saved.images;
+  state.oom_retries = saved.oom_retries;
+  state.micro = saved.micro;
+  std::vector<double> loss = saved.loss_sum;
+  if (loss.size() != state.loss_names.size()) loss.assign(state.loss_names.size(), 0.0);
+  state.loss_sum = torch::tensor(std::vector<float>(loss.begin(), loss.end())).to(device);
   // A micro-batch that an out-of-memory error lowered stays lowered (a smaller one in the
   // pipeline wins).
   const std::int64_t micro_batch = state.micro_batch;
-  if (const auto saved = ck.meta.value("micro_batch", std::int64_t{0});
-      saved > 0 && (state.micro_batch <= 0 || saved < state.micro_batch)) {
-    state.micro_batch = saved;
+  if (saved.micro_batch > 0 && (state.micro_batch <= 0 || saved.micro_batch < state.micro_batch)) {
+    state.micro_batch = saved.micro_batch;
   }
   if (state.micro_batch != micro_batch) YF_LOG_INFO("resume: micro_batch " << state.micro_batch << " (from " << path << ")");
   YF_LOG_INFO("resuming from " << path << ": epoch " << ck.epoch + 1 << ", batch " << ck.step_in_epoch
                                << " (sample position " << ck.next_sequence << "), " << state.global_step
                                << " optimizer steps so far");
-}
-
-TrainCallbacks::SavedTensors callback_tensors(const Checkpoint& ck) {
-  TrainCallbacks::SavedTensors out;
-  out.own = ck.callbacks;
-  out.deploy = ck.ema;
-  out.deploy_averaged_steps = ck.ema_updates;
-  return out;
-}
-
-void restore_optimizer(const Checkpoint& ck, torch::nn::Module& module, Optimizer& optimizer,
-                       const torch::Device& device, TrainState& state) {
-  // Empty when the previous process stopped before its first batch: nothing to restore.
-  if (!ck.optimizer.empty()) optimizer.load_state(to_map(ck.optimizer));
-  const auto grads = to_map(ck.grads);
-  for (auto& np : module.named_parameters()) {
-    const auto it = grads.find(np.key());
-    if (it != grads.end()) np.value().mutable_grad() = it->second.to(device).clone();
-  }
-  state.micro = ck.meta.value("micro", std::int64_t{0});
-}
-
-double resume_epoch(const Checkpoint& ck, TrainState& state) {
-  state.epoch = ck.epoch;
-  state.step = ck.step_in_epoch;
-  state.next_sequence = ck.next_sequence;
-  state.images = ck.meta.value("epoch_images", std::int64_t{0});
-  state.oom_retries = ck.meta.value("epoch_oom_retries", std::int64_t{0});
-  return ck.meta.value("epoch_seconds", 0.0);
+  return saved.epoch_seconds;
 }
 
 std::vector<std::string> weight_paths(const std::string& run_dir, const std::vector<std::string>& files) {

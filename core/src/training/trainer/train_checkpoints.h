@@ -1,55 +1,58 @@
 #pragma once
 // A training run in a checkpoint and back: the tensors of the model, its EMA, the optimizer
-// and the loss scaler, plus the TrainState (train_state.h), so that `yoloflow train --resume`
-// continues exactly where the run stopped, mid-epoch and mid-accumulation included.
-#include <memory>
+// and the loss scaler, the callbacks' state, and the TrainState (step/train_state.h), so that
+// `yoloflow train --resume` continues exactly where the run stopped, mid-epoch and
+// mid-accumulation included. Saving is one function and restoring is one function.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "training/callbacks/train_callbacks.h"
 #include "training/checkpoint/checkpoint.h"
-#include "training/trainer/train_callbacks.h"
-#include "training/trainer/train_state.h"
+#include "training/step/train_state.h"
 #include "yoloflow/model.h"
 #include "yoloflow/optimizer.h"
 #include "yoloflow/precision.h"
 
 namespace yoloflow::core {
 
-// What a checkpoint is made of; `optimizer` may be null (before the first batch).
+// What a checkpoint is made of, and what a resume restores into. The optimizer exists before
+// the first batch, so a resume restores every part at once.
 struct TrainingParts {
   Model& model;
-  Optimizer* optimizer;
+  Optimizer& optimizer;
   PrecisionStrategy& precision;
+  TrainCallbacks& callbacks;
+  const std::vector<std::int64_t>& frozen_layers;  // the `freeze` layers (not trained)
 };
 
 // At an epoch's end (`mid_epoch` false) the checkpoint continues with the next epoch at its
 // first sample; mid-epoch it holds the epoch's running totals and any gradients accumulated
 // for the next optimizer step. `meta` is the caller's description (model, names, pipeline...)
-// that the state's own entries are added to; `callbacks` the callbacks' tensors (their deploy
-// weights become the `ema` entry).
+// that the state's own record is added to.
 Checkpoint make_train_checkpoint(const TrainState& state, const TrainingParts& parts, bool mid_epoch,
-                                 double epoch_seconds, nlohmann::json meta, TrainCallbacks::SavedTensors callbacks);
+                                 double epoch_seconds, nlohmann::json meta);
 
-// The callbacks' tensors as a checkpoint holds them (to hand back with load_tensors).
-TrainCallbacks::SavedTensors callback_tensors(const Checkpoint& ck);
+// Where a resumed run starts, read before anything is built (the graph is configured for that
+// epoch): the epoch, the position in its sample order, and the epochs a time budget had planned.
+struct ResumePoint {
+  int epoch = 0;
+  std::uint64_t next_sequence = 0;
+  int planned_epochs = 0;  // the checkpoint's `epochs` (0: not recorded)
+};
+ResumePoint resume_point(const Checkpoint& ck);
 
-// A resumed run: the model's weights and buffers and the loss scaler from `ck` (read from
-// `path`), and the run's counters into `state` (the optimizer, built at the first batch, loads
-// its part later: restore_optimizer). Throws InvalidInput naming `path` when the checkpoint
-// holds another architecture or class count. Logs where the run continues.
-void restore_train_checkpoint(const Checkpoint& ck, const std::string& path, const TrainingParts& parts,
-                              TrainState& state);
-
-// The optimizer's state and the gradients accumulated before the stop, so the pending step
-// sees them all.
-void restore_optimizer(const Checkpoint& ck, torch::nn::Module& module, Optimizer& optimizer, const torch::Device& device,
-                       TrainState& state);
-
-// The position and running totals of the epoch a checkpoint stopped in; returns the seconds
-// that epoch had already run.
-double resume_epoch(const Checkpoint& ck, TrainState& state);
+// A resumed run, restored in one place: refuses (InvalidInput naming `path` and `freeze_where`)
+// a checkpoint of another architecture, class count or set of frozen layers; then restores the
+// model's weights and buffers, the loss scaler, the optimizer's state and the gradients
+// accumulated before the stop, the callbacks' state and tensors, and the run's counters, the
+// epoch's position and running totals into `state` (its loss sum on `device`). Returns the
+// seconds the stopped epoch had run (0 when the checkpoint ended an epoch). Logs where the run
+// continues.
+double restore_train_checkpoint(const Checkpoint& ck, const std::string& path, const std::string& freeze_where,
+                                const TrainingParts& parts, const torch::Device& device, TrainState& state);
 
 // The run's checkpoint files named `files` ("last.pt", "best.pt"...): RUN_DIR/weights/NAME, each once.
 std::vector<std::string> weight_paths(const std::string& run_dir, const std::vector<std::string>& files);

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "training/trainer/progress_report.h"
-#include "training/trainer/train_state.h"
+#include "training/step/train_state.h"
 #include "yoloflow/callback.h"
 #include "yoloflow/optimizer.h"
 

@@ -1,8 +1,8 @@
 #include "training/trainer/train_sink_checks.h"
 
-#include "training/trainer/ema_callback.h"
+#include "training/callbacks/ema_callback.h"
 #include "training/trainer/precision_plan.h"
-#include "training/trainer/train_setup.h"
+#include "training/step/train_setup.h"
 #include "training/eval/validation_plan.h"
 #include "yoloflow/error.h"
 
