@@ -34,7 +34,7 @@ PlannedPixels plan_batch(const std::vector<const PixelPlan*>& plans, int width, 
   PlannedPixels out;
   out.images.reserve(plans.size());
   // A decoded image (its pixels, size and row step) -> its place in `sources`.
-  std::map<std::tuple<const std::uint8_t*, int, int, std::size_t>, int> source_of;
+  std::map<DecodedImageKey, int> source_of;
   for (std::size_t k = 0; k < plans.size(); ++k) {
     const PixelPlan& p = *plans[k];
     if (p.width != width || p.height != height) {
@@ -66,7 +66,7 @@ PlannedPixels plan_batch(const std::vector<const PixelPlan*>& plans, int width, 
           << (p.warped ? " canvas" : " output");
         throw Error(s.str());
       }
-      const auto [at, added] = source_of.emplace(std::make_tuple(t.source.data, t.source.rows, t.source.cols, t.source.step[0]),
+      const auto [at, added] = source_of.emplace(decoded_image_key(t.source),
                                                  static_cast<int>(out.sources.size()));
       if (added) out.sources.push_back(t.source);
       out.tiles.push_back(PlannedPixels::Tile{at->second, t.from, t.to});

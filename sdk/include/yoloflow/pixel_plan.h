@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <opencv2/core.hpp>
@@ -57,6 +58,13 @@ struct PixelPlan {
   std::array<std::uint8_t, 3 * 256> hsv_tables{};
   bool flip_lr = false, flip_ud = false;
 };
+
+// Which decoded image a view reads: its pixels' address, size and row step. Views of one image
+// are one source; while an image is alive no other image has its address.
+using DecodedImageKey = std::tuple<const std::uint8_t*, int, int, std::size_t>;
+inline DecodedImageKey decoded_image_key(const cv::Mat& image) {
+  return DecodedImageKey{image.data, image.rows, image.cols, image.step[0]};
+}
 
 // A batch's plans (Batch::planned; Batch::pixels is then empty): the decoded images they read,
 // each once, and their tiles pointing at them. No pixel is copied: the consumer reads the images

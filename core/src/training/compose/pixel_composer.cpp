@@ -132,7 +132,7 @@ struct PixelComposer::Impl {
   // Decoded images on the device, each uploaded once and kept, least recently read first out,
   // while later batches' mosaics read them. An entry holds its host image: while it is kept, no
   // other image can have its pixels' address, which is the key.
-  using Key = std::tuple<const std::uint8_t*, int, int, std::size_t>;
+  using Key = DecodedImageKey;
   struct Kept {
     cv::Mat host;
     std::shared_ptr<torch::Tensor> block;  // the upload it came with (several images)
@@ -181,7 +181,7 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
   std::size_t missing_bytes = 0;
   for (std::size_t k = 0; k < p.sources.size(); ++k) {
     const cv::Mat& s = p.sources[k];
-    const Impl::Key key{s.data, s.rows, s.cols, s.step[0]};
+    const Impl::Key key = decoded_image_key(s);
     auto it = m.kept.find(key);
     if (it != m.kept.end()) {
       m.lru.splice(m.lru.begin(), m.lru, it->second.lru);
@@ -206,7 +206,7 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
     block->copy_(staging, /*non_blocking=*/true);
     for (std::size_t i = 0; i < missing.size(); ++i) {
       const cv::Mat& s = p.sources[missing[i]];
-      const Impl::Key key{s.data, s.rows, s.cols, s.step[0]};
+      const Impl::Key key = decoded_image_key(s);
       m.lru.push_front(key);
       Impl::Kept& e = m.kept[key];
       e.host = s;
