@@ -7,9 +7,7 @@
 // last complete one stays.
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>

@@ -7,6 +7,7 @@
 #include "runtime/pipeline/component_spec.h"
 #include "runtime/pipeline/override_suggestions.h"
 #include "runtime/pipeline/pipeline.h"
+#include "runtime/util/string_affixes.h"
 
 namespace yoloflow::core {
 namespace {
@@ -92,20 +93,7 @@ NamesHere names_at(const std::vector<std::string>& segs, std::size_t i, const st
 
 }  // namespace
 
-std::vector<std::string> split_path(const std::string& dotted) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : dotted) {
-    if (c == '.') {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
+std::vector<std::string> split_path(const std::string& dotted) { return split_at(dotted, '.'); }
 
 void apply_override(json& document, const std::string& path, const json& value, const Registry& registry,
                     Diagnostics& out) {

@@ -7,6 +7,7 @@
 
 #include "runtime/pipeline/json_text.h"
 #include "runtime/util/ascii_lower.h"
+#include "runtime/util/string_affixes.h"
 
 namespace yoloflow::core {
 namespace {
@@ -63,21 +64,6 @@ nlohmann::json parse_item(const std::string& item_in) {
   return item;
 }
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char c : text) {
-    if (c == ',') {
-      parts.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  parts.push_back(cur);
-  return parts;
-}
-
 }  // namespace
 
 bool parse_word_bool(const std::string& text, bool& value) {
@@ -116,7 +102,7 @@ nlohmann::json parse_word_value(const std::string& text_in) {
     nlohmann::json list = nlohmann::json::array();
     if (trim(inner).empty()) return list;
     bool all_numbers = true;
-    for (const auto& part : split_commas(inner)) {
+    for (const auto& part : split_at(inner, ',')) {
       if (trim(part).empty()) continue;  // (640,) is a one-item tuple
       const nlohmann::json item = parse_item(part);
       all_numbers = all_numbers && item.is_number();

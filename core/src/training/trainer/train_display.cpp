@@ -10,10 +10,10 @@
 
 namespace yoloflow::core {
 
-double TrainDisplay::seconds_since_start() { return seconds_since_process_start(); }
+void TrainDisplay::built() { built_at_ = seconds_since_process_start(); }
 
 void TrainDisplay::batch_arrived(int size, std::int64_t instances) {
-  if (first_batch_at_ < 0.0) first_batch_at_ = seconds_since_start();
+  if (first_batch_at_ < 0.0) first_batch_at_ = seconds_since_process_start();
   size_ = size;
   instances_ = instances;
 }
@@ -43,7 +43,7 @@ void TrainDisplay::show_status(const DisplayedEpoch& at) {
 void TrainDisplay::report_first_step(const c10::Device& device, std::int64_t batches) {
   first_step_reported_ = true;
   if (device.is_cuda()) torch::cuda::synchronize(device.index());  // the step's work, not its launch
-  const double now = seconds_since_start();
+  const double now = seconds_since_process_start();
   if (now < 0.0) return;
   YF_LOG_INFO("train: first optimizer step " << format_fixed(now, 2) << " s after the process started (run built at "
                                              << format_fixed(built_at_, 2) << " s, first batch at "

@@ -29,7 +29,7 @@ struct DisplayedEpoch {
 class TrainDisplay {
  public:
   // The run is built (seconds since the process started).
-  void built() { built_at_ = seconds_since_start(); }
+  void built();
   // A batch reached the trainer; `size` its image size as trained, `instances` its labelled
   // instances (-1: not known).
   void batch_arrived(int size, std::int64_t instances);
@@ -51,8 +51,6 @@ class TrainDisplay {
   void report_first_step(const c10::Device& device, std::int64_t batches);
 
  private:
-  static double seconds_since_start();
-
   ProgressWindow window_;
   NamedLosses shown_losses_;  // the last progress line's, for the bar
   int size_ = 0;

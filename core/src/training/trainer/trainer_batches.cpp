@@ -1,7 +1,6 @@
 // The trainer's epoch, batch by batch, as the graph runner hands them over (trainer_driver.h).
 #include <algorithm>
 
-#include "log/logging.h"
 #include "training/compose/pixel_composer.h"
 #include "training/step/multi_scale.h"
 #include "training/trainer/trainer_driver.h"
