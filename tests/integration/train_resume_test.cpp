@@ -128,6 +128,21 @@ TEST_CASE("train --resume after a mid-epoch stop ends with the same weights as a
   CHECK(max_difference(core::load_checkpoint(t.run("split") + "/weights/last.pt"),
                        core::load_checkpoint(t.run("earlier") + "/weights/last.pt")) == 0.0);
 
+  // A record with a value of the wrong type is refused in one line, and the run's files stay as they were.
+  fs::copy(t.run("earlier"), t.run("damaged"), fs::copy_options::recursive);
+  {
+    core::Checkpoint damaged = mid;
+    damaged.meta["train_state"]["micro"] = "one";
+    core::save_checkpoint(t.run("damaged") + "/weights/last.pt", damaged);
+  }
+  const std::string results_before = test::read_file(t.run("damaged") + "/results.csv");
+  auto refused = test::run_cli("train --resume " + t.run("damaged"));
+  INFO(refused.output);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("train_state record holds a value of the wrong type") != std::string::npos);
+  CHECK(refused.output.find("json.exception") == std::string::npos);
+  CHECK(test::read_file(t.run("damaged") + "/results.csv") == results_before);
+
   const auto a = core::load_checkpoint(t.run("whole") + "/weights/last.pt");
   const auto b = core::load_checkpoint(t.run("split") + "/weights/last.pt");
   CHECK(a.epoch == 2);

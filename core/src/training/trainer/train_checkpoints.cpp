@@ -104,7 +104,15 @@ void restore_optimizer(const Checkpoint& ck, const TrainingParts& parts, const t
 
 double restore_train_checkpoint(const Checkpoint& ck, const std::string& path, const std::string& freeze_where,
                                 const TrainingParts& parts, const torch::Device& device, TrainState& state) {
-  const SavedTrainState saved = read_saved_train_state(ck.meta);
+  SavedTrainState saved;
+  try {
+    saved = read_saved_train_state(ck.meta);
+  } catch (const nlohmann::json::exception&) {
+    // A value of another type: an edited or damaged file, refused before anything is restored.
+    throw InvalidInput(path + ": its train_state record holds a value of the wrong type (an edited or damaged "
+                       "checkpoint); resume from another checkpoint of the run, or start from its weights (weights=" +
+                       path + ")");
+  }
   check_same_run(ck, path, freeze_where, parts, saved);
   restore_weights(ck, path, parts.model);
   parts.precision.load_state(to_map(ck.precision));
