@@ -19,7 +19,8 @@
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build (scripts/device-build.sh):
 #   bash bench/gpu/no-cache-data-path.sh        Env: FILES, BASE_FILES, WORKERS (14), BATCH (32),
-#     RUNS ("recent any": which of the two), EXTRA (more overrides for both)
+#     RUNS ("recent any": which of the two), EXTRA (more overrides for both), EPOCHS (1: the
+#     steady figures come from the last epoch; results.csv's epoch figure too)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . bench/gpu/bench-env.sh
@@ -29,6 +30,7 @@ WORKERS="${WORKERS:-14}"
 BATCH="${BATCH:-32}"
 RUNS="${RUNS:-recent any}"
 EXTRA="${EXTRA:-}"
+EPOCHS="${EPOCHS:-1}"
 DATA=/tmp/coco128-files
 RESULTS="$OUT/no-cache-data-path.jsonl"
 : > "$RESULTS"
@@ -69,7 +71,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 run() {
   local name="$1" data="$2" others="$3" dir="$OUT/run-nocache-$1"
   rm -rf "$dir"
-  timeout 420 "$BIN/yoloflow" train pipelines/max-throughput-coco128.json --run-dir "$dir" epochs=1 \
+  timeout $(( 120 + 300 * EPOCHS )) "$BIN/yoloflow" train pipelines/max-throughput-coco128.json --run-dir "$dir" epochs="$EPOCHS" \
     data="$data" workers="$WORKERS" batch="$BATCH" stages.source.params.cache=none \
     stages.mosaic_perspective.params.others="$others" stages.train.params.log_every=100 \
     'monitors=[{"plugin":"gpu"}]' $EXTRA > "$dir.log" 2>&1
@@ -84,8 +86,10 @@ try:
     out.update(epoch_img_s=round(float(row["images_per_second"]), 1),
                peak_reserved_GiB=round(float(row.get("gpu_peak_reserved_GiB") or 0), 2))
     log = open(d + ".log", errors="replace").read()
-    steps = [(clock(*m[:3]), int(m[3]), float(m[5]), int(m[4])) for m in
-             re.findall(r"^\[(\d+):(\d+):(\d+) info\] epoch \d+/\d+\s+step (\d+)/(\d+).*data wait ([0-9.]+) ms", log, re.M)]
+    # The last epoch's progress lines.
+    steps = [(clock(*m[:3]), int(m[5]), float(m[7]), int(m[6])) for m in
+             re.findall(r"^\[(\d+):(\d+):(\d+) info\] epoch (\d+)/(\d+)\s+step (\d+)/(\d+).*data wait ([0-9.]+) ms", log, re.M)
+             if m[3] == m[4]]
     # Not the epoch's last step: a partial last batch is a new shape (eager, cuDNN autotuning).
     steady = [s[:3] for s in steps if 200 <= s[1] < s[3]]
     (t0, s0, _), (t1, s1, wait) = steady[0], steady[-1]

@@ -76,6 +76,7 @@ class GraphPass {
         loaders_(stages.source, stages.chain, plan.epoch_seed, plan.imgsz, plan.epoch, &stages.recent_images,
                  stages.fields) {
     loaders_.share_decoded_pixels(stages.plan_pixels);
+    loaders_.keep_source_images(stages.source_images, stages.source_images_key);
   }
 
   void run() {

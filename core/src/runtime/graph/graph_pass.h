@@ -11,6 +11,7 @@
 
 #include "runtime/graph/epoch_order.h"
 #include "runtime/graph/recent_images.h"
+#include "runtime/graph/source_image_store.h"
 #include "runtime/graph/epoch_stats.h"
 #include "runtime/graph/stage_sample_loaders.h"
 #include "yoloflow/augmentation.h"
@@ -43,6 +44,10 @@ struct PassStages {
   ChainFields fields{};  // the fields each augmentation keeps; names the source
   std::size_t batcher_stage = 0;
   bool plan_pixels = false;  // AugmentContext::plan_pixels
+  // Where decoded source images may be kept while the chain plans (RunnerOptions::source_images),
+  // and the key of this pass's images (its image size and the source's parameters).
+  SourceImageStore* source_images = nullptr;
+  std::string source_images_key{};
   std::function<std::string(std::size_t stage)> label{};  // "augmentation 'flip' (stage augment)"
   std::function<bool()> stop_requested{};
   std::function<void(Batch&)> consume{};  // the sink, with its errors named

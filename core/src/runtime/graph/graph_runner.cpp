@@ -390,6 +390,8 @@ void GraphRunner::run_pass(int epoch, const std::vector<ShardSlot>& order, const
   parts.label = [this](std::size_t stage) { return stage_label(stages_[stage]); };
   parts.batcher_stage = stages_.size() - 2;
   parts.plan_pixels = plan_pixels_;
+  parts.source_images = options_.source_images;
+  parts.source_images_key = json{imgsz, stages_.front().last_params}.dump();
   // The pass stops taking samples, and drains, for a stop of the run and for an epoch ended early.
   parts.stop_requested = [this] { return control_->pass_stopping(); };
   parts.consume = [&, this](Batch& batch) { consume_batch(epoch, batch, start, stats, counts); };

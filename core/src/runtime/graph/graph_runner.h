@@ -26,6 +26,7 @@
 #include "runtime/graph/epoch_stats.h"
 #include "runtime/graph/recent_images.h"
 #include "runtime/graph/run_control.h"
+#include "runtime/graph/source_image_store.h"
 #include "runtime/pipeline/pipeline.h"
 #include "runtime/plugin/registry.h"
 #include "yoloflow/augmentation.h"
@@ -61,6 +62,9 @@ struct RunnerOptions {
   // The sink composes planned pixels (Sink::composes_pixel_plans) and must get them: a chain
   // that cannot plan its pixels is refused (InvalidInput) rather than run on the CPU workers.
   bool require_pixel_plans = false;
+  // Where the sink keeps decoded source images (not owned; null: nowhere): while the chain plans
+  // its pixels, a sample kept there is not loaded from the source again (source_image_store.h).
+  SourceImageStore* source_images = nullptr;
 };
 
 class GraphRunner {

@@ -58,20 +58,36 @@ Sample StageSampleLoaders::from_source(std::size_t index) {
   return sample;
 }
 
+std::optional<Sample> StageSampleLoaders::from_store(std::size_t index) const {
+  if (kept_images_ == nullptr || !share_decoded_) return std::nullopt;
+  return kept_images_->get(kept_key_, index);
+}
+
+void StageSampleLoaders::offer_to_store(std::size_t index, const Sample& sample) {
+  if (kept_images_ != nullptr && share_decoded_) kept_images_->offer(kept_key_, index, sample);
+}
+
+// A sample the store keeps goes to no RecentImages store: a copy of its pixels there could be
+// read on the host (a later stage's other samples are made on the CPU).
 Sample StageSampleLoaders::load_source(std::size_t index) {
+  if (auto stored = from_store(index)) return std::move(*stored);
   if (recent_ != nullptr && recent_->wanted()) {
     if (auto kept = recent_->get(index, share_decoded_)) return std::move(*kept);
   }
   Sample sample = from_source(index);
+  offer_to_store(index, sample);
   if (recent_ != nullptr) recent_->put(index, sample, share_decoded_);
   return sample;
 }
 
 Sample StageSampleLoaders::load(std::size_t stage, std::size_t index, RecentSamples recent) {
   std::optional<Sample> kept;
+  // The first stage's other samples, planned like the pipeline's own, may come from the store.
+  if (stage == 0) kept = from_store(index);
   // Shared only where no stage runs on it here (an earlier stage, not planning, may write).
-  if (recent_ != nullptr) kept = recent_->get(index, share_decoded_ && stage == 0);
+  if (!kept && recent_ != nullptr) kept = recent_->get(index, share_decoded_ && stage == 0);
   Sample sample = kept ? std::move(*kept) : from_source(index);
+  if (!kept && stage == 0) offer_to_store(index, sample);
   if (stage > 0) {
     Rng rng(Rng::mix(seeds_[stage], static_cast<std::uint64_t>(index)));
     apply(sample, rng, stage, recent);

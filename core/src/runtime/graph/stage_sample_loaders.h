@@ -15,11 +15,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "runtime/graph/recent_images.h"
+#include "runtime/graph/source_image_store.h"
 #include "runtime/pipeline/pipeline.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/fields.h"
@@ -79,6 +81,12 @@ class StageSampleLoaders {
   // Whether the chain plans its pixels (nothing writes into a decoded image): the RecentImages
   // store then shares its pixels instead of copying them. Set before loading.
   void share_decoded_pixels(bool shared) { share_decoded_ = shared; }
+  // Where decoded source images may be kept (not owned; null: nowhere), for `key` (the pass's
+  // image size and source parameters). Consulted only while decoded pixels are shared.
+  void keep_source_images(SourceImageStore* store, std::string key) {
+    kept_images_ = store;
+    kept_key_ = std::move(key);
+  }
   // `plan_pixels`: AugmentContext::plan_pixels, for the pipeline's own samples (the other
   // samples a stage loads have their pixels made: the stage reads them).
   void apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent = {}, bool plan_pixels = false);
@@ -89,6 +97,10 @@ class StageSampleLoaders {
   Sample load(std::size_t stage, std::size_t index, RecentSamples recent);
   // The source's sample `index`, its instances checked.
   Sample from_source(std::size_t index);
+  // The store's copy of the source's sample `index` (only while pixels are shared), or nothing.
+  std::optional<Sample> from_store(std::size_t index) const;
+  // Offers a sample the source just gave to the store.
+  void offer_to_store(std::size_t index, const Sample& sample);
   Fields keeps(std::size_t stage) const { return stage < fields_.keeps.size() ? fields_.keeps[stage] : Fields(); }
 
   DataSource& source_;
@@ -97,6 +109,8 @@ class StageSampleLoaders {
   RecentImages* recent_;
   ChainFields fields_;
   bool share_decoded_ = false;
+  SourceImageStore* kept_images_ = nullptr;
+  std::string kept_key_;
   std::vector<std::uint64_t> seeds_;              // each stage's generator stream for other samples
   std::vector<std::unique_ptr<Loader>> loaders_;  // for_stage()
 };

@@ -1,5 +1,7 @@
 #include "training/compose/augment_placement.h"
 
+#include <algorithm>
+
 #include "runtime/util/text_format.h"
 #include "yoloflow/log.h"
 
@@ -11,10 +13,42 @@ constexpr double kDataBoundShare = 0.1;  // a data wait of this share of an epoc
 }  // namespace
 
 AugmentPlacement::AugmentPlacement(const std::string& augment_on, const torch::Device& device, int workers,
-                                   bool composes) {
+                                   bool composes, const std::string& image_cache) {
   automatic_ = augment_on == "auto" && composes;
   if (augment_on == "device" || automatic_) composer_ = std::make_unique<PixelComposer>(device);
   on_device_ = augment_on == "device" || (automatic_ && workers < kFewWorkers);
+  if (composer_ && (image_cache == "on" || (image_cache == "auto" && device.is_cuda() && composes))) {
+    kept_ = std::make_unique<DeviceImageStore>(device);
+    composer_->read_kept_images(kept_.get());
+  }
+}
+
+void AugmentPlacement::kept_images_epoch_end(std::size_t images, int imgsz) {
+  if (!kept_) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (kept_->opened() && !kept_reported_) {
+    kept_reported_ = true;
+    YF_LOG_INFO("device image cache: " << kept_->images() << " images kept ("
+                                       << format_fixed(static_cast<double>(kept_->bytes_used()) / kGiB, 2) << " of "
+                                       << format_fixed(static_cast<double>(kept_->bytes_reserved()) / kGiB, 2)
+                                       << " GiB)");
+  }
+  if (kept_->opened() || opening_tried_) return;
+  opening_tried_ = true;
+  const std::size_t wanted = DeviceImageStore::bytes_for(images, imgsz);
+  const std::size_t free = DeviceImageStore::free_bytes(kept_->device());
+  const std::size_t bytes = std::min(wanted, free);
+  if (free < std::min(wanted, std::size_t{64} << 20)) {
+    YF_LOG_INFO("device image cache: off (" << format_fixed(static_cast<double>(free) / kGiB, 2)
+                                            << " GiB free after the step and validation, less the margin)");
+    return;
+  }
+  if (kept_->open(bytes)) {
+    YF_LOG_INFO("device image cache: " << format_fixed(static_cast<double>(bytes) / kGiB, 2) << " GiB on "
+                                       << kept_->device().str() << " for the training images ("
+                                       << format_fixed(static_cast<double>(wanted) / kGiB, 2) << " GiB would hold all "
+                                       << images << " at " << imgsz << "); a kept image is not decoded again");
+  }
 }
 
 void AugmentPlacement::epoch_ended(int epoch, double seconds) {

@@ -15,6 +15,7 @@
 
 #include <torch/torch.h>
 
+#include "training/compose/device_image_store.h"
 #include "training/compose/pixel_composer.h"
 
 namespace yoloflow::core {
@@ -22,13 +23,23 @@ namespace yoloflow::core {
 class AugmentPlacement {
  public:
   // `workers`: the data path's worker threads; `composes`: whether `device` composes with its own
-  // kernel (PixelComposer::composes_on), which auto needs.
-  AugmentPlacement(const std::string& augment_on, const torch::Device& device, int workers, bool composes);
+  // kernel (PixelComposer::composes_on), which auto needs. `image_cache` (device_image_cache):
+  // "auto" keeps the training images on a CUDA device that composes them, "on" on any device
+  // that composes them (the CPU: for checks), "off" nowhere.
+  AugmentPlacement(const std::string& augment_on, const torch::Device& device, int workers, bool composes,
+                   const std::string& image_cache = "off");
 
   // Whether the coming epoch's pixels are composed on the device (Sink::composes_pixel_plans).
   bool on_device() const { return on_device_; }
   // The composer (null where pixels are never composed).
   PixelComposer* composer() { return composer_.get(); }
+  // Where the data path may keep decoded training images (null: nowhere), once opened.
+  DeviceImageStore* kept_images() { return kept_.get(); }
+  // At an epoch's end, once its validation is done. After the run's first epoch (the step's and
+  // validation's memory then reserved) the image cache opens, sized from the device's free memory,
+  // at most what `images` images of `imgsz` need, and logs what it got; after the next one, what
+  // it holds.
+  void kept_images_epoch_end(std::size_t images, int imgsz);
   // A batch of the epoch waited `seconds` for the data path.
   void waited(double seconds) { waited_ += seconds; }
   // The epoch ends after `seconds`; with auto, a data-bound epoch moves the pixels to the device.
@@ -38,7 +49,9 @@ class AugmentPlacement {
   bool automatic_ = false;
   bool on_device_ = false;
   double waited_ = 0.0;
+  bool opening_tried_ = false, kept_reported_ = false;
   std::unique_ptr<PixelComposer> composer_;
+  std::unique_ptr<DeviceImageStore> kept_;
 };
 
 }  // namespace yoloflow::core

@@ -181,6 +181,10 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
   std::size_t missing_bytes = 0;
   for (std::size_t k = 0; k < p.sources.size(); ++k) {
     const cv::Mat& s = p.sources[k];
+    if (store_ != nullptr && store_->holds(s)) {
+      where[k] = SourcePixels{s.ptr<std::uint8_t>(), static_cast<std::int64_t>(s.step[0])};
+      continue;
+    }
     const Impl::Key key = decoded_image_key(s);
     auto it = m.kept.find(key);
     if (it != m.kept.end()) {
@@ -237,14 +241,17 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
     m.hsv_to_bgr = table(t.hsv_to_bgr);
   }
   const auto stream = at::cuda::getCurrentCUDAStream(m.device.index());
-  // The tiles, images and their colour tables in one copy (pageable memory: read before it returns).
+  // The tiles, images and their colour tables in one copy from pinned memory, queued: a copy from
+  // pageable memory would wait for the stream, i.e. the previous step, before the host goes on.
   const std::size_t tile_bytes = l.tiles.size() * sizeof(ComposeTile);
   const std::size_t image_bytes = l.images.size() * sizeof(ComposeImage);
-  std::vector<std::uint8_t> meta(std::max<std::size_t>(tile_bytes + image_bytes + l.tables.size(), 1));
-  std::memcpy(meta.data(), l.tiles.data(), tile_bytes);
-  std::memcpy(meta.data() + tile_bytes, l.images.data(), image_bytes);
-  std::memcpy(meta.data() + tile_bytes + image_bytes, l.tables.data(), l.tables.size());
-  torch::Tensor meta_device = torch::from_blob(meta.data(), {static_cast<std::int64_t>(meta.size())}, u8).to(m.device);
+  const std::size_t meta_bytes = std::max<std::size_t>(tile_bytes + image_bytes + l.tables.size(), 1);
+  torch::Tensor meta = torch::empty({static_cast<std::int64_t>(meta_bytes)}, u8.pinned_memory(true));
+  std::uint8_t* mh = meta.data_ptr<std::uint8_t>();
+  std::memcpy(mh, l.tiles.data(), tile_bytes);
+  std::memcpy(mh + tile_bytes, l.images.data(), image_bytes);
+  std::memcpy(mh + tile_bytes + image_bytes, l.tables.data(), l.tables.size());
+  torch::Tensor meta_device = meta.to(m.device, /*non_blocking=*/true);
   torch::Tensor out = torch::empty({n, h, w, 3}, on_device);
   const std::uint8_t* md = meta_device.data_ptr<std::uint8_t>();
   const char* failed = launch_composed_pixels(

@@ -6,12 +6,14 @@
 //
 // On the GPU each decoded image is uploaded once and kept (up to 1 GiB, least recently read out
 // first): a mosaic's other images are recent samples, uploaded with their own batch, so a batch
-// uploads about its own images (the pixels of one image each) whatever its mosaics read.
+// uploads about its own images (the pixels of one image each) whatever its mosaics read. An
+// image the device image cache holds (device_image_store.h) is read where it is: no upload.
 #include <cstdint>
 #include <memory>
 
 #include <torch/torch.h>
 
+#include "training/compose/device_image_store.h"
 #include "yoloflow/pixel_plan.h"
 #include "yoloflow/sample.h"
 
@@ -36,10 +38,14 @@ class PixelComposer {
   torch::Tensor compose(const Batch& batch);
   // Decoded images kept on the device.
   std::size_t kept_images() const;
+  // The training images kept in device memory for the whole run (not owned; null: none): a
+  // planned batch's image held there is read where it is, not uploaded.
+  void read_kept_images(const DeviceImageStore* store) { store_ = store; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  const DeviceImageStore* store_ = nullptr;
 };
 
 // The batch's pixels as a (size, height, width, 3) uint8 RGB tensor: its own bytes on the host,

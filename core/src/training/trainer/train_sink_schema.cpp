@@ -193,6 +193,13 @@ Schema train_sink_schema() {
       "\"device\" from the start when the data path has fewer than 8 workers, else from the epoch after one in "
       "which the step waited for data a tenth of its time (both make the same bytes); a chain that cannot be "
       "planned stays on the workers, with an info line naming the stage; elsewhere the workers.");
+  s.add_enum("device_image_cache", {"auto", "on", "off"}, "auto").fixed().doc(
+      "Where augmented pixels are composed on the training device (augment_on): keep the decoded training "
+      "images in its memory, so that an image kept is neither read nor decoded again. The cache opens after "
+      "the run's first epoch and its validation (the step's memory then known), sized to the device's free "
+      "memory less max(2 GiB, a tenth), at most what the dataset needs, and fills as images are loaded; an "
+      "image that does not fit is decoded each epoch. Beside a RAM cache it saves the uploads. \"auto\": on a "
+      "CUDA device; \"on\": on the CPU as well (half the available memory; for checks); \"off\": never.");
   s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
   s.add_string("device", "").doc(
       "\"auto\" (CUDA when available), \"cpu\", \"cuda\", \"cuda:1\"; empty = the pipeline's device.");

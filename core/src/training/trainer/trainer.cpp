@@ -66,10 +66,12 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   set_up_train_device(device_, p_, p_.get_string("cuda_alloc_conf"));
   const std::string augment_on = p_.get_string("augment_on");
   placement_ = std::make_unique<AugmentPlacement>(augment_on, device_, GraphRunner::workers_for(pipeline),
-                                                  PixelComposer::composes_on(device_));
+                                                  PixelComposer::composes_on(device_),
+                                                  p_.get_string("device_image_cache"));
   // The data path first: its stages read their data here, and their failures name them.
   RunnerOptions ro;
   ro.require_pixel_plans = augment_on == "device";
+  ro.source_images = placement_->kept_images();
   ro.run_dir = options.run_dir;
   ro.device = device_.str();
   ro.control = &control_;

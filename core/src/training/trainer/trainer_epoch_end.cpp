@@ -62,6 +62,8 @@ void Trainer::end_of_epoch(int epoch) {
     validated_ = true;
   }
   EpochReport::add_memory(row, device_);  // after validation: an epoch's peak includes it
+  // The step's and validation's memory are reserved now: what is left can keep images.
+  placement_->kept_images_epoch_end(runner_->source().size(), ctx_.imgsz);
   const auto results_start = Clock::now();
   summary.values = row;
   CallbackRequests requests;
