@@ -13,6 +13,8 @@
 // random_perspective in the default chain, as Ultralytics' pre-transform; cutmix goes after
 // mixup, where Ultralytics has it). Where it is not this sample's size it is letterboxed
 // (fitted, centred, grey 114 padding) to it first, so that "the same place" exists.
+// Planned (AugmentContext::plan_pixels): the same draws and instances, the paste written into the
+// sample's plan (mix_in), the other sample planned through the stages before.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +29,7 @@
 #include "yoloflow/annotations.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -61,13 +64,18 @@ class CutMix final : public Augmentation {
     where_ = context.node;
   }
 
+  const char* plan_support() const override { return nullptr; }
+
   void apply(Sample& sample, AugmentContext& ctx) override {
     if (!(ctx.rng.uniform() < p_)) return;
     const std::size_t n = ctx.loader.size();
     if (n == 0) throw Error("cutmix '" + where_ + "': the source has no samples to paste from");
     const auto j = static_cast<std::size_t>(ctx.rng.integer(0, static_cast<std::int64_t>(n) - 1));
-    if (sample.image.type() != CV_8UC3) throw Error("cutmix '" + where_ + "': samples must be 8-bit BGR images");
-    const int W = sample.image.cols, H = sample.image.rows;
+    if (!ctx.plan_pixels && sample.image.type() != CV_8UC3) {
+      throw Error("cutmix '" + where_ + "': samples must be 8-bit BGR images");
+    }
+    const cv::Size size = image_size(sample);
+    const int W = size.width, H = size.height;
 
     // The rectangles depend on this sample alone, so they are drawn before the other sample is
     // loaded: that load runs the stages before this one, and is saved when no rectangle is
@@ -84,8 +92,12 @@ class CutMix final : public Augmentation {
     const Area area = free[static_cast<std::size_t>(ctx.rng.integer(0, static_cast<std::int64_t>(free.size()) - 1))];
 
     Sample other = ctx.loader.load(j);
-    if (other.image.type() != CV_8UC3) throw Error("cutmix '" + where_ + "': samples must be 8-bit BGR images");
-    fit_sample(other, W, H);
+    if (ctx.plan_pixels) {
+      fit_planned_sample(other, W, H);
+    } else {
+      if (other.image.type() != CV_8UC3) throw Error("cutmix '" + where_ + "': samples must be 8-bit BGR images");
+      fit_sample(other, W, H);
+    }
 
     // A box comes along when at least a tenth of its area is inside (Ultralytics' threshold
     // for boxes without segments; a hundredth with them): a sliver would label pixels that
@@ -119,12 +131,12 @@ class CutMix final : public Augmentation {
     // Nothing to label in the rectangle: Ultralytics leaves the image alone then too.
     if (pasted.boxes.empty()) return;
 
-    // Pasted in place only when the sample owns its pixels: another holder of them (a cache of
-    // decoded images) must not see the patch.
-    const bool owned = sample.image.u != nullptr && sample.image.u->refcount == 1;
-    if (!owned) sample.image = sample.image.clone();
     const cv::Rect r(area.x1, area.y1, area.x2 - area.x1, area.y2 - area.y1);
-    other.image(r).copyTo(sample.image(r));
+    if (ctx.plan_pixels) {  // the same paste, written into the plan
+      mix_in(sample, other, /*paste=*/true, 0.0, r);
+    } else {
+      paste(sample, other, r);
+    }
     sample.masks.clear();
     pasted.masks.clear();
     sample.image_class = -1;
@@ -132,6 +144,14 @@ class CutMix final : public Augmentation {
   }
 
  private:
+  static void paste(Sample& sample, const Sample& other, const cv::Rect& r) {
+    // Pasted in place only when the sample owns its pixels: another holder of them (a cache of
+    // decoded images) must not see the patch.
+    const bool owned = sample.image.u != nullptr && sample.image.u->refcount == 1;
+    if (!owned) sample.image = sample.image.clone();
+    other.image(r).copyTo(sample.image(r));
+  }
+
   // One candidate: sides of sqrt(1 - lam) times the image's (truncated), lam ~ Beta(beta,
   // beta), centred on a uniform pixel, clipped to the image (so it may be smaller there).
   Area random_area(int W, int H, Rng& rng) const {

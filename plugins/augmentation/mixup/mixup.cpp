@@ -7,6 +7,8 @@
 // mixup (the default chain: mosaic and random_perspective, as Ultralytics' pre-transform).
 // Where it is not this sample's size (mixup placed before the crop) it is letterboxed
 // (fitted, centred, grey 114 padding) to it, its instances with it.
+// Planned (AugmentContext::plan_pixels): the same draws and instances, the blend written into the
+// sample's plan (mix_in), the other sample planned through the stages before.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -18,6 +20,7 @@
 #include "yoloflow/annotations.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -38,6 +41,8 @@ class MixUp final : public Augmentation {
     where_ = context.node;
   }
 
+  const char* plan_support() const override { return nullptr; }
+
   void apply(Sample& sample, AugmentContext& ctx) override {
     if (!(ctx.rng.uniform() < p_)) return;
     const std::size_t n = ctx.loader.size();
@@ -49,6 +54,14 @@ class MixUp final : public Augmentation {
     const double r = gx / (gx + gy);
 
     Sample other = ctx.loader.load(j);
+    if (ctx.plan_pixels) {  // the same blend, written into the plan (the other sample comes planned)
+      const cv::Size size = image_size(sample);
+      fit_planned_sample(other, size.width, size.height);
+      for (std::size_t i = 0; i < other.boxes.size(); ++i) append_instance(sample, other, i);
+      mix_in(sample, other, /*paste=*/false, r, cv::Rect());
+      sample.image_class = -1;
+      return;
+    }
     if (other.image.type() != CV_8UC3 || sample.image.type() != CV_8UC3) {
       throw Error("mixup '" + where_ + "': samples must be 8-bit BGR images");
     }

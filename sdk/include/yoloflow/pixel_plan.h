@@ -11,10 +11,14 @@
 //            weights, in order (a later tile over an earlier), `fill` where no tile lands;
 //   warp     optionally, the tiles make a canvas instead, which cv::warpAffine (INTER_LINEAR,
 //            BORDER_CONSTANT) maps into the output (a mosaic's canvas under random_perspective);
+//   mixes    optionally, other planned images mixed in, in order, after the tiles (and warp):
+//            blended, cv::addWeighted(this, r, other, 1 - r, 0) (mixup), or pasted, other's
+//            pixels inside a rectangle (cutmix); an image mixed in may have mixes of its own;
 //   hsv      cvtColor(BGR2HSV) -> a lookup table per channel -> cvtColor(HSV2BGR);
 //   flips    the image mirrored left-right and/or upside down, after the colours.
-// A stage needing anything else (a perspective warp, a blend of two images) says so in
-// Augmentation::plan_support(), and the whole chain then works on pixels as usual.
+// A stage needing anything else (a perspective warp) says so in Augmentation::plan_support(),
+// and the whole chain then works on pixels as usual. A mix added after colours or flips is
+// refused (mix_in throws): mixes come before them, as in Ultralytics' order.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +49,16 @@ struct AffineWarp {
   std::uint8_t border = 114;  // outside the canvas
 };
 
+struct PixelPlan;
+
+// Another planned image mixed into a plan (PixelPlan::mixes).
+struct MixedImage {
+  std::shared_ptr<const PixelPlan> image;  // the same size as the plan it is mixed into
+  bool paste = false;  // false: blended with weight `ratio` for this image; true: pasted inside `rect`
+  double ratio = 0.5;
+  cv::Rect rect;
+};
+
 struct PixelPlan {
   int width = 0, height = 0;  // the output image
   std::uint8_t fill = 114;    // grey where no tile lands
@@ -52,6 +66,8 @@ struct PixelPlan {
   // Set: the tiles land on the canvas (their `to` in its pixels), which this warps into the output.
   bool warped = false;
   AffineWarp warp;
+  // Other images mixed in, in order, after the tiles and warp, before the colours and flips.
+  std::vector<MixedImage> mixes;
   // Lookup tables of OpenCV's 8-bit HSV (hue 0..179; saturation, value 0..255), applied when
   // `hsv` is set: hue, saturation, value, 256 entries each.
   bool hsv = false;
@@ -75,7 +91,14 @@ struct PlannedPixels {
     int source = 0;  // in `sources`
     cv::Rect from, to;
   };
+  struct Mix {
+    int image = 0;  // in `images`, past the batch's own
+    bool paste = false;
+    double ratio = 0.5;
+    cv::Rect rect;
+  };
   struct Image {
+    int first_mix = 0, mixes = 0;   // its mixes in `mixes`
     int first_tile = 0, tiles = 0;  // its tiles in `tiles`
     std::uint8_t fill = 114;
     bool warped = false;
@@ -86,17 +109,28 @@ struct PlannedPixels {
   };
   std::vector<cv::Mat> sources;  // 8-bit BGR, distinct
   std::vector<Tile> tiles;
-  std::vector<Image> images;  // one per sample of the batch
+  // One per sample of the batch, then the images mixed into them (no colours or flips).
+  std::vector<Image> images;
+  std::vector<Mix> mixes;
 };
+
+// Images mixed into images mixed into ... a batch's image, at most this deep (mixup then cutmix,
+// whose other sample went through mixup: 2).
+inline constexpr int kMaxMixDepth = 3;
 
 // The sample's plan, made first from its pixels when it has none (one tile: the whole image as
 // it is), its `image` then released: what an augmentation that plans calls before changing it.
 YOLOFLOW_SDK_API PixelPlan& plan_of(Sample& sample);
 // The size of the sample's image, whether its pixels are made or planned.
 YOLOFLOW_SDK_API cv::Size image_size(const Sample& sample);
+// Mixes `other` (planned; its pixels are released) into `sample`'s plan (made from its pixels
+// when it has none): blended with weight `ratio` for `sample` when `paste` is false, else pasted
+// inside `rect`. Throws yoloflow::Error when the two differ in size, the rectangle is not inside
+// the image, or `sample`'s plan already changes colours or flips (a mix comes before them).
+YOLOFLOW_SDK_API void mix_in(Sample& sample, Sample& other, bool paste, double ratio, const cv::Rect& rect);
 // A batch's plans gathered: each distinct source image once. Throws yoloflow::Error when a plan
 // reads outside its source image or lands outside its output, or has another size than `width`
-// x `height`.
+// x `height`, or mixes in images deeper than kMaxMixDepth.
 YOLOFLOW_SDK_API PlannedPixels plan_batch(const std::vector<const PixelPlan*>& plans, int width, int height);
 
 }  // namespace yoloflow

@@ -6,7 +6,7 @@
 // in any interface, a member added to a struct that crosses the boundary, a changed
 // descriptor layout. The host refuses plugins whose ABI version differs from its own.
 // docs/plugin-guide.md lists the rules.
-#define YOLOFLOW_SDK_ABI_VERSION 14
+#define YOLOFLOW_SDK_ABI_VERSION 15
 #define YOLOFLOW_VERSION_MAJOR 0
 #define YOLOFLOW_VERSION_MINOR 1
 #define YOLOFLOW_VERSION_PATCH 0

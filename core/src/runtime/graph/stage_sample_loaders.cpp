@@ -22,17 +22,19 @@ ChainFields chain_fields(const Pipeline& pipeline) {
 
 // What stage `stage` sees as its loader while one sample is made: that sample's recent samples
 // go with every other sample it loads.
+// A stage that plans its pixels gets other samples planned too (mixup's, cutmix's).
 class StageSampleLoaders::Loader final : public SampleLoader {
  public:
-  Loader(StageSampleLoaders& owner, std::size_t stage, RecentSamples recent)
-      : owner_(owner), stage_(stage), recent_(recent) {}
+  Loader(StageSampleLoaders& owner, std::size_t stage, RecentSamples recent, bool plan_pixels = false)
+      : owner_(owner), stage_(stage), recent_(recent), plan_pixels_(plan_pixels) {}
   std::size_t size() const override { return owner_.source_.size(); }
-  Sample load(std::size_t index) override { return owner_.load(stage_, index, recent_); }
+  Sample load(std::size_t index) override { return owner_.load(stage_, index, recent_, plan_pixels_); }
 
  private:
   StageSampleLoaders& owner_;
   std::size_t stage_;
   RecentSamples recent_;
+  bool plan_pixels_;
 };
 
 StageSampleLoaders::StageSampleLoaders(DataSource& source, std::vector<Augmentation*> chain,
@@ -80,17 +82,18 @@ Sample StageSampleLoaders::load_source(std::size_t index) {
   return sample;
 }
 
-Sample StageSampleLoaders::load(std::size_t stage, std::size_t index, RecentSamples recent) {
+Sample StageSampleLoaders::load(std::size_t stage, std::size_t index, RecentSamples recent, bool plan_pixels) {
+  // Where no stage writes into its pixels here (none runs, or the earlier ones plan), the sample
+  // may share the decoded pixels and come from the store; an earlier stage making pixels may write.
+  const bool unwritten = stage == 0 || plan_pixels;
   std::optional<Sample> kept;
-  // The first stage's other samples, planned like the pipeline's own, may come from the store.
-  if (stage == 0) kept = from_store(index);
-  // Shared only where no stage runs on it here (an earlier stage, not planning, may write).
-  if (!kept && recent_ != nullptr) kept = recent_->get(index, share_decoded_ && stage == 0);
+  if (unwritten) kept = from_store(index);
+  if (!kept && recent_ != nullptr) kept = recent_->get(index, share_decoded_ && unwritten);
   Sample sample = kept ? std::move(*kept) : from_source(index);
-  if (!kept && stage == 0) offer_to_store(index, sample);
+  if (!kept && unwritten) offer_to_store(index, sample);
   if (stage > 0) {
     Rng rng(Rng::mix(seeds_[stage], static_cast<std::uint64_t>(index)));
-    apply(sample, rng, stage, recent);
+    apply(sample, rng, stage, recent, plan_pixels);
   }
   // As stage `stage`'s own sample: without the fields it does not keep.
   remove_fields(sample, keeps(stage));
@@ -102,7 +105,7 @@ void StageSampleLoaders::apply(Sample& sample, Rng& rng, std::size_t stages, Rec
     // Clearing vectors: no copy. A field the stage does not handle would come out unmoved.
     remove_fields(sample, keeps(i));
     try {
-      Loader loader(*this, i, recent);
+      Loader loader(*this, i, recent, plan_pixels);
       AugmentContext context{rng, loader, imgsz_, epoch_, recent, plan_pixels};
       chain_[i]->apply(sample, context);
     } catch (const std::exception& e) {

@@ -87,14 +87,15 @@ class StageSampleLoaders {
     kept_images_ = store;
     kept_key_ = std::move(key);
   }
-  // `plan_pixels`: AugmentContext::plan_pixels, for the pipeline's own samples (the other
-  // samples a stage loads have their pixels made: the stage reads them).
+  // `plan_pixels`: AugmentContext::plan_pixels, for the pipeline's own samples and the other
+  // samples its stages load (a mixup's other sample comes planned through the stages before it).
   void apply(Sample& sample, Rng& rng, std::size_t stages, RecentSamples recent = {}, bool plan_pixels = false);
 
  private:
   class Loader;
-  // Sample `index` as it reaches stage `stage`, its earlier stages made with `recent`.
-  Sample load(std::size_t stage, std::size_t index, RecentSamples recent);
+  // Sample `index` as it reaches stage `stage`, its earlier stages made with `recent`, planning
+  // their pixels when `plan_pixels` (the stage asking plans its own).
+  Sample load(std::size_t stage, std::size_t index, RecentSamples recent, bool plan_pixels = false);
   // The source's sample `index`, its instances checked.
   Sample from_source(std::size_t index);
   // The store's copy of the source's sample `index` (only while pixels are shared), or nothing.

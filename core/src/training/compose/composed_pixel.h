@@ -15,6 +15,9 @@
 // (cvRound of (m * x) * 1024 per column and (m * y + m) * 1024 per row, plus 16, shifted by 5),
 // weights (32 - f) * (32 - g) * 32 ... summing to 2^15, rounded by 15 bits; the canvas is the
 // tiles over `fill`, the border outside it (checked against cv::warpAffine in the same test).
+// A blend is cv::addWeighted(this, r, other, 1 - r, 0) of 8-bit images: r and 1 - r as floats,
+// fma(this, r, other * (1 - r)) rounded to nearest (OpenCV's vector code, checked against
+// cv::addWeighted in the same test); a paste takes the other image's pixel inside its rectangle.
 // Colours go through two tables made by cv::cvtColor itself (hsv_tables.h).
 #include <cmath>
 #include <cstdint>
@@ -27,6 +30,9 @@
 
 namespace yoloflow::core {
 
+// How deep images mixed into images are composed (yoloflow::kMaxMixDepth, which plan_batch holds).
+inline constexpr int kComposeMixDepth = 3;
+
 struct ComposeTile {
   const std::uint8_t* data = nullptr;  // the resized part's first pixel (BGR), host or device memory
   std::int64_t stride = 0;             // bytes from one of its rows to the next
@@ -34,8 +40,16 @@ struct ComposeTile {
   int to_x = 0, to_y = 0, to_w = 0, to_h = 0;
 };
 
+struct ComposeMix {
+  int image = 0;  // the image mixed in (in the images array)
+  int paste = 0;  // 1: its pixel inside [x0, x1) x [y0, y1); 0: blended
+  float alpha = 0.5f, beta = 0.5f;  // blend: weights of this image and the other
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
 struct ComposeImage {
   double inverse[6] = {};  // the warp's output -> canvas matrix, as OpenCV inverts it (warp set)
+  int first_mix = 0, mixes = 0;
   int first_tile = 0, tiles = 0;
   int fill = 114;
   int hsv = 0, flip_lr = 0, flip_ud = 0;
@@ -160,21 +174,50 @@ YF_HOST_DEVICE inline void warped_pixel(const ComposeTile* tiles, const ComposeI
   }
 }
 
-// Output pixel (x, y) of an image `width` x `height`, written as RGB into out[0..2].
+YF_HOST_DEVICE inline int blended(int a, int b, float alpha, float beta) {
+#ifdef __CUDA_ARCH__
+  const float v = __fmaf_rn(static_cast<float>(a), alpha, __fmul_rn(static_cast<float>(b), beta));
+#else
+  const float v = std::fma(static_cast<float>(a), alpha, static_cast<float>(b) * beta);
+#endif
+  const int i = static_cast<int>(round_even(v));
+  return i < 0 ? 0 : (i > 255 ? 255 : i);
+}
+
+// The BGR pixel (x, y) of image `at` before its colours and flips: its tiles (or warped canvas),
+// then the images mixed in, each made the same way, `Depth` levels deep at most.
+template <int Depth>
+YF_HOST_DEVICE inline void mixed_pixel(const ComposeTile* tiles, const ComposeImage* images, const ComposeMix* mixes,
+                                       int at, int x, int y, int* bgr) {
+  const ComposeImage& im = images[at];
+  if (im.warp) {
+    warped_pixel(tiles, im, x, y, bgr);
+  } else {
+    tiles_pixel(tiles, im, x, y, bgr);
+  }
+  if constexpr (Depth > 0) {
+    for (int k = 0; k < im.mixes; ++k) {
+      const ComposeMix& m = mixes[im.first_mix + k];
+      if (m.paste && (x < m.x0 || y < m.y0 || x >= m.x1 || y >= m.y1)) continue;
+      int other[3];
+      mixed_pixel<Depth - 1>(tiles, images, mixes, m.image, x, y, other);
+      for (int c = 0; c < 3; ++c) bgr[c] = m.paste ? other[c] : blended(bgr[c], other[c], m.alpha, m.beta);
+    }
+  }
+}
+
+// Output pixel (x, y) of the batch's image `at`, `width` x `height`, written as RGB into out[0..2].
 // `hsv_tables`: the image's 3 x 256 tables; `bgr_to_hsv`: 2^24 x 3 bytes indexed by
 // (b << 16 | g << 8 | r); `hsv_to_bgr`: 180 x 256 x 256 x 3 bytes indexed by (h, s, v).
-YF_HOST_DEVICE inline void composed_pixel(const ComposeTile* tiles, const ComposeImage& im,
-                                          const std::uint8_t* hsv_tables, const std::uint8_t* bgr_to_hsv,
+YF_HOST_DEVICE inline void composed_pixel(const ComposeTile* tiles, const ComposeImage* images, const ComposeMix* mixes,
+                                          int at, const std::uint8_t* hsv_tables, const std::uint8_t* bgr_to_hsv,
                                           const std::uint8_t* hsv_to_bgr, int width, int height, int x, int y,
                                           std::uint8_t* out) {
+  const ComposeImage& im = images[at];
   const int sx = im.flip_lr ? width - 1 - x : x;
   const int sy = im.flip_ud ? height - 1 - y : y;
   int bgr[3];
-  if (im.warp) {
-    warped_pixel(tiles, im, sx, sy, bgr);
-  } else {
-    tiles_pixel(tiles, im, sx, sy, bgr);
-  }
+  mixed_pixel<kComposeMixDepth>(tiles, images, mixes, at, sx, sy, bgr);
   if (im.hsv) {
     const std::int64_t i = (static_cast<std::int64_t>(bgr[0]) << 16 | bgr[1] << 8 | bgr[2]) * 3;
     const int h = hsv_tables[bgr_to_hsv[i]], s = hsv_tables[256 + bgr_to_hsv[i + 1]],

@@ -29,7 +29,8 @@ namespace {
 // and row step (host or device memory).
 struct Layout {
   std::vector<ComposeTile> tiles;
-  std::vector<ComposeImage> images;
+  std::vector<ComposeImage> images;  // the batch's, then the images mixed in
+  std::vector<ComposeMix> mixes;
   std::vector<std::uint8_t> tables;  // 768 bytes per image
   bool hsv = false;                  // some image changes its colours
 };
@@ -57,7 +58,7 @@ void invert_as_opencv(const cv::Matx23d& a, double* m) {
 
 template <class Where>
 Layout layout_of(const PlannedPixels& p, std::int64_t n, Where&& where) {
-  if (static_cast<std::int64_t>(p.images.size()) != n) {
+  if (static_cast<std::int64_t>(p.images.size()) < n) {
     throw Error("a planned batch of " + std::to_string(n) + " images has " + std::to_string(p.images.size()) +
                 " plans");
   }
@@ -76,11 +77,23 @@ Layout layout_of(const PlannedPixels& p, std::int64_t n, Where&& where) {
     c.to_h = t.to.height;
     l.tiles.push_back(c);
   }
+  l.mixes.reserve(p.mixes.size());
+  for (const auto& m : p.mixes) {
+    ComposeMix c;
+    c.image = m.image;
+    c.paste = m.paste ? 1 : 0;
+    c.alpha = static_cast<float>(m.ratio);
+    c.beta = static_cast<float>(1.0 - m.ratio);
+    c.x0 = m.rect.x, c.y0 = m.rect.y, c.x1 = m.rect.x + m.rect.width, c.y1 = m.rect.y + m.rect.height;
+    l.mixes.push_back(c);
+  }
   l.images.reserve(p.images.size());
-  l.tables.resize(p.images.size() * 768);
+  l.tables.resize(static_cast<std::size_t>(n) * 768);
   for (std::size_t i = 0; i < p.images.size(); ++i) {
     const auto& im = p.images[i];
     ComposeImage c;
+    c.first_mix = im.first_mix;
+    c.mixes = im.mixes;
     c.first_tile = im.first_tile;
     c.tiles = im.tiles;
     c.fill = im.fill;
@@ -94,8 +107,9 @@ Layout layout_of(const PlannedPixels& p, std::int64_t n, Where&& where) {
       c.border = im.warp.border;
       invert_as_opencv(im.warp.matrix, c.inverse);
     }
-    l.hsv = l.hsv || im.hsv;
     l.images.push_back(c);
+    if (static_cast<std::int64_t>(i) >= n) continue;  // an image mixed in: no colours of its own
+    l.hsv = l.hsv || im.hsv;
     std::copy(im.hsv_tables.begin(), im.hsv_tables.end(), l.tables.begin() + static_cast<std::ptrdiff_t>(i * 768));
   }
   return l;
@@ -115,10 +129,10 @@ void compose_on_host(const PlannedPixels& planned, std::int64_t n, int height, i
       const std::int64_t b = row / height;
       const int y = static_cast<int>(row % height);
       std::uint8_t* o = out + row * width * 3;
-      const ComposeImage& im = l.images[static_cast<std::size_t>(b)];
       const std::uint8_t* tables = l.tables.data() + b * 768;
       for (int x = 0; x < width; ++x) {
-        composed_pixel(l.tiles.data(), im, tables, b2h, h2b, width, height, x, y, o + x * 3);
+        composed_pixel(l.tiles.data(), l.images.data(), l.mixes.data(), static_cast<int>(b), tables, b2h, h2b, width,
+                       height, x, y, o + x * 3);
       }
     }
   });
@@ -243,20 +257,25 @@ torch::Tensor PixelComposer::compose(const Batch& batch) {
   const auto stream = at::cuda::getCurrentCUDAStream(m.device.index());
   // The tiles, images and their colour tables in one copy from pinned memory, queued: a copy from
   // pageable memory would wait for the stream, i.e. the previous step, before the host goes on.
-  const std::size_t tile_bytes = l.tiles.size() * sizeof(ComposeTile);
-  const std::size_t image_bytes = l.images.size() * sizeof(ComposeImage);
-  const std::size_t meta_bytes = std::max<std::size_t>(tile_bytes + image_bytes + l.tables.size(), 1);
+  // Each part starts 8-byte aligned (the images hold doubles).
+  auto aligned = [](std::size_t b) { return (b + 7) / 8 * 8; };
+  const std::size_t tile_bytes = aligned(l.tiles.size() * sizeof(ComposeTile));
+  const std::size_t image_bytes = aligned(l.images.size() * sizeof(ComposeImage));
+  const std::size_t mix_bytes = aligned(l.mixes.size() * sizeof(ComposeMix));
+  const std::size_t meta_bytes = std::max<std::size_t>(tile_bytes + image_bytes + mix_bytes + l.tables.size(), 1);
   torch::Tensor meta = torch::empty({static_cast<std::int64_t>(meta_bytes)}, u8.pinned_memory(true));
   std::uint8_t* mh = meta.data_ptr<std::uint8_t>();
-  std::memcpy(mh, l.tiles.data(), tile_bytes);
-  std::memcpy(mh + tile_bytes, l.images.data(), image_bytes);
-  std::memcpy(mh + tile_bytes + image_bytes, l.tables.data(), l.tables.size());
+  std::memcpy(mh, l.tiles.data(), l.tiles.size() * sizeof(ComposeTile));
+  std::memcpy(mh + tile_bytes, l.images.data(), l.images.size() * sizeof(ComposeImage));
+  std::memcpy(mh + tile_bytes + image_bytes, l.mixes.data(), l.mixes.size() * sizeof(ComposeMix));
+  std::memcpy(mh + tile_bytes + image_bytes + mix_bytes, l.tables.data(), l.tables.size());
   torch::Tensor meta_device = meta.to(m.device, /*non_blocking=*/true);
   torch::Tensor out = torch::empty({n, h, w, 3}, on_device);
   const std::uint8_t* md = meta_device.data_ptr<std::uint8_t>();
   const char* failed = launch_composed_pixels(
       reinterpret_cast<const ComposeTile*>(md), reinterpret_cast<const ComposeImage*>(md + tile_bytes),
-      md + tile_bytes + image_bytes, l.hsv ? m.bgr_to_hsv.data_ptr<std::uint8_t>() : nullptr,
+      reinterpret_cast<const ComposeMix*>(md + tile_bytes + image_bytes), md + tile_bytes + image_bytes + mix_bytes,
+      l.hsv ? m.bgr_to_hsv.data_ptr<std::uint8_t>() : nullptr,
       l.hsv ? m.hsv_to_bgr.data_ptr<std::uint8_t>() : nullptr, static_cast<int>(n), h, w,
       out.data_ptr<std::uint8_t>(), stream.stream());
   if (failed != nullptr) throw Error(std::string("composing a planned batch on the GPU failed: ") + failed);

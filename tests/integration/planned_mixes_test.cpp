@@ -1,0 +1,258 @@
+// Mixes in pixel plans (yoloflow/pixel_plan.h: mixup's blend, cutmix's paste): composed as
+// cv::addWeighted and a rectangle's copy, nested as mixup then cutmix nest them, and the planned
+// coco128 chains with mixup and cutmix give the CPU chains' boxes and bytes.
+#include <doctest/doctest.h>
+
+#include <opencv2/imgproc.hpp>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/stage_sample_loaders.h"
+#include "runtime/plugin/plugin_manager.h"
+#include "runtime/run/results_csv.h"
+#include "support/coco_subset.h"
+#include "support/paths.h"
+#include "support/plugins.h"
+#include "support/run_cli.h"
+#include "training/compose/pixel_composer.h"
+#include "yoloflow/augmentation.h"
+#include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
+#include "yoloflow/source.h"
+
+using namespace yoloflow;
+
+namespace {
+
+cv::Mat composed_bgr(const PixelPlan& plan) {
+  const PlannedPixels planned = plan_batch({&plan}, plan.width, plan.height);
+  cv::Mat rgb(plan.height, plan.width, CV_8UC3);
+  core::compose_on_host(planned, 1, plan.height, plan.width, rgb.ptr<std::uint8_t>());
+  cv::Mat bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  return bgr;
+}
+
+long long differing_bytes(const cv::Mat& a, const cv::Mat& b) {
+  REQUIRE(a.size() == b.size());
+  cv::Mat diff;
+  cv::absdiff(a.reshape(1), b.reshape(1), diff);
+  return cv::countNonZero(diff);
+}
+
+// A sample whose pixels are a random image of w x h.
+Sample random_sample(std::mt19937& g, int w, int h) {
+  Sample s;
+  s.image = cv::Mat(h, w, CV_8UC3);
+  cv::randu(s.image, 0, 256);
+  cv::rectangle(s.image, cv::Rect(0, 0, w / 3 + 1, h / 2 + 1), cv::Scalar(g() % 256, g() % 256, g() % 256), cv::FILLED);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("planned mixes: blends as cv::addWeighted, pastes as a rectangle's copy, nested") {
+  std::mt19937 g(3);
+  std::uniform_real_distribution<double> u(0.3, 0.7);
+  long long wrong = 0, bytes = 0;
+  for (int round = 0; round < 40; ++round) {
+    const int w = 32 * (1 + static_cast<int>(g() % 20)), h = 8 + static_cast<int>(g() % 200);
+    Sample a = random_sample(g, w, h), b = random_sample(g, w, h), c = random_sample(g, w, h);
+    const cv::Mat pa = a.image.clone(), pb = b.image.clone(), pc = c.image.clone();
+    const double r = u(g), r2 = u(g);
+    const int x = static_cast<int>(g() % w), y = static_cast<int>(g() % h);
+    const cv::Rect rect(x, y, 1 + static_cast<int>(g() % (w - x)), 1 + static_cast<int>(g() % (h - y)));
+    // a blended with b (mixup), then c blended with a copy of a... as cutmix after mixup nests them:
+    // c = paste of (a blended with b) inside rect.
+    cv::Mat ab;
+    cv::addWeighted(pa, r, pb, 1.0 - r, 0.0, ab);
+    mix_in(a, b, false, r, cv::Rect());
+    if (round % 2 == 0) {
+      cv::Mat expected = pc.clone();
+      ab(rect).copyTo(expected(rect));
+      mix_in(c, a, true, 0.0, rect);
+      wrong += differing_bytes(composed_bgr(*c.pixel_plan), expected);
+      bytes += static_cast<long long>(expected.total()) * 3;
+    } else {
+      // Blended again: the blend of a blend.
+      cv::Mat expected;
+      cv::addWeighted(pc, r2, ab, 1.0 - r2, 0.0, expected);
+      mix_in(c, a, false, r2, cv::Rect());
+      wrong += differing_bytes(composed_bgr(*c.pixel_plan), expected);
+      bytes += static_cast<long long>(expected.total()) * 3;
+    }
+  }
+  INFO(wrong << " of " << bytes << " bytes differ");
+  CHECK(wrong == 0);
+
+  // Refused: another size, a rectangle outside, a mix after colours.
+  Sample a = random_sample(g, 64, 32), b = random_sample(g, 32, 32);
+  CHECK_THROWS_WITH_AS(mix_in(a, b, false, 0.5, cv::Rect()), "cannot mix a 32x32 image into a 64x32 one", Error);
+  Sample c = random_sample(g, 64, 32);
+  CHECK_THROWS_AS(mix_in(a, c, true, 0.0, cv::Rect(40, 0, 30, 10)), Error);
+  plan_of(a).hsv = true;
+  Sample d = random_sample(g, 64, 32);
+  CHECK_THROWS_AS(mix_in(a, d, false, 0.5, cv::Rect()), Error);
+}
+
+TEST_CASE("planned mixes: the coco128 chains with mixup and cutmix give the CPU chains' boxes and bytes") {
+  core::PluginManager pm;
+  const std::string data = test::coco128_dir() + "/data.yaml";
+  // Ultralytics' order (mosaic and its warp, mixup, cutmix, colours, flips), and mixup first, where
+  // the other sample, another size, is fitted in its plan.
+  for (const std::string chain : {"mosaic mixup cutmix", "mixup first"}) {
+    CAPTURE(chain);
+    const int imgsz = 320;
+    test::ComponentSetup setup;
+    setup.imgsz = imgsz;
+    auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", {{"data", data}, {"split", "train"}},
+                                                   setup);
+    std::vector<std::unique_ptr<Augmentation>> stages;
+    if (chain == "mosaic mixup cutmix") {
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
+                                                          {{"others", "any"}}, setup));
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mixup", {{"p", 1.0}}, setup));
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "cutmix", {{"p", 1.0}}, setup));
+    } else {
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mixup", {{"p", 1.0}}, setup));
+    }
+    // Colours where the images are multiples of 32 wide, as a batch's are (the composer's HSV
+    // tables hold OpenCV's vector code's colours; its scalar code rounds a row's last pixels of
+    // other widths otherwise): not on mixup-first's images, each its own size.
+    if (chain != "mixup first") {
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup));
+    }
+    stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup));
+    std::vector<Augmentation*> augs;
+    for (auto& a : stages) {
+      CHECK(a->plan_support() == nullptr);
+      augs.push_back(a.get());
+    }
+    core::StageSampleLoaders loaders(*source, augs, /*epoch_seed=*/11, imgsz, 0);
+    long long wrong = 0, bytes = 0;
+    int mixed = 0;
+    for (std::size_t i = 0; i < 10; ++i) {
+      CAPTURE(i);
+      Sample made = loaders.load_source(i * 5);
+      Rng made_rng(2000 + i);
+      loaders.apply(made, made_rng, augs.size());
+      Sample planned = loaders.load_source(i * 5);
+      Rng planned_rng(2000 + i);
+      loaders.apply(planned, planned_rng, augs.size(), {}, /*plan_pixels=*/true);
+      REQUIRE(planned.pixel_plan);
+      mixed += planned.pixel_plan->mixes.empty() ? 0 : 1;
+      REQUIRE(made.boxes.size() == planned.boxes.size());
+      for (std::size_t k = 0; k < made.boxes.size(); ++k) {
+        CHECK(made.boxes[k].x1 == planned.boxes[k].x1);
+        CHECK(made.boxes[k].y1 == planned.boxes[k].y1);
+        CHECK(made.boxes[k].x2 == planned.boxes[k].x2);
+        CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
+        CHECK(made.boxes[k].cls == planned.boxes[k].cls);
+      }
+      const long long w0 = differing_bytes(composed_bgr(*planned.pixel_plan), made.image);
+      wrong += w0;
+      bytes += static_cast<long long>(made.image.total()) * 3;
+    }
+    CHECK(mixed == 10);  // mixup at p = 1: every image blends another in
+    INFO(wrong << " of " << bytes << " bytes differ");
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("train augment_on device with mixup and cutmix: the workers' losses") {
+  const auto dir = test::temp_dir("planned-mixes-train");
+  test::write_coco128_subset(dir, 8);
+  test::write_file(dir + "/pipeline.json", R"({
+  "name": "mixes", "epochs": 2, "imgsz": 64, "seed": 0, "ordered": true, "device": "cpu", "workers": 2,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "mosaic_perspective": {"plugin": "mosaic_perspective", "input": "source"},
+    "mixup": {"plugin": "mixup", "input": "mosaic_perspective", "params": {"p": 0.5}},
+    "cutmix": {"plugin": "cutmix", "input": "mixup", "params": {"p": 0.5}},
+    "hsv": {"plugin": "hsv", "input": "cutmix"},
+    "flip": {"plugin": "flip", "input": "hsv"},
+    "batch": {"plugin": "collate", "input": "flip", "params": {"batch": 2}},
+    "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml", "model": {"plugin": "yolo11", "params": {"scale": "n"}},
+      "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"}, "val_every": 0}}
+  }
+})");
+  std::vector<std::vector<double>> losses;
+  for (const std::string where : {"workers", "device"}) {
+    const std::string run = dir + "/run-" + where;
+    const auto r = test::run_cli("train " + dir + "/pipeline.json --run-dir " + run +
+                                     " stages.train.params.augment_on=" + where,
+                                 "OMP_NUM_THREADS=1 ");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    if (where == "device") CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
+    core::ResultsCsv results(run + "/results.csv");
+    results.load();
+    std::vector<double> l;
+    for (const auto& values : results.rows()) {
+      for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) l.push_back(values.at(column));
+    }
+    CHECK(l.size() == 6);
+    losses.push_back(l);
+  }
+  CHECK(losses[0] == losses[1]);
+}
+
+TEST_CASE("planned mixes on CUDA: the kernel composes the host's bytes") {
+  const torch::Device cuda(torch::kCUDA, 0);
+  if (!torch::cuda::is_available() || !core::PixelComposer::composes_on(cuda)) {
+    MESSAGE("no CUDA device or no composing kernel in this build: the kernel is tested on the GPU machine");
+    return;
+  }
+  core::PluginManager pm;
+  test::ComponentSetup setup;
+  setup.imgsz = 640;
+  auto source = test::make_component<DataSource>(
+      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "train"}}, setup);
+  std::vector<std::unique_ptr<Augmentation>> stages;
+  stages.push_back(
+      test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective", {{"others", "any"}}, setup));
+  stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mixup", {{"p", 1.0}}, setup));
+  stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "cutmix", {{"p", 1.0}}, setup));
+  stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup));
+  stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup));
+  std::vector<Augmentation*> chain;
+  for (auto& a : stages) chain.push_back(a.get());
+  core::StageSampleLoaders loaders(*source, chain, 5, 640, 0);
+  std::vector<std::shared_ptr<PixelPlan>> plans;
+  std::vector<const PixelPlan*> views;
+  std::vector<cv::Mat> made;
+  for (std::size_t i = 0; i < 16; ++i) {
+    Sample m = loaders.load_source(i);
+    Rng r1(i);
+    loaders.apply(m, r1, chain.size());
+    made.push_back(m.image);
+    Sample s = loaders.load_source(i);
+    Rng r2(i);
+    loaders.apply(s, r2, chain.size(), {}, true);
+    plans.push_back(s.pixel_plan);
+    views.push_back(plans.back().get());
+  }
+  Batch batch;
+  batch.size = 16;
+  batch.height = batch.width = 640;
+  batch.planned = std::make_shared<PlannedPixels>(plan_batch(views, 640, 640));
+  CHECK(batch.planned->mixes.size() >= 16);
+  core::PixelComposer composer(cuda);
+  const torch::Tensor on_gpu = composer.compose(batch).cpu();
+  torch::Tensor on_host = torch::empty({16, 640, 640, 3}, torch::kUInt8);
+  core::compose_on_host(*batch.planned, 16, 640, 640, on_host.data_ptr<std::uint8_t>());
+  CHECK(torch::equal(on_gpu, on_host));
+  long long wrong = 0;
+  for (std::size_t k = 0; k < made.size(); ++k) {
+    cv::Mat rgb;
+    cv::cvtColor(made[k], rgb, cv::COLOR_BGR2RGB);
+    const cv::Mat gpu(640, 640, CV_8UC3, on_gpu[static_cast<std::int64_t>(k)].data_ptr<std::uint8_t>());
+    wrong += differing_bytes(rgb, gpu);
+  }
+  MESSAGE("mosaic, mixup, cutmix, hsv, flip: GPU against the CPU plugins: " << wrong << " of " << 16LL * 640 * 640 * 3
+                                                                            << " bytes differ");
+  CHECK(wrong == 0);
+}
