@@ -65,20 +65,22 @@ std::optional<Sample> StageSampleLoaders::from_store(std::size_t index) const {
   return kept_images_->get(kept_key_, index);
 }
 
-void StageSampleLoaders::offer_to_store(std::size_t index, const Sample& sample) {
-  if (kept_images_ != nullptr && share_decoded_) kept_images_->offer(kept_key_, index, sample);
+std::optional<Sample> StageSampleLoaders::keep_in_store(std::size_t index, const Sample& sample) {
+  if (kept_images_ == nullptr || !share_decoded_) return std::nullopt;
+  kept_images_->offer(kept_key_, index, sample);
+  return kept_images_->get(kept_key_, index);
 }
 
-// A sample the store keeps goes to no RecentImages store: a copy of its pixels there could be
-// read on the host (a later stage's other samples are made on the CPU).
+// A sample the store keeps is handed out as the store has it (its pixels read where they are, not
+// uploaded again with its batch) and goes to no RecentImages store. A sample found among the
+// recent ones is offered too: they outlive an epoch, and the store opens between two.
 Sample StageSampleLoaders::load_source(std::size_t index) {
   if (auto stored = from_store(index)) return std::move(*stored);
-  if (recent_ != nullptr && recent_->wanted()) {
-    if (auto kept = recent_->get(index, share_decoded_)) return std::move(*kept);
-  }
-  Sample sample = from_source(index);
-  offer_to_store(index, sample);
-  if (recent_ != nullptr) recent_->put(index, sample, share_decoded_);
+  std::optional<Sample> recent;
+  if (recent_ != nullptr && recent_->wanted()) recent = recent_->get(index, share_decoded_);
+  Sample sample = recent ? std::move(*recent) : from_source(index);
+  if (auto stored = keep_in_store(index, sample)) return std::move(*stored);
+  if (!recent && recent_ != nullptr) recent_->put(index, sample, share_decoded_);
   return sample;
 }
 
@@ -86,11 +88,13 @@ Sample StageSampleLoaders::load(std::size_t stage, std::size_t index, RecentSamp
   // Where no stage writes into its pixels here (none runs, or the earlier ones plan), the sample
   // may share the decoded pixels and come from the store; an earlier stage making pixels may write.
   const bool unwritten = stage == 0 || plan_pixels;
+  std::optional<Sample> stored = unwritten ? from_store(index) : std::nullopt;
   std::optional<Sample> kept;
-  if (unwritten) kept = from_store(index);
-  if (!kept && recent_ != nullptr) kept = recent_->get(index, share_decoded_ && unwritten);
-  Sample sample = kept ? std::move(*kept) : from_source(index);
-  if (!kept && unwritten) offer_to_store(index, sample);
+  if (!stored && recent_ != nullptr) kept = recent_->get(index, share_decoded_ && unwritten);
+  Sample sample = stored ? std::move(*stored) : kept ? std::move(*kept) : from_source(index);
+  if (!stored && unwritten) {
+    if (auto now = keep_in_store(index, sample)) sample = std::move(*now);
+  }
   if (stage > 0) {
     Rng rng(Rng::mix(seeds_[stage], static_cast<std::uint64_t>(index)));
     apply(sample, rng, stage, recent, plan_pixels);

@@ -100,8 +100,8 @@ class StageSampleLoaders {
   Sample from_source(std::size_t index);
   // The store's copy of the source's sample `index` (only while pixels are shared), or nothing.
   std::optional<Sample> from_store(std::size_t index) const;
-  // Offers a sample the source just gave to the store.
-  void offer_to_store(std::size_t index, const Sample& sample);
+  // Offers the source's sample `index` to the store: the store's copy when it keeps it, or nothing.
+  std::optional<Sample> keep_in_store(std::size_t index, const Sample& sample);
   Fields keeps(std::size_t stage) const { return stage < fields_.keeps.size() ? fields_.keeps[stage] : Fields(); }
 
   DataSource& source_;
