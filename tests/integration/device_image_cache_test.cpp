@@ -13,8 +13,8 @@
 
 #include "runtime/graph/stage_sample_loaders.h"
 #include "runtime/plugin/plugin_manager.h"
-#include "runtime/run/results_csv.h"
 #include "support/paths.h"
+#include "support/planned_batches.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
 #include "training/compose/device_image_store.h"
@@ -191,12 +191,7 @@ TEST_CASE("train device_image_cache on: images kept from the second epoch, the s
     } else {
       CHECK(r.output.find("device image cache") == std::string::npos);
     }
-    core::ResultsCsv results(run + "/results.csv");
-    results.load();
-    std::vector<double> l;
-    for (const auto& values : results.rows()) {
-      for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) l.push_back(values.at(column));
-    }
+    const std::vector<double> l = test::epoch_losses(run);
     CHECK(l.size() == 9);
     losses.push_back(l);
   }
@@ -221,22 +216,7 @@ TEST_CASE("device image cache on CUDA: the composer reads kept images where they
   core::StageSampleLoaders loaders(*source, chain, 5, 640, 0);
   loaders.share_decoded_pixels(true);
   loaders.keep_source_images(&store, "640");
-  auto batch_of = [&] {
-    std::vector<std::shared_ptr<PixelPlan>> plans;
-    std::vector<const PixelPlan*> views;
-    for (std::size_t i = 0; i < 16; ++i) {
-      Sample s = loaders.load_source(i);
-      Rng rng(i);
-      loaders.apply(s, rng, chain.size(), {}, true);
-      plans.push_back(s.pixel_plan);
-      views.push_back(plans.back().get());
-    }
-    Batch b;
-    b.size = 16;
-    b.height = b.width = 640;
-    b.planned = std::make_shared<PlannedPixels>(plan_batch(views, 640, 640));
-    return b;
-  };
+  auto batch_of = [&] { return test::planned_batch(loaders, chain.size(), 16, 640); };
   // Decoded from the files (the store not open yet), composed on the host: the reference.
   const Batch from_files = batch_of();
   torch::Tensor on_host = torch::empty({16, 640, 640, 3}, torch::kUInt8);

@@ -12,9 +12,9 @@
 
 #include "runtime/graph/stage_sample_loaders.h"
 #include "runtime/plugin/plugin_manager.h"
-#include "runtime/run/results_csv.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
+#include "support/planned_batches.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
 #include "training/compose/pixel_composer.h"
@@ -27,21 +27,6 @@ using namespace yoloflow;
 
 namespace {
 
-cv::Mat composed_bgr(const PixelPlan& plan) {
-  const PlannedPixels planned = plan_batch({&plan}, plan.width, plan.height);
-  cv::Mat rgb(plan.height, plan.width, CV_8UC3);
-  core::compose_on_host(planned, 1, plan.height, plan.width, rgb.ptr<std::uint8_t>());
-  cv::Mat bgr;
-  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
-  return bgr;
-}
-
-long long differing_bytes(const cv::Mat& a, const cv::Mat& b) {
-  REQUIRE(a.size() == b.size());
-  cv::Mat diff;
-  cv::absdiff(a.reshape(1), b.reshape(1), diff);
-  return cv::countNonZero(diff);
-}
 
 // A sample whose pixels are a random image of w x h.
 Sample random_sample(std::mt19937& g, int w, int h) {
@@ -74,14 +59,14 @@ TEST_CASE("planned mixes: blends as cv::addWeighted, pastes as a rectangle's cop
       cv::Mat expected = pc.clone();
       ab(rect).copyTo(expected(rect));
       mix_in(c, a, true, 0.0, rect);
-      wrong += differing_bytes(composed_bgr(*c.pixel_plan), expected);
+      wrong += test::differing_bytes(test::composed_bgr(*c.pixel_plan), expected);
       bytes += static_cast<long long>(expected.total()) * 3;
     } else {
       // Blended again: the blend of a blend.
       cv::Mat expected;
       cv::addWeighted(pc, r2, ab, 1.0 - r2, 0.0, expected);
       mix_in(c, a, false, r2, cv::Rect());
-      wrong += differing_bytes(composed_bgr(*c.pixel_plan), expected);
+      wrong += test::differing_bytes(test::composed_bgr(*c.pixel_plan), expected);
       bytes += static_cast<long long>(expected.total()) * 3;
     }
   }
@@ -152,7 +137,7 @@ TEST_CASE("planned mixes: the coco128 chains with mixup and cutmix give the CPU 
         CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
         CHECK(made.boxes[k].cls == planned.boxes[k].cls);
       }
-      const long long w0 = differing_bytes(composed_bgr(*planned.pixel_plan), made.image);
+      const long long w0 = test::differing_bytes(test::composed_bgr(*planned.pixel_plan), made.image);
       wrong += w0;
       bytes += static_cast<long long>(made.image.total()) * 3;
     }
@@ -188,12 +173,7 @@ TEST_CASE("train augment_on device with mixup and cutmix: the workers' losses") 
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     if (where == "device") CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
-    core::ResultsCsv results(run + "/results.csv");
-    results.load();
-    std::vector<double> l;
-    for (const auto& values : results.rows()) {
-      for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) l.push_back(values.at(column));
-    }
+    const std::vector<double> l = test::epoch_losses(run);
     CHECK(l.size() == 6);
     losses.push_back(l);
   }
@@ -221,24 +201,8 @@ TEST_CASE("planned mixes on CUDA: the kernel composes the host's bytes") {
   std::vector<Augmentation*> chain;
   for (auto& a : stages) chain.push_back(a.get());
   core::StageSampleLoaders loaders(*source, chain, 5, 640, 0);
-  std::vector<std::shared_ptr<PixelPlan>> plans;
-  std::vector<const PixelPlan*> views;
   std::vector<cv::Mat> made;
-  for (std::size_t i = 0; i < 16; ++i) {
-    Sample m = loaders.load_source(i);
-    Rng r1(i);
-    loaders.apply(m, r1, chain.size());
-    made.push_back(m.image);
-    Sample s = loaders.load_source(i);
-    Rng r2(i);
-    loaders.apply(s, r2, chain.size(), {}, true);
-    plans.push_back(s.pixel_plan);
-    views.push_back(plans.back().get());
-  }
-  Batch batch;
-  batch.size = 16;
-  batch.height = batch.width = 640;
-  batch.planned = std::make_shared<PlannedPixels>(plan_batch(views, 640, 640));
+  const Batch batch = test::planned_batch(loaders, chain.size(), 16, 640, &made);
   CHECK(batch.planned->mixes.size() >= 16);
   core::PixelComposer composer(cuda);
   const torch::Tensor on_gpu = composer.compose(batch).cpu();
@@ -250,7 +214,7 @@ TEST_CASE("planned mixes on CUDA: the kernel composes the host's bytes") {
     cv::Mat rgb;
     cv::cvtColor(made[k], rgb, cv::COLOR_BGR2RGB);
     const cv::Mat gpu(640, 640, CV_8UC3, on_gpu[static_cast<std::int64_t>(k)].data_ptr<std::uint8_t>());
-    wrong += differing_bytes(rgb, gpu);
+    wrong += test::differing_bytes(rgb, gpu);
   }
   MESSAGE("mosaic, mixup, cutmix, hsv, flip: GPU against the CPU plugins: " << wrong << " of " << 16LL * 640 * 640 * 3
                                                                             << " bytes differ");

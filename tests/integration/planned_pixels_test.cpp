@@ -20,6 +20,7 @@
 #include "runtime/run/results_csv.h"
 #include "support/coco_subset.h"
 #include "support/paths.h"
+#include "support/planned_batches.h"
 #include "support/plugins.h"
 #include "support/run_cli.h"
 #include "training/compose/augment_placement.h"
@@ -32,24 +33,6 @@ using namespace yoloflow;
 
 namespace {
 
-// The plan's image composed on the host, as BGR (the CPU plugins' order).
-cv::Mat composed_bgr(const PixelPlan& plan) {
-  const PlannedPixels planned = plan_batch({&plan}, plan.width, plan.height);
-  cv::Mat rgb(plan.height, plan.width, CV_8UC3);
-  core::compose_on_host(planned, 1, plan.height, plan.width, rgb.ptr<std::uint8_t>());
-  cv::Mat bgr;
-  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
-  return bgr;
-}
-
-// Bytes that differ between two images of one size.
-long long differing_bytes(const cv::Mat& a, const cv::Mat& b) {
-  REQUIRE(a.size() == b.size());
-  REQUIRE(a.type() == b.type());
-  cv::Mat diff;
-  cv::absdiff(a.reshape(1), b.reshape(1), diff);
-  return cv::countNonZero(diff);
-}
 
 cv::Mat random_image(std::mt19937& g, int w, int h) {
   cv::Mat m(h, w, CV_8UC3);
@@ -131,7 +114,7 @@ TEST_CASE("planned pixels: tiles, warps, colours and flips composed as cv::resiz
     plan.flip_ud = g() % 3 == 0;
     if (plan.flip_ud) cv::flip(expected, expected, 0);
     if (plan.flip_lr) cv::flip(expected, expected, 1);
-    wrong += differing_bytes(composed_bgr(plan), expected);
+    wrong += test::differing_bytes(test::composed_bgr(plan), expected);
     bytes += static_cast<long long>(expected.total()) * 3;
   }
   INFO(wrong << " of " << bytes << " bytes differ");
@@ -190,7 +173,7 @@ TEST_CASE("planned pixels: the planned coco128 chains give the CPU chains' boxes
         }
         CHECK(made.geometry.pad_x == planned.geometry.pad_x);
         CHECK(made.geometry.ratio_x == planned.geometry.ratio_x);
-        wrong += differing_bytes(composed_bgr(*planned.pixel_plan), made.image);
+        wrong += test::differing_bytes(test::composed_bgr(*planned.pixel_plan), made.image);
         bytes += static_cast<long long>(made.image.total()) * 3;
       }
       INFO(wrong << " of " << bytes << " bytes differ (" << chain << ", mosaic " << mosaic << ")");
@@ -229,16 +212,6 @@ std::string write_planned_pipeline(const std::string& dir) {
   return path;
 }
 
-// The run's training losses, epoch by epoch, as results.csv has them.
-std::vector<double> epoch_losses(const std::string& run) {
-  core::ResultsCsv results(run + "/results.csv");
-  results.load();
-  std::vector<double> out;
-  for (const auto& values : results.rows()) {
-    for (const char* column : {"train/box_loss", "train/cls_loss", "train/dfl_loss"}) out.push_back(values.at(column));
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -256,7 +229,7 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
     if (where == "device") {
       CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
     }
-    losses.push_back(epoch_losses(run));
+    losses.push_back(test::epoch_losses(run));
     CHECK(test::read_file(run + "/train_batch0.jpg").size() > 1000);
     // A fourth picture asked for: the device's composed pixels are copied back for the first three
     // batches only, so it is left out with a warning and the run goes on.
@@ -281,7 +254,7 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
       test::run_cli("train --resume " + run + " stages.train.params.augment_on=workers", "OMP_NUM_THREADS=1 ");
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
-  CHECK(epoch_losses(run) == losses[0]);
+  CHECK(test::epoch_losses(run) == losses[0]);
 }
 
 TEST_CASE("train augment_on device: the shipped chain trains as on the workers; one that cannot be planned is refused") {
@@ -304,9 +277,9 @@ TEST_CASE("train augment_on device: the shipped chain trains as on the workers; 
   INFO(planned.output);
   REQUIRE(planned.exit_code == 0);
   CHECK(planned.output.find("augmentations composed on the training device") != std::string::npos);
-  const std::vector<double> losses = epoch_losses(run + "-device");
+  const std::vector<double> losses = test::epoch_losses(run + "-device");
   CHECK(losses.size() == 3);
-  CHECK(losses == epoch_losses(run + "-auto"));
+  CHECK(losses == test::epoch_losses(run + "-auto"));
 }
 
 TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
@@ -339,25 +312,9 @@ TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
     chain.push_back(hsv.get());
     chain.push_back(flip.get());
     core::StageSampleLoaders loaders(*source, chain, 5, 640, 0);
-    std::vector<std::shared_ptr<PixelPlan>> plans;
-    std::vector<const PixelPlan*> views;
     std::vector<cv::Mat> made;
-    for (std::size_t i = 0; i < 16; ++i) {
-      Sample m = loaders.load_source(i);
-      Rng r1(i);
-      loaders.apply(m, r1, chain.size());
-      made.push_back(m.image);
-      Sample s = loaders.load_source(i);
-      Rng r2(i);
-      loaders.apply(s, r2, chain.size(), {}, true);
-      plans.push_back(s.pixel_plan);
-      views.push_back(plans.back().get());
-    }
-    Batch batch;
-    batch.size = 16;
-    batch.height = batch.width = 640;
-    auto planned = std::make_shared<PlannedPixels>(plan_batch(views, 640, 640));
-    batch.planned = planned;
+    const Batch batch = test::planned_batch(loaders, chain.size(), 16, 640, &made);
+    const auto planned = batch.planned;
     core::PixelComposer composer(cuda);
     const torch::Tensor on_gpu = composer.compose(batch).cpu();
     // Its images stay on the device: composing again uploads nothing and gives the same bytes.
