@@ -46,8 +46,9 @@ std::size_t DeviceImageStore::free_bytes(const torch::Device& device) {
     const c10::cuda::CUDAGuard guard(device);
     std::size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) return 0;
+    // Never more than half the device: another process (a second run) may want room on it too.
     const std::size_t margin = std::max<std::size_t>(2 * kGiB, total / 10);
-    return free > margin ? free - margin : 0;
+    return std::min(free > margin ? free - margin : 0, total / 2);
   }
 #endif
   if (device.is_cpu()) {

@@ -7,7 +7,8 @@
 //
 // It opens once the step's own memory is known (after the first epoch and its validation: the
 // captured step's pool, validation's activations and auto batch's choice are then reserved), with
-// a block sized from the device's free memory less a margin, never more than the dataset needs.
+// a block sized from the device's free memory less a margin (at most half the device), never more
+// than the dataset needs.
 // Images are added as the workers load them until the block is full and are never dropped, so a
 // sample the store handed out stays valid for the whole run. The workers copy the pixels on
 // streams of their own and wait for the copy before an image is handed out.
@@ -34,8 +35,8 @@ class DeviceImageStore final : public SourceImageStore {
 
   // Bytes a block for `images` images of at most `imgsz` x `imgsz` needs.
   static std::size_t bytes_for(std::size_t images, int imgsz);
-  // The bytes the device can give the store now: its free memory less max(2 GiB, a tenth of it);
-  // on the CPU, half the memory available to this process.
+  // The bytes the device can give the store now: its free memory less max(2 GiB, a tenth of its
+  // total), at most half its total; on the CPU, half the memory available to this process.
   static std::size_t free_bytes(const torch::Device& device);
   // Allocates the block (`bytes`) and starts keeping images; once. False (nothing kept) when the
   // allocation fails.
