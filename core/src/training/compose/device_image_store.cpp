@@ -66,6 +66,7 @@ bool DeviceImageStore::open(std::size_t bytes) {
     YF_LOG_WARN("device image cache: " << bytes << " bytes could not be allocated; images are decoded each epoch");
     return false;
   }
+  std::unique_lock<std::shared_mutex> lock(mutex_);  // the workers read these under the lock
   base_ = block_.data_ptr<std::uint8_t>();
   block_bytes_ = bytes;
   return true;
@@ -82,7 +83,7 @@ std::optional<Sample> DeviceImageStore::get(const std::string& key, std::size_t 
 }
 
 void DeviceImageStore::offer(const std::string& key, std::size_t index, const Sample& sample) {
-  if (!opened() || full_.load(std::memory_order_relaxed)) return;
+  if (full_.load(std::memory_order_relaxed)) return;
   const cv::Mat& image = sample.image;
   // Only what the composer reads as it is: an 8-bit BGR image, annotations without masks (a mask
   // is an image of its own on the host).
@@ -91,6 +92,7 @@ void DeviceImageStore::offer(const std::string& key, std::size_t index, const Sa
   std::size_t offset = 0;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
+    if (block_bytes_ == 0) return;  // not open
     if (key_.empty()) key_ = key;
     if (key != key_ || kept_.count(index) != 0 || copying_.count(index) != 0) return;
     offset = used_.load();
