@@ -25,13 +25,11 @@ AugmentPlacement::AugmentPlacement(const std::string& augment_on, const torch::D
 
 void AugmentPlacement::kept_images_epoch_end(std::size_t images, int imgsz) {
   if (!kept_) return;
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  auto gib = [](std::size_t bytes) { return format_fixed(static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0), 2); };
   if (kept_->opened() && !kept_reported_) {
     kept_reported_ = true;
-    YF_LOG_INFO("device image cache: " << kept_->images() << " images kept ("
-                                       << format_fixed(static_cast<double>(kept_->bytes_used()) / kGiB, 2) << " of "
-                                       << format_fixed(static_cast<double>(kept_->bytes_reserved()) / kGiB, 2)
-                                       << " GiB)");
+    YF_LOG_INFO("device image cache: " << kept_->images() << " images kept (" << gib(kept_->bytes_used()) << " of "
+                                       << gib(kept_->bytes_reserved()) << " GiB)");
   }
   if (kept_->opened() || opening_tried_) return;
   opening_tried_ = true;
@@ -39,14 +37,12 @@ void AugmentPlacement::kept_images_epoch_end(std::size_t images, int imgsz) {
   const std::size_t free = DeviceImageStore::free_bytes(kept_->device());
   const std::size_t bytes = std::min(wanted, free);
   if (free < std::min(wanted, std::size_t{64} << 20)) {
-    YF_LOG_INFO("device image cache: off (" << format_fixed(static_cast<double>(free) / kGiB, 2)
-                                            << " GiB free after the step and validation, less the margin)");
+    YF_LOG_INFO("device image cache: off (" << gib(free) << " GiB free after the step and validation, less the margin)");
     return;
   }
   if (kept_->open(bytes)) {
-    YF_LOG_INFO("device image cache: " << format_fixed(static_cast<double>(bytes) / kGiB, 2) << " GiB on "
-                                       << kept_->device().str() << " for the training images ("
-                                       << format_fixed(static_cast<double>(wanted) / kGiB, 2) << " GiB would hold all "
+    YF_LOG_INFO("device image cache: " << gib(bytes) << " GiB on " << kept_->device().str()
+                                       << " for the training images (" << gib(wanted) << " GiB would hold all "
                                        << images << " at " << imgsz << "); a kept image is not decoded again");
   }
 }

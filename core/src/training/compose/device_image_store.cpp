@@ -31,6 +31,21 @@ class RelaxedCapture {
 };
 #endif
 
+// `from` (host memory) into `to` (on `device`), complete when it returns; on CUDA on a stream of
+// the pool, not the training stream.
+void copy_pixels(const torch::Device& device, torch::Tensor to, const torch::Tensor& from) {
+#ifdef YOLOFLOW_COMPOSE_KERNELS
+  if (device.is_cuda()) {
+    const RelaxedCapture relaxed;
+    const c10::cuda::CUDAStreamGuard stream(at::cuda::getStreamFromPool(false, device.index()));
+    to.copy_(from);  // from pageable memory: returns once the pixels are on the device
+    at::cuda::getCurrentCUDAStream(device.index()).synchronize();
+    return;
+  }
+#endif
+  to.copy_(from);
+}
+
 }  // namespace
 
 DeviceImageStore::DeviceImageStore(const torch::Device& device) : device_(device) {}
@@ -109,20 +124,9 @@ void DeviceImageStore::offer(const std::string& key, std::size_t index, const Sa
   try {
     const torch::Tensor from = torch::from_blob(image.data, {image.rows, image.cols * 3},
                                                 {static_cast<std::int64_t>(image.step[0]), 1}, torch::kUInt8);
-    torch::Tensor to = block_.narrow(0, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(bytes))
+    const torch::Tensor to = block_.narrow(0, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(bytes))
                            .view({image.rows, image.cols * 3});
-#ifdef YOLOFLOW_COMPOSE_KERNELS
-    if (device_.is_cuda()) {
-      const RelaxedCapture relaxed;
-      const c10::cuda::CUDAStreamGuard stream(at::cuda::getStreamFromPool(false, device_.index()));
-      to.copy_(from);  // from pageable memory: returns once the pixels are on the device
-      at::cuda::getCurrentCUDAStream(device_.index()).synchronize();
-    } else {
-      to.copy_(from);
-    }
-#else
-    to.copy_(from);
-#endif
+    copy_pixels(device_, to, from);
     copied = true;
   } catch (const std::exception& e) {
     YF_LOG_WARN("device image cache: copying " << sample.path << " failed (" << e.what() << "); it is decoded each epoch");

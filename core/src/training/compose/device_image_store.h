@@ -3,7 +3,7 @@
 // the source gives them) kept in one block of device memory beside their annotations, so that
 // while the chain plans its pixels a kept image is neither read from its file nor decoded again,
 // and not uploaded again: the composer reads it where it is. Without a RAM cache, decoding is what
-// sets the pace on a machine with few cores (bench/gpu/planned-pixels.sh, CACHE=device).
+// sets the pace on a machine with few cores (bench/gpu/planned-pixels.sh, its `kept` run).
 //
 // It opens once the step's own memory is known (after the first epoch and its validation: the
 // captured step's pool, validation's activations and auto batch's choice are then reserved), with
