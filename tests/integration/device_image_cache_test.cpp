@@ -148,6 +148,10 @@ TEST_CASE("device image cache: full, it keeps what fits and the rest is decoded"
   setup.imgsz = 64;
   auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset",
                                                  {{"data", data}, {"split", "train"}, {"cache", "none"}}, setup);
+  // A block that cannot be allocated: a warning, nothing opened, and the images are decoded.
+  core::DeviceImageStore too_big(torch::Device(torch::kCPU));
+  CHECK_FALSE(too_big.open(std::size_t{1} << 60));
+  CHECK_FALSE(too_big.opened());
   core::DeviceImageStore store(torch::Device(torch::kCPU));
   // Room for one image of 64 x 64 (coco's are 64 wide at most once resized).
   REQUIRE(store.open(core::DeviceImageStore::bytes_for(1, 64)));

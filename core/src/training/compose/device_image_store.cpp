@@ -129,7 +129,11 @@ void DeviceImageStore::offer(const std::string& key, std::size_t index, const Sa
     copy_pixels(device_, to, from);
     copied = true;
   } catch (const std::exception& e) {
-    YF_LOG_WARN("device image cache: copying " << sample.path << " failed (" << e.what() << "); it is decoded each epoch");
+    // LibTorch's errors carry a backtrace in what(): the line keeps the message alone.
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    YF_LOG_WARN("device image cache: copying " << sample.path << " failed ("
+                                               << (torch_error != nullptr ? torch_error->what_without_backtrace() : e.what())
+                                               << "); it is decoded each epoch");
   }
   std::unique_lock<std::shared_mutex> lock(mutex_);
   copying_.erase(index);
