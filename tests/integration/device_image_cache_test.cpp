@@ -166,6 +166,22 @@ TEST_CASE("device image cache: full, it keeps what fits and the rest is decoded"
   CHECK_THROWS(loaders.load_source(1));
 }
 
+TEST_CASE("device image cache: its size leaves the step's memory, a margin and cuda_memory_fraction's cap") {
+  constexpr std::size_t GiB = std::size_t{1} << 30;
+  using Store = core::DeviceImageStore;
+  // An 80 GiB device with 70 free and 6 reserved by the run: 70 - 8 (a tenth) = 62, at most 40.
+  CHECK(Store::bytes_allowed(70 * GiB, 80 * GiB, 6 * GiB, 0.0) == 40 * GiB);
+  // 30 free (another process holds the rest): 30 - 8.
+  CHECK(Store::bytes_allowed(30 * GiB, 80 * GiB, 6 * GiB, 0.0) == 22 * GiB);
+  // cuda_memory_fraction 0.25: a 20 GiB cap, 6 of it reserved, 14 - 2 (the 2 GiB floor).
+  CHECK(Store::bytes_allowed(70 * GiB, 80 * GiB, 6 * GiB, 0.25) == 12 * GiB);
+  // The run already holds its whole cap, or the device is nearly full: nothing.
+  CHECK(Store::bytes_allowed(70 * GiB, 80 * GiB, 20 * GiB, 0.25) == 0);
+  CHECK(Store::bytes_allowed(GiB, 80 * GiB, 6 * GiB, 0.0) == 0);
+  // A fraction of 1 is no cap.
+  CHECK(Store::bytes_allowed(30 * GiB, 80 * GiB, 6 * GiB, 1.0) == 22 * GiB);
+}
+
 TEST_CASE("train device_image_cache on: images kept from the second epoch, the same losses as decoding them") {
   const auto dir = test::temp_dir("device-image-cache-train");
   const std::string data = write_copied_dataset(dir, 6);

@@ -13,7 +13,8 @@ constexpr double kDataBoundShare = 0.1;  // a data wait of this share of an epoc
 }  // namespace
 
 AugmentPlacement::AugmentPlacement(const std::string& augment_on, const torch::Device& device, int workers,
-                                   bool composes, const std::string& image_cache) {
+                                   bool composes, const std::string& image_cache, double memory_fraction)
+    : memory_fraction_(memory_fraction) {
   automatic_ = augment_on == "auto" && composes;
   if (augment_on == "device" || automatic_) composer_ = std::make_unique<PixelComposer>(device);
   on_device_ = augment_on == "device" || (automatic_ && workers < kFewWorkers);
@@ -34,7 +35,7 @@ void AugmentPlacement::kept_images_epoch_end(std::size_t images, int imgsz) {
   if (kept_->opened() || opening_tried_) return;
   opening_tried_ = true;
   const std::size_t wanted = DeviceImageStore::bytes_for(images, imgsz);
-  const std::size_t free = DeviceImageStore::free_bytes(kept_->device());
+  const std::size_t free = DeviceImageStore::free_bytes(kept_->device(), memory_fraction_);
   const std::size_t bytes = std::min(wanted, free);
   if (free < std::min(wanted, std::size_t{64} << 20)) {
     YF_LOG_INFO("device image cache: off (" << gib(free) << " GiB free after the step and validation, less the margin)");

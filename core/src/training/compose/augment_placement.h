@@ -25,9 +25,10 @@ class AugmentPlacement {
   // `workers`: the data path's worker threads; `composes`: whether `device` composes with its own
   // kernel (PixelComposer::composes_on), which auto needs. `image_cache` (device_image_cache):
   // "auto" keeps the training images on a CUDA device that composes them, "on" on any device
-  // that composes them (the CPU: for checks), "off" nowhere.
+  // that composes them (the CPU: for checks), "off" nowhere; `memory_fraction`
+  // (cuda_memory_fraction, 0 = none) caps what the cache may take with the rest of the run.
   AugmentPlacement(const std::string& augment_on, const torch::Device& device, int workers, bool composes,
-                   const std::string& image_cache = "off");
+                   const std::string& image_cache = "off", double memory_fraction = 0.0);
 
   // Whether the coming epoch's pixels are composed on the device (Sink::composes_pixel_plans).
   bool on_device() const { return on_device_; }
@@ -49,6 +50,7 @@ class AugmentPlacement {
   bool automatic_ = false;
   bool on_device_ = false;
   double waited_ = 0.0;
+  double memory_fraction_ = 0.0;
   bool opening_tried_ = false, kept_reported_ = false;
   std::unique_ptr<PixelComposer> composer_;
   std::unique_ptr<DeviceImageStore> kept_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "training/device/cuda_memory.h"
 #include "yoloflow/log.h"
 
 #ifdef YOLOFLOW_COMPOSE_KERNELS
@@ -55,16 +56,27 @@ std::size_t DeviceImageStore::bytes_for(std::size_t images, int imgsz) {
   return images * static_cast<std::size_t>(std::max(imgsz, 1)) * static_cast<std::size_t>(std::max(imgsz, 1)) * 3;
 }
 
-std::size_t DeviceImageStore::free_bytes(const torch::Device& device) {
+std::size_t DeviceImageStore::bytes_allowed(std::size_t device_free, std::size_t device_total, std::size_t reserved,
+                                            double memory_fraction) {
+  const std::size_t cap = memory_fraction > 0.0 && memory_fraction < 1.0
+                              ? static_cast<std::size_t>(static_cast<double>(device_total) * memory_fraction)
+                              : device_total;
+  const std::size_t room = std::min(device_free, cap > reserved ? cap - reserved : 0);
+  const std::size_t margin = std::max<std::size_t>(2 * kGiB, cap / 10);
+  return std::min(room > margin ? room - margin : 0, device_total / 2);
+}
+
+std::size_t DeviceImageStore::free_bytes(const torch::Device& device, double memory_fraction) {
 #ifdef YOLOFLOW_COMPOSE_KERNELS
   if (device.is_cuda()) {
     const c10::cuda::CUDAGuard guard(device);
     std::size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) return 0;
-    // Never more than half the device: another process (a second run) may want room on it too.
-    const std::size_t margin = std::max<std::size_t>(2 * kGiB, total / 10);
-    return std::min(free > margin ? free - margin : 0, total / 2);
+    const auto reserved = cuda_reserved_bytes(device);
+    return bytes_allowed(free, total, reserved ? static_cast<std::size_t>(*reserved) : 0, memory_fraction);
   }
+#else
+  (void)memory_fraction;
 #endif
   if (device.is_cpu()) {
     const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);

@@ -35,9 +35,17 @@ class DeviceImageStore final : public SourceImageStore {
 
   // Bytes a block for `images` images of at most `imgsz` x `imgsz` needs.
   static std::size_t bytes_for(std::size_t images, int imgsz);
-  // The bytes the device can give the store now: its free memory less max(2 GiB, a tenth of its
-  // total), at most half its total; on the CPU, half the memory available to this process.
-  static std::size_t free_bytes(const torch::Device& device);
+  // The bytes the device can give the store now: on CUDA, bytes_allowed() of its free and total
+  // memory, the caching allocator's reserved bytes and the run's cuda_memory_fraction (0 = no
+  // cap); on the CPU, half the memory available to this process.
+  static std::size_t free_bytes(const torch::Device& device, double memory_fraction = 0.0);
+  // What a block may take of a device with `device_free` of `device_total` bytes free while the
+  // allocator holds `reserved` (the step's and validation's memory, reused by them): the room left
+  // under the allocator's cap (the total, or `memory_fraction` of it: the block counts against
+  // it too) and on the device, less max(2 GiB, a tenth of the cap) for what the run allocates
+  // later, at most half the device's total so a second run on it keeps room.
+  static std::size_t bytes_allowed(std::size_t device_free, std::size_t device_total, std::size_t reserved,
+                                   double memory_fraction);
   // Allocates the block (`bytes`) and starts keeping images; once. False (nothing kept) when the
   // allocation fails.
   bool open(std::size_t bytes);

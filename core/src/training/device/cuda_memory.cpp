@@ -173,4 +173,14 @@ std::optional<double> cuda_peak_reserved_bytes(const c10::Device& device) {
 #endif
 }
 
+std::optional<double> cuda_reserved_bytes(const c10::Device& device) {
+  if (!device.is_cuda()) return std::nullopt;
+#ifdef YOLOFLOW_WITH_CUDA
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device_index(device)));
+  return static_cast<double>(stats.reserved_bytes[0].current);  // [0]: StatType::AGGREGATE
+#else
+  return std::nullopt;
+#endif
+}
+
 }  // namespace yoloflow::core

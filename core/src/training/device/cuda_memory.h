@@ -55,6 +55,8 @@ std::optional<double> cuda_memory_capacity_bytes(const c10::Device& device, doub
 // Returns cached blocks to the driver and restarts the peak statistics, so that the next
 // reading is one step's own peak.
 void restart_cuda_peak(const c10::Device& device);
+// The memory the allocator holds reserved now (tensors + cache). Empty for a CPU device.
+std::optional<double> cuda_reserved_bytes(const c10::Device& device);
 // The most memory the allocator held reserved (tensors + cache) since restart_cuda_peak.
 std::optional<double> cuda_peak_reserved_bytes(const c10::Device& device);
 

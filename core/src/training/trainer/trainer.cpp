@@ -67,7 +67,8 @@ Trainer::Trainer(const Pipeline& pipeline, const Registry& registry, const RunOp
   const std::string augment_on = p_.get_string("augment_on");
   placement_ = std::make_unique<AugmentPlacement>(augment_on, device_, GraphRunner::workers_for(pipeline),
                                                   PixelComposer::composes_on(device_),
-                                                  p_.get_string("device_image_cache"));
+                                                  p_.get_string("device_image_cache"),
+                                                  p_.get_float("cuda_memory_fraction"));
   // The data path first: its stages read their data here, and their failures name them.
   RunnerOptions ro;
   ro.require_pixel_plans = augment_on == "device";
