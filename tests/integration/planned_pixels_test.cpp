@@ -369,3 +369,17 @@ TEST_CASE("augment_on auto: on the device at once with few workers, else once an
   CHECK_FALSE(workers.on_device());
   CHECK(core::AugmentPlacement("device", cpu, 14, false).on_device());
 }
+
+TEST_CASE("device image cache with augment_on auto: it opens only once pixels are composed on the device") {
+  const torch::Device cpu(torch::kCPU);
+  core::AugmentPlacement many("auto", cpu, 14, /*composes=*/true, /*image_cache=*/"on");
+  REQUIRE(many.kept_images() != nullptr);
+  many.epoch_ended(0, 100.0);  // the step kept the pace: the workers make the pixels
+  many.kept_images_epoch_end(8, 64);
+  CHECK_FALSE(many.kept_images()->opened());  // its memory would be lost to the run
+  many.waited(30.0);
+  many.epoch_ended(1, 100.0);  // data-bound: composed on the device from the next epoch
+  many.kept_images_epoch_end(8, 64);
+  REQUIRE(many.kept_images()->opened());
+  CHECK(many.kept_images()->bytes_reserved() == core::DeviceImageStore::bytes_for(8, 64));
+}

@@ -32,7 +32,9 @@ void AugmentPlacement::kept_images_epoch_end(std::size_t images, int imgsz) {
     YF_LOG_INFO("device image cache: " << kept_->images() << " images kept (" << gib(kept_->bytes_used()) << " of "
                                        << gib(kept_->bytes_reserved()) << " GiB)");
   }
-  if (kept_->opened() || opening_tried_) return;
+  // Only once pixels are composed on the device (with auto and many workers, perhaps never):
+  // before that, the loaders would not read it and its memory would be lost to the run.
+  if (kept_->opened() || opening_tried_ || !on_device_) return;
   opening_tried_ = true;
   const std::size_t wanted = DeviceImageStore::bytes_for(images, imgsz);
   const std::size_t free = DeviceImageStore::free_bytes(kept_->device(), memory_fraction_);

@@ -36,10 +36,10 @@ class AugmentPlacement {
   PixelComposer* composer() { return composer_.get(); }
   // Where the data path may keep decoded training images (null: nowhere), once opened.
   DeviceImageStore* kept_images() { return kept_.get(); }
-  // At an epoch's end, once its validation is done. After the run's first epoch (the step's and
-  // validation's memory then reserved) the image cache opens, sized from the device's free memory,
-  // at most what `images` images of `imgsz` need, and logs what it got; after the next one, what
-  // it holds.
+  // At an epoch's end, once its validation is done (after epoch_ended). After the run's first
+  // epoch whose pixels were composed on the device (the step's and validation's memory then
+  // reserved) the image cache opens, sized from the device's free memory, at most what `images`
+  // images of `imgsz` need, and logs what it got; after the next one, what it holds.
   void kept_images_epoch_end(std::size_t images, int imgsz);
   // A batch of the epoch waited `seconds` for the data path.
   void waited(double seconds) { waited_ += seconds; }

@@ -196,8 +196,9 @@ Schema train_sink_schema() {
   s.add_enum("device_image_cache", {"auto", "on", "off"}, "auto").fixed().doc(
       "Where augmented pixels are composed on the training device (augment_on): keep the decoded training "
       "images in its memory, so that an image kept is neither read nor decoded again. The cache opens after "
-      "the run's first epoch and its validation (the step's memory then known), sized to the device's free "
-      "memory less max(2 GiB, a tenth), at most half the device and what the dataset needs, and fills as images are loaded; an "
+      "the first epoch composed on the device and its validation (the step's memory then known), sized to the device's free "
+      "memory (under cuda_memory_fraction's cap, when set) less max(2 GiB, a tenth), at most half the device "
+      "and what the dataset needs, and fills as images are loaded; an "
       "image that does not fit is decoded each epoch. Beside a RAM cache it saves the uploads. \"auto\": on a "
       "CUDA device; \"on\": on the CPU as well (half the available memory; for checks); \"off\": never.");
   s.add_bool("tf32", true).doc("CUDA: allow TF32 tensor cores for fp32 convolutions.");
