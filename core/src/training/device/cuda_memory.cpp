@@ -163,24 +163,24 @@ void restart_cuda_peak(const c10::Device& device) {
 #endif
 }
 
-std::optional<double> cuda_peak_reserved_bytes(const c10::Device& device) {
+namespace {
+// The allocator's reserved bytes (tensors + cache) on `device`: now, or their peak since the last
+// restart.
+std::optional<double> reserved_bytes(const c10::Device& device, bool peak) {
   if (!device.is_cuda()) return std::nullopt;
 #ifdef YOLOFLOW_WITH_CUDA
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device_index(device)));
-  return static_cast<double>(stats.reserved_bytes[0].peak);  // [0]: StatType::AGGREGATE
+  const auto& reserved = stats.reserved_bytes[0];  // [0]: StatType::AGGREGATE
+  return static_cast<double>(peak ? reserved.peak : reserved.current);
 #else
+  (void)peak;
   return std::nullopt;
 #endif
 }
+}  // namespace
 
-std::optional<double> cuda_reserved_bytes(const c10::Device& device) {
-  if (!device.is_cuda()) return std::nullopt;
-#ifdef YOLOFLOW_WITH_CUDA
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device_index(device)));
-  return static_cast<double>(stats.reserved_bytes[0].current);  // [0]: StatType::AGGREGATE
-#else
-  return std::nullopt;
-#endif
-}
+std::optional<double> cuda_peak_reserved_bytes(const c10::Device& device) { return reserved_bytes(device, true); }
+
+std::optional<double> cuda_reserved_bytes(const c10::Device& device) { return reserved_bytes(device, false); }
 
 }  // namespace yoloflow::core
