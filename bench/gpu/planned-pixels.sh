@@ -13,7 +13,9 @@
 #
 # On the GPU machine, from the repo root, after building /tmp/yoloflow-build:
 #   taskset -c 0-3 bash bench/gpu/planned-pixels.sh     (4 of the cores; without taskset, all)
-#   Env: FILES (20000), WORKERS (3), BATCH (32), EXTRA (more overrides for every run),
+#   Env: FILES (20000), WORKERS (3), DEVICE_WORKERS (WORKERS: the device and kept runs' workers;
+#   with the pixels composed on the GPU a worker mostly waits in the JPEG decoder, and more
+#   workers than cores can help), BATCH (32), EXTRA (more overrides for every run),
 #   WHERE ("workers device kept": which runs), KEPT_EPOCHS (3)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,15 +23,15 @@ cd "$(dirname "$0")/../.."
 export FILES="${FILES:-20000}" WORKERS="${WORKERS:-3}" BATCH="${BATCH:-32}"
 EXTRA0="${EXTRA:-}"
 : > "$OUT/planned-pixels.jsonl"
-echo "cores: $(nproc) (of $(nproc --all)), workers $WORKERS, files $FILES"
+echo "cores: $(nproc) (of $(nproc --all)), workers $WORKERS (device and kept: ${DEVICE_WORKERS:-$WORKERS}), files $FILES"
 for where in ${WHERE:-workers device kept}; do
   case "$where" in
-    workers) set -- "augment_on=workers" 1 ;;
-    device) set -- "augment_on=device stages.train.params.device_image_cache=off" 1 ;;
-    kept) set -- "augment_on=device stages.train.params.device_image_cache=auto" "${KEPT_EPOCHS:-3}" ;;
+    workers) set -- "augment_on=workers" 1 "$WORKERS" ;;
+    device) set -- "augment_on=device stages.train.params.device_image_cache=off" 1 "${DEVICE_WORKERS:-$WORKERS}" ;;
+    kept) set -- "augment_on=device stages.train.params.device_image_cache=auto" "${KEPT_EPOCHS:-3}" "${DEVICE_WORKERS:-$WORKERS}" ;;
     *) echo "WHERE: unknown run '$where' (workers, device, kept)" >&2; exit 2 ;;
   esac
-  EXTRA="stages.train.params.$1 $EXTRA0" EPOCHS="$2" RUNS=recent bash bench/gpu/no-cache-data-path.sh \
+  EXTRA="stages.train.params.$1 $EXTRA0" EPOCHS="$2" WORKERS="$3" RUNS=recent bash bench/gpu/no-cache-data-path.sh \
     > "$OUT/planned-$where.log" 2>&1
   grep -E '^\{' "$OUT/planned-$where.log" | sed "s/\"name\": \"recent\"/\"name\": \"$where\"/" | tee -a "$OUT/planned-pixels.jsonl"
   grep -E "augmentations (composed|made)|device image cache|error|refused" "$OUT/run-nocache-recent.log" | head -4
