@@ -191,6 +191,83 @@ TEST_CASE("planned pixels: the planned coco128 chains give the CPU chains' boxes
   CHECK(std::string(projective->plan_support()).find("perspective") != std::string::npos);
 }
 
+TEST_CASE("planned pixels: letterbox chains give the CPU chains' boxes and bytes") {
+  core::PluginManager pm;
+  const std::string data = test::coco128_dir() + "/data.yaml";
+  struct Chain {
+    std::string name;
+    json letterbox;
+    bool perspective;
+  };
+  // Padding only (the source already fitted the long side), a resize into a smaller square, a
+  // rectangle with stride padding, padding at the right and bottom without enlarging, and
+  // Ultralytics' path without mosaic: letterbox then its warp. Outputs are multiples of 32 wide,
+  // as training sizes are (the colour tables' limit, in the first test case).
+  const std::vector<Chain> chains = {{"pad only", json::object(), false},
+                                     {"resized", {{"size", 224}}, false},
+                                     {"rectangle, auto", {{"height", 192}, {"width", 256}, {"auto", true}}, false},
+                                     {"top-left, no scaleup", {{"size", 416}, {"center", false}, {"scaleup", false}}, false},
+                                     {"then random_perspective", json::object(), true}};
+  for (const Chain& chain : chains) {
+    CAPTURE(chain.name);
+    test::ComponentSetup setup;
+    setup.imgsz = 320;
+    auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset",
+                                                   {{"data", data}, {"split", "train"}}, setup);
+    std::vector<std::unique_ptr<Augmentation>> stages;
+    stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", chain.letterbox, setup));
+    if (chain.perspective) {
+      stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "random_perspective",
+                                                          {{"degrees", 10.0}}, setup));
+    }
+    stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup));
+    stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup));
+    std::vector<Augmentation*> augs;
+    for (auto& a : stages) {
+      CHECK(a->plan_support() == nullptr);
+      augs.push_back(a.get());
+    }
+    core::StageSampleLoaders loaders(*source, augs, /*epoch_seed=*/5, setup.imgsz, 0);
+    long long wrong = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      CAPTURE(i);
+      Sample made = loaders.load_source(i * 13);
+      Rng made_rng(300 + i);
+      loaders.apply(made, made_rng, augs.size());
+      Sample planned = loaders.load_source(i * 13);
+      Rng planned_rng(300 + i);
+      loaders.apply(planned, planned_rng, augs.size(), {}, /*plan_pixels=*/true);
+      REQUIRE(planned.pixel_plan);
+      CHECK(planned.image.empty());
+      REQUIRE(made.boxes.size() == planned.boxes.size());
+      for (std::size_t k = 0; k < made.boxes.size(); ++k) {
+        CHECK(made.boxes[k].x1 == planned.boxes[k].x1);
+        CHECK(made.boxes[k].y1 == planned.boxes[k].y1);
+        CHECK(made.boxes[k].x2 == planned.boxes[k].x2);
+        CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
+      }
+      CHECK(made.geometry.pad_x == planned.geometry.pad_x);
+      CHECK(made.geometry.pad_y == planned.geometry.pad_y);
+      CHECK(made.geometry.ratio_x == planned.geometry.ratio_x);
+      REQUIRE(planned.pixel_plan->width == made.image.cols);
+      REQUIRE(planned.pixel_plan->height == made.image.rows);
+      wrong += test::differing_bytes(test::composed_bgr(*planned.pixel_plan), made.image);
+    }
+    CHECK(wrong == 0);
+  }
+  // After planned pixel work the letterbox has nothing whole to resize: refused, naming itself.
+  test::ComponentSetup setup;
+  setup.imgsz = 320;
+  auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", {{"data", data}, {"split", "train"}}, setup);
+  auto mosaic = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic", {{"others", "any"}}, setup);
+  auto letterbox = test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", json::object(), setup);
+  core::StageSampleLoaders loaders(*source, {mosaic.get(), letterbox.get()}, 5, setup.imgsz, 0);
+  Sample s = loaders.load_source(0);
+  Rng rng(1);
+  CHECK_THROWS_WITH(loaders.apply(s, rng, 2, {}, /*plan_pixels=*/true),
+                    doctest::Contains("already has planned pixels; a planned letterbox comes right after the source"));
+}
+
 namespace {
 
 // The coco128 subset's training through mosaic_perspective, hsv and flip, on the CPU.
@@ -255,6 +332,37 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
   INFO(resumed.output);
   REQUIRE(resumed.exit_code == 0);
   CHECK(test::epoch_losses(run) == losses[0]);
+}
+
+TEST_CASE("train augment_on device: a letterbox chain (no mosaic) trains as on the workers") {
+  const auto dir = test::temp_dir("planned-letterbox-train");
+  test::write_coco128_subset(dir, 6);
+  const std::string pipeline = dir + "/pipeline.json";
+  test::write_file(pipeline, R"({
+  "name": "planned-letterbox", "epochs": 2, "imgsz": 64, "seed": 0, "ordered": true, "device": "cpu", "workers": 1,
+  "stages": {
+    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
+    "letterbox": {"plugin": "letterbox", "input": "source"},
+    "perspective": {"plugin": "random_perspective", "input": "letterbox"},
+    "hsv": {"plugin": "hsv", "input": "perspective"},
+    "flip": {"plugin": "flip", "input": "hsv"},
+    "batch": {"plugin": "collate", "input": "flip", "params": {"batch": 2}},
+    "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml", "model": {"plugin": "yolo11", "params": {"scale": "n"}},
+      "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"}, "val_every": 0}}
+  }
+})");
+  std::vector<std::vector<double>> losses;
+  for (const std::string where : {"workers", "device"}) {
+    const std::string run = dir + "/run-" + where;
+    const auto r = test::run_cli("train " + pipeline + " --run-dir " + run + " stages.train.params.augment_on=" + where,
+                                 "OMP_NUM_THREADS=1 ");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    if (where == "device") CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
+    losses.push_back(test::epoch_losses(run));
+  }
+  CHECK(losses[0].size() == 6);
+  CHECK(losses[0] == losses[1]);
 }
 
 TEST_CASE("train augment_on device: the shipped chain trains as on the workers; one that cannot be planned is refused") {

@@ -3,6 +3,9 @@
 // Boxes move with the pixels using the scale actually applied on each axis (the rounded
 // new size over the old), so they stay exact to the pixel; Geometry composes so
 // predictions map back to the original file.
+// Planned (AugmentContext::plan_pixels): the resize and the padding become the sample's
+// PixelPlan (one tile, the whole image resized into its place; the pad value elsewhere), for the
+// training device to compose; it comes before any other planned pixel work.
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +14,7 @@
 #include "yoloflow/annotations.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/error.h"
+#include "yoloflow/pixel_plan.h"
 #include "yoloflow/plugin.h"
 
 namespace yoloflow::plugins {
@@ -46,7 +50,13 @@ class Letterbox final : public Augmentation {
     where_ = context.node;
   }
 
-  void apply(Sample& sample, AugmentContext&) override {
+  const char* plan_support() const override { return nullptr; }
+
+  void apply(Sample& sample, AugmentContext& ctx) override {
+    if (sample.pixel_plan) {
+      throw Error("letterbox '" + where_ + "': sample '" + sample.path + "' already has planned pixels; a planned "
+                  "letterbox comes right after the source (augment_on workers makes this chain's pixels on the CPU)");
+    }
     if (sample.image.empty()) {
       throw Error("letterbox '" + where_ + "': sample '" + sample.path + "' has no image");
     }
@@ -74,17 +84,28 @@ class Letterbox final : public Augmentation {
       right = static_cast<int>(std::lround(dw));
       bottom = static_cast<int>(std::lround(dh));
     }
-    cv::Mat resized;
-    if (new_w != w || new_h != h) {
-      cv::resize(sample.image, resized, cv::Size(new_w, new_h), 0, 0, cv::INTER_LINEAR);
-    } else {
-      resized = sample.image;
-    }
+    const cv::Size out_size(left + new_w + right, top + new_h + bottom);
     cv::Mat out;
-    cv::copyMakeBorder(resized, out, top, bottom, left, right, cv::BORDER_CONSTANT,
-                       cv::Scalar(pad_value_, pad_value_, pad_value_));
+    if (ctx.plan_pixels) {
+      // cv::resize of the whole image into its place, as below; the padding is the plan's fill.
+      auto plan = std::make_shared<PixelPlan>();
+      plan->width = out_size.width;
+      plan->height = out_size.height;
+      plan->fill = static_cast<std::uint8_t>(pad_value_);
+      plan->tiles.push_back(ResizedTile{sample.image, cv::Rect(0, 0, w, h), cv::Rect(left, top, new_w, new_h)});
+      sample.pixel_plan = std::move(plan);
+    } else {
+      cv::Mat resized;
+      if (new_w != w || new_h != h) {
+        cv::resize(sample.image, resized, cv::Size(new_w, new_h), 0, 0, cv::INTER_LINEAR);
+      } else {
+        resized = sample.image;
+      }
+      cv::copyMakeBorder(resized, out, top, bottom, left, right, cv::BORDER_CONSTANT,
+                         cv::Scalar(pad_value_, pad_value_, pad_value_));
+    }
     const double sx = static_cast<double>(new_w) / w, sy = static_cast<double>(new_h) / h;
-    scale_instances(sample, sx, sy, left, top, out.size());
+    scale_instances(sample, sx, sy, left, top, out_size);
     // current = original * ratio + pad, composed with this step's scale and offset.
     Geometry& g = sample.geometry;
     if (g.original_width == 0 || g.original_height == 0) {
@@ -108,7 +129,8 @@ void register_letterbox(Registrar& r) {
   r.add_augmentation<Letterbox>(
       "letterbox", Letterbox::schema(),
       "Resizes keeping the aspect ratio to fit the output size and pads with grey "
-      "(Ultralytics' LetterBox); every instance field and the geometry follow the pixels exactly.",
+      "(Ultralytics' LetterBox); every instance field and the geometry follow the pixels exactly. "
+      "Plans its pixels for augment_on device.",
       keeps(Field::Boxes | Field::Polygons | Field::Keypoints | Field::Masks | Field::ImageClass));
 }
 

@@ -187,9 +187,10 @@ Schema train_sink_schema() {
   s.add_enum("augment_on", {"auto", "workers", "device"}, "auto").fixed().doc(
       "Where the augmented images are composed. \"workers\": the graph's CPU workers make every pixel. "
       "\"device\": the workers decode, draw every random value and move the annotations, and the training "
-      "device composes the batch's pixels from their plans (mosaic tiles, random_perspective's affine warp, mixup's "
-      "blend, cutmix's paste, hsv, flips; the same bytes: docs/performance.md); a chain that cannot be planned "
-      "(perspective, letterbox, mosaic_perspective with rotation or shear) is refused in one line. On the CPU the host's cores compose (for checks). \"auto\": on a CUDA device, "
+      "device composes the batch's pixels from their plans (mosaic tiles, letterbox, random_perspective's affine warp, "
+      "mixup's blend, cutmix's paste, hsv, flips; the same bytes: docs/performance.md); a chain that cannot be planned "
+      "(perspective, mosaic_perspective with rotation or shear) is refused in one line; an order the plans cannot "
+      "follow (a letterbox after a mosaic, a mix after the colours) stops at its first such sample. On the CPU the host's cores compose (for checks). \"auto\": on a CUDA device, "
       "\"device\" from the start when the data path has fewer than 8 workers, else from the epoch after one in "
       "which the step waited for data a tenth of its time (both make the same bytes); a chain that cannot be "
       "planned stays on the workers, with an info line naming the stage; elsewhere the workers.");
