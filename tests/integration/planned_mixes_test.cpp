@@ -111,38 +111,17 @@ TEST_CASE("planned mixes: the coco128 chains with mixup and cutmix give the CPU 
       stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup));
     }
     stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup));
-    std::vector<Augmentation*> augs;
-    for (auto& a : stages) {
-      CHECK(a->plan_support() == nullptr);
-      augs.push_back(a.get());
-    }
+    const std::vector<Augmentation*> augs = test::planning_chain(stages);
     core::StageSampleLoaders loaders(*source, augs, /*epoch_seed=*/11, imgsz, 0);
-    long long wrong = 0, bytes = 0;
+    long long wrong = 0;
     int mixed = 0;
     for (std::size_t i = 0; i < 10; ++i) {
-      CAPTURE(i);
-      Sample made = loaders.load_source(i * 5);
-      Rng made_rng(2000 + i);
-      loaders.apply(made, made_rng, augs.size());
-      Sample planned = loaders.load_source(i * 5);
-      Rng planned_rng(2000 + i);
-      loaders.apply(planned, planned_rng, augs.size(), {}, /*plan_pixels=*/true);
-      REQUIRE(planned.pixel_plan);
-      mixed += planned.pixel_plan->mixes.empty() ? 0 : 1;
-      REQUIRE(made.boxes.size() == planned.boxes.size());
-      for (std::size_t k = 0; k < made.boxes.size(); ++k) {
-        CHECK(made.boxes[k].x1 == planned.boxes[k].x1);
-        CHECK(made.boxes[k].y1 == planned.boxes[k].y1);
-        CHECK(made.boxes[k].x2 == planned.boxes[k].x2);
-        CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
-        CHECK(made.boxes[k].cls == planned.boxes[k].cls);
-      }
-      const long long w0 = test::differing_bytes(test::composed_bgr(*planned.pixel_plan), made.image);
-      wrong += w0;
-      bytes += static_cast<long long>(made.image.total()) * 3;
+      std::shared_ptr<const PixelPlan> plan;
+      wrong += test::made_against_planned(loaders, augs.size(), i * 5, 2000 + i, &plan);
+      mixed += plan->mixes.empty() ? 0 : 1;
     }
     CHECK(mixed == 10);  // mixup at p = 1: every image blends another in
-    INFO(wrong << " of " << bytes << " bytes differ");
+    INFO(wrong << " bytes differ");
     CHECK(wrong == 0);
   }
 }
@@ -150,33 +129,15 @@ TEST_CASE("planned mixes: the coco128 chains with mixup and cutmix give the CPU 
 TEST_CASE("train augment_on device with mixup and cutmix: the workers' losses") {
   const auto dir = test::temp_dir("planned-mixes-train");
   test::write_coco128_subset(dir, 8);
-  test::write_file(dir + "/pipeline.json", R"({
-  "name": "mixes", "epochs": 2, "imgsz": 64, "seed": 0, "ordered": true, "device": "cpu", "workers": 2,
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "mosaic_perspective": {"plugin": "mosaic_perspective", "input": "source"},
-    "mixup": {"plugin": "mixup", "input": "mosaic_perspective", "params": {"p": 0.5}},
-    "cutmix": {"plugin": "cutmix", "input": "mixup", "params": {"p": 0.5}},
-    "hsv": {"plugin": "hsv", "input": "cutmix"},
-    "flip": {"plugin": "flip", "input": "hsv"},
-    "batch": {"plugin": "collate", "input": "flip", "params": {"batch": 2}},
-    "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml", "model": {"plugin": "yolo11", "params": {"scale": "n"}},
-      "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"}, "val_every": 0}}
-  }
-})");
-  std::vector<std::vector<double>> losses;
-  for (const std::string where : {"workers", "device"}) {
-    const std::string run = dir + "/run-" + where;
-    const auto r = test::run_cli("train " + dir + "/pipeline.json --run-dir " + run +
-                                     " stages.train.params.augment_on=" + where,
-                                 "OMP_NUM_THREADS=1 ");
-    INFO(r.output);
-    REQUIRE(r.exit_code == 0);
-    if (where == "device") CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
-    const std::vector<double> l = test::epoch_losses(run);
-    CHECK(l.size() == 6);
-    losses.push_back(l);
-  }
+  const std::string pipeline = test::write_chain_pipeline(dir,
+                                                          {{"mosaic_perspective", "mosaic_perspective"},
+                                                           {"mixup", "mixup", {{"p", 0.5}}},
+                                                           {"cutmix", "cutmix", {{"p", 0.5}}},
+                                                           {"hsv", "hsv"},
+                                                           {"flip", "flip"}},
+                                                          /*workers=*/2);
+  const auto losses = test::losses_on_both_paths(pipeline, dir);
+  CHECK(losses[0].size() == 6);
   CHECK(losses[0] == losses[1]);
 }
 

@@ -144,39 +144,15 @@ TEST_CASE("planned pixels: the planned coco128 chains give the CPU chains' boxes
       }
       stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup));
       stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup));
-      std::vector<Augmentation*> augs;
-      for (auto& a : stages) {
-        CHECK(a->plan_support() == nullptr);
-        augs.push_back(a.get());
-      }
+      const std::vector<Augmentation*> augs = test::planning_chain(stages);
       core::StageSampleLoaders loaders(*source, augs, /*epoch_seed=*/11, imgsz, 0);
-      long long wrong = 0, bytes = 0;
+      long long wrong = 0;
       for (std::size_t i = 0; i < 8; ++i) {
         CAPTURE(chain);
         CAPTURE(mosaic);
-        CAPTURE(i);
-        Sample made = loaders.load_source(i * 7);
-        Rng made_rng(1000 + i);
-        loaders.apply(made, made_rng, augs.size());
-        Sample planned = loaders.load_source(i * 7);
-        Rng planned_rng(1000 + i);
-        loaders.apply(planned, planned_rng, augs.size(), {}, /*plan_pixels=*/true);
-        REQUIRE(planned.pixel_plan);
-        CHECK(planned.image.empty());
-        REQUIRE(made.boxes.size() == planned.boxes.size());
-        for (std::size_t k = 0; k < made.boxes.size(); ++k) {
-          CHECK(made.boxes[k].x1 == planned.boxes[k].x1);
-          CHECK(made.boxes[k].y1 == planned.boxes[k].y1);
-          CHECK(made.boxes[k].x2 == planned.boxes[k].x2);
-          CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
-          CHECK(made.boxes[k].cls == planned.boxes[k].cls);
-        }
-        CHECK(made.geometry.pad_x == planned.geometry.pad_x);
-        CHECK(made.geometry.ratio_x == planned.geometry.ratio_x);
-        wrong += test::differing_bytes(test::composed_bgr(*planned.pixel_plan), made.image);
-        bytes += static_cast<long long>(made.image.total()) * 3;
+        wrong += test::made_against_planned(loaders, augs.size(), i * 7, 1000 + i);
       }
-      INFO(wrong << " of " << bytes << " bytes differ (" << chain << ", mosaic " << mosaic << ")");
+      INFO(wrong << " bytes differ (" << chain << ", mosaic " << mosaic << ")");
       CHECK(wrong == 0);
     }
   }
@@ -222,37 +198,10 @@ TEST_CASE("planned pixels: letterbox chains give the CPU chains' boxes and bytes
     }
     stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup));
     stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup));
-    std::vector<Augmentation*> augs;
-    for (auto& a : stages) {
-      CHECK(a->plan_support() == nullptr);
-      augs.push_back(a.get());
-    }
+    const std::vector<Augmentation*> augs = test::planning_chain(stages);
     core::StageSampleLoaders loaders(*source, augs, /*epoch_seed=*/5, setup.imgsz, 0);
     long long wrong = 0;
-    for (std::size_t i = 0; i < 8; ++i) {
-      CAPTURE(i);
-      Sample made = loaders.load_source(i * 13);
-      Rng made_rng(300 + i);
-      loaders.apply(made, made_rng, augs.size());
-      Sample planned = loaders.load_source(i * 13);
-      Rng planned_rng(300 + i);
-      loaders.apply(planned, planned_rng, augs.size(), {}, /*plan_pixels=*/true);
-      REQUIRE(planned.pixel_plan);
-      CHECK(planned.image.empty());
-      REQUIRE(made.boxes.size() == planned.boxes.size());
-      for (std::size_t k = 0; k < made.boxes.size(); ++k) {
-        CHECK(made.boxes[k].x1 == planned.boxes[k].x1);
-        CHECK(made.boxes[k].y1 == planned.boxes[k].y1);
-        CHECK(made.boxes[k].x2 == planned.boxes[k].x2);
-        CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
-      }
-      CHECK(made.geometry.pad_x == planned.geometry.pad_x);
-      CHECK(made.geometry.pad_y == planned.geometry.pad_y);
-      CHECK(made.geometry.ratio_x == planned.geometry.ratio_x);
-      REQUIRE(planned.pixel_plan->width == made.image.cols);
-      REQUIRE(planned.pixel_plan->height == made.image.rows);
-      wrong += test::differing_bytes(test::composed_bgr(*planned.pixel_plan), made.image);
-    }
+    for (std::size_t i = 0; i < 8; ++i) wrong += test::made_against_planned(loaders, augs.size(), i * 13, 300 + i);
     CHECK(wrong == 0);
   }
   // After planned pixel work the letterbox has nothing whole to resize: refused, naming itself.
@@ -337,30 +286,9 @@ TEST_CASE("train augment_on device: the same losses as the workers' pixels, pict
 TEST_CASE("train augment_on device: a letterbox chain (no mosaic) trains as on the workers") {
   const auto dir = test::temp_dir("planned-letterbox-train");
   test::write_coco128_subset(dir, 6);
-  const std::string pipeline = dir + "/pipeline.json";
-  test::write_file(pipeline, R"({
-  "name": "planned-letterbox", "epochs": 2, "imgsz": 64, "seed": 0, "ordered": true, "device": "cpu", "workers": 1,
-  "stages": {
-    "source": {"plugin": "yolo_dataset", "params": {"data": "data.yaml", "split": "train"}},
-    "letterbox": {"plugin": "letterbox", "input": "source"},
-    "perspective": {"plugin": "random_perspective", "input": "letterbox"},
-    "hsv": {"plugin": "hsv", "input": "perspective"},
-    "flip": {"plugin": "flip", "input": "hsv"},
-    "batch": {"plugin": "collate", "input": "flip", "params": {"batch": 2}},
-    "train": {"plugin": "train", "input": "batch", "params": {"data": "data.yaml", "model": {"plugin": "yolo11", "params": {"scale": "n"}},
-      "precision": {"plugin": "fp32"}, "scheduler": {"plugin": "linear"}, "val_every": 0}}
-  }
-})");
-  std::vector<std::vector<double>> losses;
-  for (const std::string where : {"workers", "device"}) {
-    const std::string run = dir + "/run-" + where;
-    const auto r = test::run_cli("train " + pipeline + " --run-dir " + run + " stages.train.params.augment_on=" + where,
-                                 "OMP_NUM_THREADS=1 ");
-    INFO(r.output);
-    REQUIRE(r.exit_code == 0);
-    if (where == "device") CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
-    losses.push_back(test::epoch_losses(run));
-  }
+  const std::string pipeline = test::write_chain_pipeline(
+      dir, {{"letterbox", "letterbox"}, {"perspective", "random_perspective"}, {"hsv", "hsv"}, {"flip", "flip"}});
+  const auto losses = test::losses_on_both_paths(pipeline, dir);
   CHECK(losses[0].size() == 6);
   CHECK(losses[0] == losses[1]);
 }

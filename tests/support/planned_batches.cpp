@@ -6,6 +6,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "runtime/run/results_csv.h"
+#include "support/run_cli.h"
 #include "training/compose/pixel_composer.h"
 #include "yoloflow/pixel_plan.h"
 #include "yoloflow/rng.h"
@@ -51,6 +52,82 @@ long long differing_bytes(const cv::Mat& a, const cv::Mat& b) {
   cv::Mat diff;
   cv::absdiff(a.reshape(1), b.reshape(1), diff);
   return cv::countNonZero(diff);
+}
+
+long long made_against_planned(core::StageSampleLoaders& loaders, std::size_t stages, std::size_t index,
+                               std::uint64_t seed, std::shared_ptr<const PixelPlan>* plan) {
+  CAPTURE(index);
+  Sample made = loaders.load_source(index);
+  Rng made_rng(seed);
+  loaders.apply(made, made_rng, stages);
+  Sample planned = loaders.load_source(index);
+  Rng planned_rng(seed);
+  loaders.apply(planned, planned_rng, stages, {}, /*plan_pixels=*/true);
+  REQUIRE(planned.pixel_plan);
+  CHECK(planned.image.empty());
+  REQUIRE(made.boxes.size() == planned.boxes.size());
+  for (std::size_t k = 0; k < made.boxes.size(); ++k) {
+    CHECK(made.boxes[k].x1 == planned.boxes[k].x1);
+    CHECK(made.boxes[k].y1 == planned.boxes[k].y1);
+    CHECK(made.boxes[k].x2 == planned.boxes[k].x2);
+    CHECK(made.boxes[k].y2 == planned.boxes[k].y2);
+    CHECK(made.boxes[k].cls == planned.boxes[k].cls);
+  }
+  CHECK(made.geometry.pad_x == planned.geometry.pad_x);
+  CHECK(made.geometry.pad_y == planned.geometry.pad_y);
+  CHECK(made.geometry.ratio_x == planned.geometry.ratio_x);
+  CHECK(made.geometry.ratio_y == planned.geometry.ratio_y);
+  REQUIRE(planned.pixel_plan->width == made.image.cols);
+  REQUIRE(planned.pixel_plan->height == made.image.rows);
+  if (plan != nullptr) *plan = planned.pixel_plan;
+  return differing_bytes(composed_bgr(*planned.pixel_plan), made.image);
+}
+
+std::vector<Augmentation*> planning_chain(const std::vector<std::unique_ptr<Augmentation>>& stages) {
+  std::vector<Augmentation*> chain;
+  for (const auto& a : stages) {
+    CHECK(a->plan_support() == nullptr);
+    chain.push_back(a.get());
+  }
+  return chain;
+}
+
+std::string write_chain_pipeline(const std::string& dir, const std::vector<ChainStage>& chain, int workers) {
+  nlohmann::json stages = {{"source", {{"plugin", "yolo_dataset"}, {"params", {{"data", "data.yaml"}, {"split", "train"}}}}}};
+  std::string input = "source";
+  for (const ChainStage& c : chain) {
+    stages[c.name] = {{"plugin", c.plugin}, {"input", input}, {"params", c.params}};
+    input = c.name;
+  }
+  stages["batch"] = {{"plugin", "collate"}, {"input", input}, {"params", {{"batch", 2}}}};
+  stages["train"] = {{"plugin", "train"},
+                     {"input", "batch"},
+                     {"params",
+                      {{"data", "data.yaml"},
+                       {"model", {{"plugin", "yolo11"}, {"params", {{"scale", "n"}}}}},
+                       {"precision", {{"plugin", "fp32"}}},
+                       {"scheduler", {{"plugin", "linear"}}},
+                       {"val_every", 0}}}};
+  const nlohmann::json pipeline = {{"name", "planned-chain"}, {"epochs", 2},     {"imgsz", 64},
+                                   {"seed", 0},               {"ordered", true}, {"device", "cpu"},
+                                   {"workers", workers},      {"stages", stages}};
+  const std::string path = dir + "/pipeline.json";
+  write_file(path, pipeline.dump(2));
+  return path;
+}
+
+std::vector<std::vector<double>> losses_on_both_paths(const std::string& pipeline, const std::string& dir) {
+  std::vector<std::vector<double>> losses;
+  for (const std::string where : {"workers", "device"}) {
+    const std::string run = dir + "/run-" + where;
+    const auto r = run_cli("train " + pipeline + " --run-dir " + run + " stages.train.params.augment_on=" + where,
+                           "OMP_NUM_THREADS=1 ");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    if (where == "device") CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
+    losses.push_back(epoch_losses(run));
+  }
+  return losses;
 }
 
 std::vector<double> epoch_losses(const std::string& run) {
