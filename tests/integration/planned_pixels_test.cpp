@@ -293,6 +293,26 @@ TEST_CASE("train augment_on device: a letterbox chain (no mosaic) trains as on t
   CHECK(losses[0] == losses[1]);
 }
 
+TEST_CASE("train augment_on device: rectangular batches (rect=True) train as on the workers") {
+  const auto dir = test::temp_dir("planned-rect-train");
+  const std::string data = test::write_coco128_subset(dir, 8);
+  std::vector<std::vector<double>> losses;
+  for (const std::string where : {"workers", "device"}) {
+    const std::string run = dir + "/run-" + where;
+    const auto r = test::run_cli("train data=" + data + " model=yolo11n.yaml imgsz=128 batch=2 epochs=2 rect=True val=False "
+                                 "workers=1 device=cpu stages.train.params.augment_on=" + where + " --run-dir " + run,
+                                 "OMP_NUM_THREADS=1 ");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    // Each batch its own shape: the plans are composed at the batch's height and width.
+    CHECK(r.output.find("shapes from 96x128 to 128x128") != std::string::npos);
+    if (where == "device") CHECK(r.output.find("augmentations composed on the training device") != std::string::npos);
+    losses.push_back(test::epoch_losses(run));
+  }
+  CHECK(losses[0].size() == 6);
+  CHECK(losses[0] == losses[1]);
+}
+
 TEST_CASE("train augment_on device: the shipped chain trains as on the workers; one that cannot be planned is refused") {
   const auto dir = test::temp_dir("planned-refused");
   const auto data = test::write_coco128_subset(dir, 4);
