@@ -87,6 +87,10 @@ class Letterbox final : public Augmentation {
     const cv::Size out_size(left + new_w + right, top + new_h + bottom);
     cv::Mat out;
     if (ctx.plan_pixels) {
+      if (sample.image.type() != CV_8UC3) {
+        throw Error("letterbox '" + where_ + "': sample '" + sample.path + "' is not an 8-bit BGR image, which "
+                    "planned pixels need (augment_on workers makes this chain's pixels on the CPU)");
+      }
       // cv::resize of the whole image into its place, as below; the padding is the plan's fill.
       auto plan = std::make_shared<PixelPlan>();
       plan->width = out_size.width;
