@@ -23,6 +23,11 @@
 #endif
 
 namespace yoloflow::core {
+
+// The kernel's recursion (composed_pixel.h, which nvcc compiles without the SDK's headers) goes as
+// deep as plan_batch lets mixes nest.
+static_assert(kComposeMixDepth == kMaxMixDepth, "the composer must compose every mix plan_batch accepts");
+
 namespace {
 
 // The plan's tiles and images as the kernel reads them; `where(k)` gives source k's first pixel
