@@ -215,13 +215,13 @@ TEST_CASE("planned pixels: letterbox chains give the CPU chains' boxes and bytes
   Rng rng(1);
   CHECK_THROWS_WITH(loaders.apply(s, rng, 2, {}, /*plan_pixels=*/true),
                     doctest::Contains("already has planned pixels; a planned letterbox comes right after the source"));
-  // A grey image (a source of its own making) cannot be planned: refused, naming the stage.
+  // A grey image (a source of its own making) cannot be planned: refused, naming the sample.
   Sample grey;
   grey.path = "grey.png";
   grey.image = cv::Mat(48, 64, CV_8UC1, cv::Scalar(7));
   core::StageSampleLoaders letterbox_only(*source, {letterbox.get()}, 5, setup.imgsz, 0);
   CHECK_THROWS_WITH(letterbox_only.apply(grey, rng, 1, {}, /*plan_pixels=*/true),
-                    doctest::Contains("'grey.png' is not an 8-bit BGR image"));
+                    doctest::Contains("sample 'grey.png' has no 8-bit BGR image to plan from"));
 }
 
 namespace {

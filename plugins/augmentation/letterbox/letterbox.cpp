@@ -85,19 +85,14 @@ class Letterbox final : public Augmentation {
       bottom = static_cast<int>(std::lround(dh));
     }
     const cv::Size out_size(left + new_w + right, top + new_h + bottom);
-    cv::Mat out;
     if (ctx.plan_pixels) {
-      if (sample.image.type() != CV_8UC3) {
-        throw Error("letterbox '" + where_ + "': sample '" + sample.path + "' is not an 8-bit BGR image, which "
-                    "planned pixels need (augment_on workers makes this chain's pixels on the CPU)");
-      }
-      // cv::resize of the whole image into its place, as below; the padding is the plan's fill.
-      auto plan = std::make_shared<PixelPlan>();
-      plan->width = out_size.width;
-      plan->height = out_size.height;
-      plan->fill = static_cast<std::uint8_t>(pad_value_);
-      plan->tiles.push_back(ResizedTile{sample.image, cv::Rect(0, 0, w, h), cv::Rect(left, top, new_w, new_h)});
-      sample.pixel_plan = std::move(plan);
+      // The decoded image as one tile (plan_of refuses what is not 8-bit BGR), resized into its
+      // place as below; the padding is the plan's fill.
+      PixelPlan& plan = plan_of(sample);
+      plan.tiles[0].to = cv::Rect(left, top, new_w, new_h);
+      plan.width = out_size.width;
+      plan.height = out_size.height;
+      plan.fill = static_cast<std::uint8_t>(pad_value_);
     } else {
       cv::Mat resized;
       if (new_w != w || new_h != h) {
@@ -105,8 +100,10 @@ class Letterbox final : public Augmentation {
       } else {
         resized = sample.image;
       }
+      cv::Mat out;
       cv::copyMakeBorder(resized, out, top, bottom, left, right, cv::BORDER_CONSTANT,
                          cv::Scalar(pad_value_, pad_value_, pad_value_));
+      sample.image = out;
     }
     const double sx = static_cast<double>(new_w) / w, sy = static_cast<double>(new_h) / h;
     scale_instances(sample, sx, sy, left, top, out_size);
@@ -120,7 +117,6 @@ class Letterbox final : public Augmentation {
     g.ratio_y *= sy;
     g.pad_x = g.pad_x * sx + left;
     g.pad_y = g.pad_y * sy + top;
-    sample.image = out;
   }
 
  private:
