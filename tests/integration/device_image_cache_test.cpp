@@ -220,15 +220,11 @@ TEST_CASE("train device_image_cache on: images kept from the second epoch, the s
 
 TEST_CASE("device image cache on CUDA: the composer reads kept images where they are, the same bytes") {
   const torch::Device cuda(torch::kCUDA, 0);
-  if (!torch::cuda::is_available() || !core::PixelComposer::composes_on(cuda)) {
-    MESSAGE("no CUDA device or no composing kernel in this build: tested on the GPU machine");
-    return;
-  }
+  if (!test::composes_on_cuda(cuda)) return;
   core::PluginManager pm;
   test::ComponentSetup setup;
   setup.imgsz = 640;
-  auto source = test::make_component<DataSource>(
-      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "train"}}, setup);
+  auto source = test::coco128_train_source(pm, setup);
   auto mosaic = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective", {{"others", "any"}}, setup);
   auto hsv = test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup);
   std::vector<Augmentation*> chain{mosaic.get(), hsv.get()};

@@ -85,7 +85,6 @@ TEST_CASE("planned mixes: blends as cv::addWeighted, pastes as a rectangle's cop
 
 TEST_CASE("planned mixes: the coco128 chains with mixup and cutmix give the CPU chains' boxes and bytes") {
   core::PluginManager pm;
-  const std::string data = test::coco128_dir() + "/data.yaml";
   // Ultralytics' order (mosaic and its warp, mixup, cutmix, colours, flips), and mixup first, where
   // the other sample, another size, is fitted in its plan.
   for (const std::string chain : {"mosaic mixup cutmix", "mixup first"}) {
@@ -93,8 +92,7 @@ TEST_CASE("planned mixes: the coco128 chains with mixup and cutmix give the CPU 
     const int imgsz = 320;
     test::ComponentSetup setup;
     setup.imgsz = imgsz;
-    auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", {{"data", data}, {"split", "train"}},
-                                                   setup);
+    auto source = test::coco128_train_source(pm, setup);
     std::vector<std::unique_ptr<Augmentation>> stages;
     if (chain == "mosaic mixup cutmix") {
       stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
@@ -143,15 +141,11 @@ TEST_CASE("train augment_on device with mixup and cutmix: the workers' losses") 
 
 TEST_CASE("planned mixes on CUDA: the kernel composes the host's bytes") {
   const torch::Device cuda(torch::kCUDA, 0);
-  if (!torch::cuda::is_available() || !core::PixelComposer::composes_on(cuda)) {
-    MESSAGE("no CUDA device or no composing kernel in this build: the kernel is tested on the GPU machine");
-    return;
-  }
+  if (!test::composes_on_cuda(cuda)) return;
   core::PluginManager pm;
   test::ComponentSetup setup;
   setup.imgsz = 640;
-  auto source = test::make_component<DataSource>(
-      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "train"}}, setup);
+  auto source = test::coco128_train_source(pm, setup);
   std::vector<std::unique_ptr<Augmentation>> stages;
   stages.push_back(
       test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective", {{"others", "any"}}, setup));

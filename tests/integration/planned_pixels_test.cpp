@@ -123,15 +123,13 @@ TEST_CASE("planned pixels: tiles, warps, colours and flips composed as cv::resiz
 
 TEST_CASE("planned pixels: the planned coco128 chains give the CPU chains' boxes and bytes") {
   core::PluginManager pm;
-  const std::string data = test::coco128_dir() + "/data.yaml";
   // The fused chain, and Ultralytics' mosaic then random_perspective (with rotation and shear too).
   for (const std::string chain : {"fused", "two-stage", "two-stage rotated"}) {
     for (const bool mosaic : {true, false}) {
       const int imgsz = mosaic ? 640 : 320;
       test::ComponentSetup setup;
       setup.imgsz = imgsz;
-      auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset",
-                                                     {{"data", data}, {"split", "train"}}, setup);
+      auto source = test::coco128_train_source(pm, setup);
       std::vector<std::unique_ptr<Augmentation>> stages;
       if (chain == "fused") {
         stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic_perspective",
@@ -169,7 +167,6 @@ TEST_CASE("planned pixels: the planned coco128 chains give the CPU chains' boxes
 
 TEST_CASE("planned pixels: letterbox chains give the CPU chains' boxes and bytes") {
   core::PluginManager pm;
-  const std::string data = test::coco128_dir() + "/data.yaml";
   struct Chain {
     std::string name;
     json letterbox;
@@ -188,8 +185,7 @@ TEST_CASE("planned pixels: letterbox chains give the CPU chains' boxes and bytes
     CAPTURE(chain.name);
     test::ComponentSetup setup;
     setup.imgsz = 320;
-    auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset",
-                                                   {{"data", data}, {"split", "train"}}, setup);
+    auto source = test::coco128_train_source(pm, setup);
     std::vector<std::unique_ptr<Augmentation>> stages;
     stages.push_back(test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", chain.letterbox, setup));
     if (chain.perspective) {
@@ -207,7 +203,7 @@ TEST_CASE("planned pixels: letterbox chains give the CPU chains' boxes and bytes
   // After planned pixel work the letterbox has nothing whole to resize: refused, naming itself.
   test::ComponentSetup setup;
   setup.imgsz = 320;
-  auto source = test::make_component<DataSource>(pm, Kind::Source, "yolo_dataset", {{"data", data}, {"split", "train"}}, setup);
+  auto source = test::coco128_train_source(pm, setup);
   auto mosaic = test::make_component<Augmentation>(pm, Kind::Augmentation, "mosaic", {{"others", "any"}}, setup);
   auto letterbox = test::make_component<Augmentation>(pm, Kind::Augmentation, "letterbox", json::object(), setup);
   core::StageSampleLoaders loaders(*source, {mosaic.get(), letterbox.get()}, 5, setup.imgsz, 0);
@@ -347,15 +343,11 @@ TEST_CASE("train augment_on device: the shipped chain trains as on the workers; 
 
 TEST_CASE("planned pixels on CUDA: the kernel composes the host's bytes") {
   const torch::Device cuda(torch::kCUDA, 0);
-  if (!torch::cuda::is_available() || !core::PixelComposer::composes_on(cuda)) {
-    MESSAGE("no CUDA device or no composing kernel in this build: the kernel is tested on the GPU machine");
-    return;
-  }
+  if (!test::composes_on_cuda(cuda)) return;
   core::PluginManager pm;
   test::ComponentSetup setup;
   setup.imgsz = 640;
-  auto source = test::make_component<DataSource>(
-      pm, Kind::Source, "yolo_dataset", {{"data", test::coco128_dir() + "/data.yaml"}, {"split", "train"}}, setup);
+  auto source = test::coco128_train_source(pm, setup);
   auto hsv = test::make_component<Augmentation>(pm, Kind::Augmentation, "hsv", json::object(), setup);
   auto flip = test::make_component<Augmentation>(pm, Kind::Augmentation, "flip", {{"flipud", 0.3}}, setup);
   // The fused chain (resized tiles) and the two-stage one with rotation and shear (a warped canvas).

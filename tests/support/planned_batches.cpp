@@ -6,12 +6,24 @@
 #include <opencv2/imgproc.hpp>
 
 #include "runtime/run/results_csv.h"
+#include "support/paths.h"
 #include "support/run_cli.h"
 #include "training/compose/pixel_composer.h"
 #include "yoloflow/pixel_plan.h"
 #include "yoloflow/rng.h"
 
 namespace yoloflow::test {
+
+bool composes_on_cuda(const torch::Device& cuda) {
+  if (torch::cuda::is_available() && core::PixelComposer::composes_on(cuda)) return true;
+  MESSAGE("no CUDA device or no composing kernel in this build: the kernel is tested on the GPU machine");
+  return false;
+}
+
+std::unique_ptr<DataSource> coco128_train_source(core::PluginManager& pm, const ComponentSetup& setup) {
+  return make_component<DataSource>(pm, Kind::Source, "yolo_dataset",
+                                    {{"data", coco128_dir() + "/data.yaml"}, {"split", "train"}}, setup);
+}
 
 Batch planned_batch(core::StageSampleLoaders& loaders, std::size_t stages, std::size_t n, int imgsz,
                     std::vector<cv::Mat>* made) {

@@ -11,12 +11,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <torch/torch.h>
+
 #include "runtime/graph/stage_sample_loaders.h"
+#include "support/plugins.h"
 #include "yoloflow/augmentation.h"
 #include "yoloflow/pixel_plan.h"
 #include "yoloflow/sample.h"
+#include "yoloflow/source.h"
 
 namespace yoloflow::test {
+
+// Whether `cuda` composes planned pixels here (a CUDA device, and this build has the kernel);
+// where not, a MESSAGE says the GPU tests run on the GPU machine.
+bool composes_on_cuda(const torch::Device& cuda);
+// coco128's train split through yolo_dataset, made with `setup` (its imgsz).
+std::unique_ptr<DataSource> coco128_train_source(core::PluginManager& pm, const ComponentSetup& setup);
 
 // Samples 0..n-1 through the loaders' first `stages` augmentations, planned (sample i drawing
 // from Rng(i)), as one batch of n images of imgsz x imgsz. With `made`, each sample is first
